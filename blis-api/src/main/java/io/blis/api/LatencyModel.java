@@ -1,0 +1,49 @@
+package io.blis.api;
+
+/**
+ * Predicts how long the pieces of serving a request take. All results are in microseconds and
+ * must be finite and non-negative; {@link #stepTime(BatchView)} must be at least 1.
+ *
+ * <p>Where each time enters a request's timeline (the engine's contract, see the engine
+ * documentation for the exact event order):
+ *
+ * <ul>
+ *   <li>{@link #queueingTime(RequestView)}: between client arrival and the moment the request
+ *       joins the instance's waiting queue. It advances the request's clock (the scheduler cannot
+ *       see the request before it elapsed), once per arrival.
+ *   <li>{@link #schedulingProcessingTime()}: added once to the request's latency when it is first
+ *       scheduled (it shifts its TTFT and E2E; it does not stall the engine's clock).
+ *   <li>{@link #stepTime(BatchView)}: the duration of one engine step (one forward pass of the
+ *       batch); it advances the engine's clock.
+ *   <li>{@link #outputTokenProcessingTime()}: added to the request's latency for every output
+ *       token it emits (detokenisation and streaming), so TTFT includes it once and E2E once per
+ *       output token; it does not stall the engine's clock.
+ *   <li>{@link #preemptionProcessingTime()}: added to the request's latency each time it is
+ *       preempted; it does not stall the engine's clock.
+ * </ul>
+ *
+ * <p>Implementations are created per simulated instance and are called from one thread.
+ * {@link #stepTime(BatchView)} is on the hot path: it should not allocate.
+ */
+public interface LatencyModel {
+
+  /**
+   * Duration of one engine step that processes {@code batch}, in microseconds (at least 1).
+   *
+   * @param batch the scheduled requests with their {@link RequestView#newTokens()} set; never
+   *     empty
+   */
+  long stepTime(BatchView batch);
+
+  /** Delay from client arrival to entering the waiting queue, in microseconds. */
+  long queueingTime(RequestView request);
+
+  /** Processing time charged per output token, in microseconds. */
+  long outputTokenProcessingTime();
+
+  /** Processing time charged once per request when it is first scheduled, in microseconds. */
+  long schedulingProcessingTime();
+
+  /** Processing time charged per preemption of a request, in microseconds. */
+  long preemptionProcessingTime();
+}

@@ -1,0 +1,108 @@
+package io.blis.api;
+
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.ServiceConfigurationError;
+import java.util.ServiceLoader;
+import java.util.TreeMap;
+
+/**
+ * Discovers providers with {@link ServiceLoader} and selects one by name. Built-in
+ * implementations are registered exactly like third-party ones. A provider that fails to load is
+ * skipped with a warning; two providers with one name make that name ambiguous and selecting it
+ * is an error naming both classes.
+ */
+public final class Providers {
+
+  private static final System.Logger LOG = System.getLogger(Providers.class.getName());
+
+  private Providers() {}
+
+  /** All providers of {@code type} visible to {@code loader}, sorted by name. */
+  public static <P extends NamedProvider> List<P> all(Class<P> type, ClassLoader loader) {
+    Map<String, List<P>> byName = discover(type, loader);
+    List<P> out = new ArrayList<>();
+    byName.values().forEach(out::addAll);
+    return out;
+  }
+
+  /** All providers of {@code type} visible to the context class loader, sorted by name. */
+  public static <P extends NamedProvider> List<P> all(Class<P> type) {
+    return all(type, defaultLoader());
+  }
+
+  /** The names of the providers of {@code type}, sorted. */
+  public static <P extends NamedProvider> List<String> names(Class<P> type) {
+    return new ArrayList<>(discover(type, defaultLoader()).keySet());
+  }
+
+  /**
+   * The provider of {@code type} called {@code name}.
+   *
+   * @throws UnknownProviderException if none has that name (the message lists the names that
+   *     exist) or more than one has it (the message names their classes)
+   */
+  public static <P extends NamedProvider> P select(Class<P> type, String name) {
+    return select(type, name, defaultLoader());
+  }
+
+  /** As {@link #select(Class, String)} with an explicit class loader. */
+  public static <P extends NamedProvider> P select(Class<P> type, String name, ClassLoader loader) {
+    Objects.requireNonNull(name, "name");
+    Map<String, List<P>> byName = discover(type, loader);
+    List<P> found = byName.get(name);
+    String kind = kindOf(type);
+    if (found == null) {
+      throw new UnknownProviderException(
+          "unknown " + kind + " '" + name + "'; available: " + String.join(", ", byName.keySet()));
+    }
+    if (found.size() > 1) {
+      List<String> classes = new ArrayList<>();
+      found.forEach(p -> classes.add(p.getClass().getName()));
+      throw new UnknownProviderException(
+          "ambiguous " + kind + " '" + name + "': provided by " + String.join(" and ", classes));
+    }
+    return found.get(0);
+  }
+
+  private static <P extends NamedProvider> Map<String, List<P>> discover(
+      Class<P> type, ClassLoader loader) {
+    Map<String, List<P>> byName = new TreeMap<>();
+    Iterator<P> it = ServiceLoader.load(type, loader).iterator();
+    while (true) {
+      P provider;
+      try {
+        if (!it.hasNext()) {
+          break;
+        }
+        provider = it.next();
+      } catch (ServiceConfigurationError e) {
+        LOG.log(System.Logger.Level.WARNING, "skipping a broken " + kindOf(type) + ": " + e.getMessage());
+        continue;
+      }
+      byName.computeIfAbsent(provider.name(), k -> new ArrayList<>(1)).add(provider);
+    }
+    return byName;
+  }
+
+  private static ClassLoader defaultLoader() {
+    ClassLoader cl = Thread.currentThread().getContextClassLoader();
+    return cl != null ? cl : Providers.class.getClassLoader();
+  }
+
+  private static String kindOf(Class<?> type) {
+    if (type == LatencyModelProvider.class) {
+      return "latency model";
+    }
+    if (type == SchedulerProvider.class) {
+      return "scheduler";
+    }
+    if (type == RouterProvider.class) {
+      return "router";
+    }
+    return type.getSimpleName();
+  }
+}

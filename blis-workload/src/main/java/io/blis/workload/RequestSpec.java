@@ -1,0 +1,115 @@
+package io.blis.workload;
+
+import java.util.Arrays;
+import java.util.Objects;
+
+/**
+ * One request as a client sends it: what the engine needs to serve it and what the metrics need
+ * to classify it. Immutable apart from the token array, which callers must not modify.
+ *
+ * @param id unique id within a workload (send order for generated and replayed workloads)
+ * @param arrivalTimeUs client send time, microseconds since the start of the simulation
+ * @param promptTokens prompt token ids; its length is the input length. Identical ids at the same
+ *     positions mean shared content, which is what prefix caching detects
+ * @param outputTokens exact number of tokens the server generates (ignore-EOS semantics), at least
+ *     1
+ * @param sloClass SLO class name (critical, standard, batch, sheddable, background); never null
+ * @param tenant tenant name, empty when unused; never null
+ * @param prefixGroup name of the shared-prefix group, empty when none; never null
+ * @param prefixLength tokens of the shared prefix at the start of the prompt (0 when none)
+ * @param sessionId session id for multi-turn workloads, -1 when the request is not in a session
+ * @param round round index within the session (0 for the first round or no session)
+ * @param timeoutUs client timeout measured from arrival; 0 means no timeout
+ * @param stage load stage the request belongs to (0 for single-stage workloads)
+ */
+public record RequestSpec(
+    long id,
+    long arrivalTimeUs,
+    int[] promptTokens,
+    int outputTokens,
+    String sloClass,
+    String tenant,
+    String prefixGroup,
+    int prefixLength,
+    long sessionId,
+    int round,
+    long timeoutUs,
+    int stage) {
+
+  public RequestSpec {
+    Objects.requireNonNull(promptTokens, "promptTokens");
+    Objects.requireNonNull(sloClass, "sloClass");
+    Objects.requireNonNull(tenant, "tenant");
+    Objects.requireNonNull(prefixGroup, "prefixGroup");
+    if (arrivalTimeUs < 0) {
+      throw new IllegalArgumentException("request " + id + ": negative arrival time " + arrivalTimeUs);
+    }
+    if (promptTokens.length < 1) {
+      throw new IllegalArgumentException("request " + id + ": prompt must have at least 1 token");
+    }
+    if (outputTokens < 1) {
+      throw new IllegalArgumentException(
+          "request " + id + ": output length must be at least 1, got " + outputTokens);
+    }
+    if (prefixLength < 0 || prefixLength > promptTokens.length) {
+      throw new IllegalArgumentException(
+          "request " + id + ": prefix length " + prefixLength + " outside [0, "
+              + promptTokens.length + "]");
+    }
+    if (timeoutUs < 0) {
+      throw new IllegalArgumentException("request " + id + ": negative timeout " + timeoutUs);
+    }
+  }
+
+  /** A plain request: standard SLO class, no tenant, prefix group, session or timeout. */
+  public static RequestSpec simple(long id, long arrivalTimeUs, int[] promptTokens, int outputTokens) {
+    return new RequestSpec(
+        id, arrivalTimeUs, promptTokens, outputTokens, "standard", "", "", 0, -1, 0, 0, 0);
+  }
+
+  /** Number of prompt tokens. */
+  public int inputTokens() {
+    return promptTokens.length;
+  }
+
+  /** A copy with another arrival time (used for replays and closed-loop follow-ups). */
+  public RequestSpec withArrivalTimeUs(long newArrivalTimeUs) {
+    return new RequestSpec(
+        id, newArrivalTimeUs, promptTokens, outputTokens, sloClass, tenant, prefixGroup,
+        prefixLength, sessionId, round, timeoutUs, stage);
+  }
+
+  @Override
+  public boolean equals(Object o) {
+    return o instanceof RequestSpec r
+        && id == r.id
+        && arrivalTimeUs == r.arrivalTimeUs
+        && outputTokens == r.outputTokens
+        && prefixLength == r.prefixLength
+        && sessionId == r.sessionId
+        && round == r.round
+        && timeoutUs == r.timeoutUs
+        && stage == r.stage
+        && sloClass.equals(r.sloClass)
+        && tenant.equals(r.tenant)
+        && prefixGroup.equals(r.prefixGroup)
+        && Arrays.equals(promptTokens, r.promptTokens);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(id, arrivalTimeUs, outputTokens, sessionId, round, stage)
+        * 31 + Arrays.hashCode(promptTokens);
+  }
+
+  @Override
+  public String toString() {
+    return "RequestSpec[id=" + id + ", arrivalUs=" + arrivalTimeUs + ", input="
+        + promptTokens.length + ", output=" + outputTokens + ", slo=" + sloClass
+        + (tenant.isEmpty() ? "" : ", tenant=" + tenant)
+        + (prefixGroup.isEmpty() ? "" : ", prefix=" + prefixGroup + "/" + prefixLength)
+        + (sessionId < 0 ? "" : ", session=" + sessionId + "#" + round)
+        + (timeoutUs == 0 ? "" : ", timeoutUs=" + timeoutUs)
+        + ", stage=" + stage + "]";
+  }
+}
