@@ -3,27 +3,46 @@ package io.blis.workload;
 import java.util.List;
 
 /**
- * A stream of requests for the engine. Open-loop requests are pulled one at a time with {@link
- * #next()} in non-decreasing arrival order, so a source never has to hold the whole workload in
- * memory. Closed-loop requests (the next round of a session) are produced when the engine reports
- * how the previous one ended, through {@link #onFinished(RequestSpec, RequestOutcome, long)}.
+ * A stream of requests for the engine.
+ *
+ * <p>Open-loop requests are pulled one at a time with {@link #next()}, so a source never has to
+ * hold the whole workload in memory. The engine keeps at most one pulled request ahead of the
+ * simulation clock: it calls {@code next()} again when that request's arrival is processed.
+ * Arrival times returned by successive {@code next()} calls are non-decreasing.
+ *
+ * <p>A source may have nothing to offer <em>yet</em>: for example the next load stage of an
+ * inference-perf run starts only after every request of the previous stage finished. It then
+ * returns {@code null} from {@code next()} while {@link #exhausted()} is false; the engine asks
+ * again after each {@link #onFinished} call. When {@code next()} returns {@code null} and {@code
+ * exhausted()} is true, the source is done for good.
+ *
+ * <p>Closed-loop requests (the next round of a session) are returned by {@link #onFinished}; each
+ * of them arrives at or after the time passed to it.
  *
  * <p>Sources are single-use and used from one thread.
  */
 public interface RequestSource extends AutoCloseable {
 
   /**
-   * The next open-loop request, or {@code null} when there are no more. Arrival times are
-   * non-decreasing across calls.
+   * The next open-loop request, or {@code null} when none is available now (see {@link
+   * #exhausted()}).
    */
   RequestSpec next();
 
   /**
-   * Called by the engine when {@code request} ended. Returns the follow-up requests this causes
-   * (for example the next round of a session arriving a think time after {@code timeUs}); each
-   * arrives at or after {@code timeUs}. The default has none.
+   * After {@link #next()} returned {@code null}: true when the source will never produce another
+   * open-loop request, false when it may once requests finish. The default is true.
+   */
+  default boolean exhausted() {
+    return true;
+  }
+
+  /**
+   * Called by the engine when {@code request} ended, at the time the client saw it end. Returns
+   * follow-up requests this causes (for example the next round of a session, arriving a think
+   * time after {@code timeUs}); each arrives at or after {@code timeUs}. The default has none.
    *
-   * @param timeUs simulation time at which the client saw the request end
+   * @param timeUs simulation time, microseconds, at which the client saw the request end
    */
   default List<RequestSpec> onFinished(RequestSpec request, RequestOutcome outcome, long timeUs) {
     return List.of();
@@ -33,7 +52,7 @@ public interface RequestSource extends AutoCloseable {
   @Override
   default void close() {}
 
-  /** A source over a fixed list (already sorted by arrival time). */
+  /** A source over a fixed list (sorted by arrival time). */
   static RequestSource of(List<RequestSpec> requests) {
     return new RequestSource() {
       private int next;
