@@ -60,6 +60,25 @@ public final class Sampling {
     return scale * StrictMath.pow(-StrictMath.log(uniformOpenZero(rng)), 1.0 / shape);
   }
 
+  /** Poisson-distributed count with the given mean (exact: sums inversion draws of mean <= 30). */
+  public static int poisson(SplittableRandom rng, double mean) {
+    if (!(mean >= 0) || !Double.isFinite(mean)) {
+      throw new IllegalArgumentException("poisson mean must be >= 0, got " + mean);
+    }
+    int pieces = (int) Math.ceil(mean / 30.0);
+    double part = pieces == 0 ? 0 : mean / pieces;
+    int count = 0;
+    for (int k = 0; k < pieces; k++) {
+      double limit = StrictMath.exp(-part);
+      double product = rng.nextDouble();
+      while (product > limit) {
+        count++;
+        product *= rng.nextDouble();
+      }
+    }
+    return count;
+  }
+
   /** Shuffles {@code a} in place (Fisher-Yates). */
   public static void shuffle(int[] a, SplittableRandom rng) {
     for (int i = a.length - 1; i > 0; i--) {

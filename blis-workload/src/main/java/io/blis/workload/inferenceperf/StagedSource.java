@@ -5,33 +5,27 @@ import io.blis.workload.RequestSource;
 import io.blis.workload.RequestSpec;
 import io.blis.workload.Sampling;
 import java.util.List;
-import java.util.SplittableRandom;
 
 /**
  * Synthetic inference-perf request stream. Stage k starts at {@code S_k}: {@code S_0 = 0}, {@code
- * S_{k+1}} = the time the last request of stage k finished + the stage interval. Within a stage,
- * {@code n = int(rate x duration)} exponential gaps are drawn and rescaled to sum to the duration;
- * request i (1-based) is sent at {@code S_k + 1 s + duration x (g_1 + ... + g_i) / (g_1 + ... +
- * g_n)} and uses prompt {@code (i - 1) mod N}. The gaps are drawn twice from the same seed (once to
- * sum them, once to emit them), so nothing per request is stored.
+ * S_{k+1}} = the time the last request of stage k finished (completed, timed out or rejected) +
+ * the stage interval. Send times within a stage come from {@link StageArrivals}; the n-th request
+ * of a stage uses prompt {@code n mod N}. Until stage k+1 may start, {@code next()} returns null
+ * and {@code exhausted()} false.
  */
 final class StagedSource implements RequestSource {
-
-  static final double STAGE_START_DELAY_S = 1.0;
 
   private final InferencePerfProfile profile;
   private final PromptSet prompts;
   private final long seed;
   private final long timeoutUs;
-  private int stage = -1;
+  private int stage;
   private long stageStartUs;
-  private int stageCount;
+  private StageArrivals arrivals;
+  private boolean allSent;
   private int sentInStage;
   private int finishedInStage;
   private long lastFinishUs;
-  private SplittableRandom gaps;
-  private double gapSum;
-  private double cumulative;
   private long nextId;
   private boolean done;
 
@@ -44,44 +38,46 @@ final class StagedSource implements RequestSource {
   }
 
   private void startStage(int k, long startUs) {
-    while (k < profile.stages().size() && profile.stages().get(k).numRequests() == 0) {
-      startUs += Math.round(profile.stageIntervalS() * 1e6);
-      k++;
-    }
     if (k >= profile.stages().size()) {
       done = true;
       return;
     }
     stage = k;
     stageStartUs = startUs;
-    stageCount = profile.stages().get(k).numRequests();
+    arrivals = new StageArrivals(
+        profile.stages().get(k), profile.loadType(),
+        Sampling.mix(Sampling.subSeed(seed, "inference-perf:stage"), k));
+    allSent = false;
     sentInStage = 0;
     finishedInStage = 0;
     lastFinishUs = startUs;
-    long stageSeed = Sampling.mix(Sampling.subSeed(seed, "inference-perf:stage"), k);
-    SplittableRandom sum = new SplittableRandom(stageSeed);
-    gapSum = 0;
-    for (int i = 0; i < stageCount; i++) {
-      gapSum += Sampling.exponential(sum, 1.0);
-    }
-    gaps = new SplittableRandom(stageSeed);
-    cumulative = 0;
   }
 
   @Override
   public RequestSpec next() {
-    if (done || sentInStage == stageCount) {
-      return null;
+    while (!done) {
+      if (!allSent) {
+        double offsetS = arrivals.next();
+        if (!Double.isNaN(offsetS)) {
+          return request(offsetS);
+        }
+        allSent = true;
+      }
+      if (finishedInStage < sentInStage) {
+        return null;
+      }
+      // Every request of the stage finished (or the stage had none).
+      startStage(stage + 1, lastFinishUs + Math.round(profile.stageIntervalS() * 1e6));
     }
-    cumulative += Sampling.exponential(gaps, 1.0);
-    double durationS = profile.stages().get(stage).durationS();
-    double offsetS = STAGE_START_DELAY_S + durationS * Math.min(1.0, cumulative / gapSum);
+    return null;
+  }
+
+  private RequestSpec request(double offsetS) {
     long arrivalUs = stageStartUs + Math.round(offsetS * 1e6);
     int p = sentInStage % prompts.size();
     sentInStage++;
-    int[] tokens = prompts.tokens(p);
     return new RequestSpec(
-        nextId++, arrivalUs, tokens, profile.data().outputLen(), "standard", "",
+        nextId++, arrivalUs, prompts.tokens(p), profile.data().outputLen(), "standard", "",
         PromptSet.groupName(prompts.group(p)), prompts.prefixTokens(p), -1, 0, timeoutUs, stage);
   }
 
@@ -92,13 +88,9 @@ final class StagedSource implements RequestSource {
 
   @Override
   public List<RequestSpec> onFinished(RequestSpec request, RequestOutcome outcome, long timeUs) {
-    if (done || request.stage() != stage) {
-      return List.of();
-    }
-    finishedInStage++;
-    lastFinishUs = Math.max(lastFinishUs, timeUs);
-    if (finishedInStage == stageCount) {
-      startStage(stage + 1, lastFinishUs + Math.round(profile.stageIntervalS() * 1e6));
+    if (!done && request.stage() == stage) {
+      finishedInStage++;
+      lastFinishUs = Math.max(lastFinishUs, timeUs);
     }
     return List.of();
   }
