@@ -36,6 +36,7 @@ final class Engine {
   private final boolean streamingMetrics;
   private final long horizonUs;
   private final StepObserver observer;
+  private final double cpuLoadUsPerBlock;
 
   private final EventQueue events = new EventQueue();
   private final WaitingQueue waiting = new WaitingQueue();
@@ -52,11 +53,12 @@ final class Engine {
   private boolean sourceDone;
   private long preemptionEvents;
   private long steps;
+  private long transferBusyUntilUs;
   private ScopeMetrics lastScope;
 
   Engine(LatencyModel model, Scheduler scheduler, EngineLimits limits, KvBlockPool pool,
       RequestSource source, boolean recordRequests, boolean streamingMetrics, long horizonUs,
-      StepObserver observer) {
+      StepObserver observer, double cpuLoadUsPerBlock) {
     this.model = model;
     this.scheduler = scheduler;
     this.limits = limits;
@@ -66,6 +68,7 @@ final class Engine {
     this.streamingMetrics = streamingMetrics;
     this.horizonUs = horizonUs;
     this.observer = observer;
+    this.cpuLoadUsPerBlock = cpuLoadUsPerBlock;
     this.overall = new ScopeMetrics(-1, streamingMetrics);
   }
 
@@ -81,6 +84,7 @@ final class Engine {
       switch (events.poppedType()) {
         case EventQueue.ARRIVAL -> onArrival((RequestSpec) payload);
         case EventQueue.QUEUED -> onQueued((EngineRequest) payload);
+        case EventQueue.LOADED -> onLoaded((EngineRequest) payload);
         case EventQueue.STEP -> onStep();
         case EventQueue.TIMEOUT -> onTimeout((EngineRequest) payload);
         default -> throw new IllegalStateException("unknown event type " + events.poppedType());
@@ -153,6 +157,17 @@ final class Engine {
       return REJECT_KV_CAPACITY;
     }
     return null;
+  }
+
+  private void onLoaded(EngineRequest r) {
+    if (r.state != EngineRequest.State.RUNNING || r.loadDoneUs != nowUs) {
+      return; // timed out or preempted while loading
+    }
+    r.loadDoneUs = 0;
+    if (!stepPending) {
+      stepPending = true;
+      events.push(nowUs, EventQueue.STEP, null);
+    }
   }
 
   private void onQueued(EngineRequest r) {
@@ -279,14 +294,11 @@ final class Engine {
     int i = 0;
     while (i < running.size() && budget > 0) {
       EngineRequest r = running.get(i);
-      int n = 1;
-      if (r.inPrefill()) {
-        n = r.prefillTarget - r.progress;
-        if (threshold > 0 && n > threshold) {
-          n = threshold;
-        }
-        n = Math.min(n, budget);
+      if (r.loadDoneUs > 0) {
+        i++; // its prefix is still being copied from the CPU tier
+        continue;
       }
+      int n = r.inPrefill() ? Math.min(capChunk(r.prefillTarget - r.progress, threshold), budget) : 1;
       boolean selfPreempted = false;
       while (!pool.grow(r.table, r.progress + n)) {
         int v = scheduler.preemptionVictim(running);
@@ -310,7 +322,7 @@ final class Engine {
       }
       r.newTokens = n;
       budget -= n;
-      batch.add(r);
+      addToBatch(r);
       i++;
     }
 
@@ -322,32 +334,38 @@ final class Engine {
         r.table = pool.newTable(r.spec.promptTokens(), (long) r.inputTokens + r.outputTokens);
       }
       int target = r.inputTokens + r.generated;
-      int cachedBlocks = Math.min(pool.cachedPrefixBlocks(r.table), (target - 1) / blockSize);
-      int start = cachedBlocks * blockSize;
-      int n = target - start;
-      if (threshold > 0 && n > threshold) {
-        n = threshold;
-      }
-      n = Math.min(n, budget);
-      if (!pool.admit(r.table, cachedBlocks, start + n)) {
+      int maxCachedBlocks = (target - 1) / blockSize;
+      int cachedBlocks = Math.min(pool.cachedPrefixBlocks(r.table), maxCachedBlocks);
+      int cpuBlocks = pool.cpuPrefixBlocks(r.table, cachedBlocks, maxCachedBlocks - cachedBlocks);
+      int start = (cachedBlocks + cpuBlocks) * blockSize;
+      int n = Math.min(capChunk(target - start, threshold), budget);
+      boolean admitted = cpuBlocks > 0
+          ? pool.admitLoading(r.table, cachedBlocks, cpuBlocks)
+          : pool.admit(r.table, cachedBlocks, start + n);
+      if (!admitted) {
         break; // head of line: nothing behind it is admitted this step
       }
       waiting.pollFirst();
       r.state = EngineRequest.State.RUNNING;
       r.progress = start;
       r.prefillTarget = target;
-      r.newTokens = n;
-      budget -= n;
-      if (r.firstScheduledUs < 0) {
-        r.firstScheduledUs = nowUs;
+      if (r.cachedPromptTokens < 0) {
         r.cachedPromptTokens = start;
-        r.schedulingOverheadUs = model.schedulingProcessingTime();
       }
       running.add(r);
-      batch.add(r);
+      if (cpuBlocks > 0) {
+        startLoading(r, cpuBlocks); // computes from the next step after the copy
+      } else {
+        r.newTokens = n;
+        budget -= n;
+        addToBatch(r);
+      }
     }
 
     if (batch.isEmpty()) {
+      if (!preempted && anyLoading()) {
+        return; // the next LOADED event resumes stepping
+      }
       if (!preempted) {
         throw new IllegalStateException("engine stalled at " + nowUs + " us: " + running.size()
             + " running, " + waiting.size() + " waiting, " + pool.freeBlocks() + " free KV blocks");
@@ -372,6 +390,39 @@ final class Engine {
     events.push(nowUs + stepUs, EventQueue.STEP, null);
   }
 
+  private boolean anyLoading() {
+    for (int k = 0; k < running.size(); k++) {
+      if (running.get(k).loadDoneUs > 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private void addToBatch(EngineRequest r) {
+    if (r.firstScheduledUs < 0) {
+      r.firstScheduledUs = nowUs;
+      r.schedulingOverheadUs = model.schedulingProcessingTime();
+    }
+    batch.add(r);
+  }
+
+  private static int capChunk(int n, int threshold) {
+    return threshold > 0 && n > threshold ? threshold : n;
+  }
+
+  /**
+   * Starts reloading {@code cpuBlocks} prefix blocks of {@code r} from the CPU tier: transfers are
+   * serialized on one host-to-device channel, each block taking {@code cpuLoadUsPerBlock}.
+   */
+  private void startLoading(EngineRequest r, int cpuBlocks) {
+    long startUs = Math.max(nowUs, transferBusyUntilUs);
+    long doneUs = startUs + Math.max(1L, (long) Math.ceil(cpuBlocks * cpuLoadUsPerBlock));
+    transferBusyUntilUs = doneUs;
+    r.loadDoneUs = doneUs;
+    events.push(doneUs, EventQueue.LOADED, r);
+  }
+
   /** Preempts {@code victim} (already removed from the running list); returns refunded tokens. */
   private int preempt(EngineRequest victim) {
     int refund = 0;
@@ -383,6 +434,7 @@ final class Engine {
     pool.free(victim.table);
     victim.progress = 0;
     victim.prefillTarget = 0;
+    victim.loadDoneUs = 0;
     victim.preemptions++;
     victim.preemptionOverheadUs += model.preemptionProcessingTime();
     victim.state = EngineRequest.State.WAITING;
@@ -411,7 +463,8 @@ final class Engine {
     List<MetricsSummary> stageSummaries = new ArrayList<>();
     stages.values().forEach(s -> stageSummaries.add(s.summarize()));
     EngineStats kv = new EngineStats(pool.totalBlocks(), pool.blockSizeTokens(), pool.peakUsedBlocks(),
-        pool.tokenHitRate(), pool.blockHitRate(), preemptionEvents, steps);
+        pool.tokenHitRate(), pool.blockHitRate(), pool.cpuTierBlocks(), pool.cpuLoadedBlocks(),
+        preemptionEvents, steps);
     List<RequestRecord> recs = new ArrayList<>(records);
     recs.sort(java.util.Comparator.comparingLong(RequestRecord::arrivalUs)
         .thenComparingLong(RequestRecord::id));

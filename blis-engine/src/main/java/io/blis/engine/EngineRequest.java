@@ -34,6 +34,11 @@ final class EngineRequest implements RequestView {
   int generated;
   int newTokens;
   int preemptions;
+  /**
+   * While its prefix is being copied from the CPU KV tier: the time the copy completes (it is in
+   * the running list, holds its blocks, and gets no tokens until then); 0 otherwise.
+   */
+  long loadDoneUs;
   /** Whether the request is part of the step in flight. */
   boolean inFlight;
   long firstScheduledUs = -1;

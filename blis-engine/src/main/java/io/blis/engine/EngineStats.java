@@ -9,8 +9,11 @@ package io.blis.engine;
  * @param tokenHitRate prompt tokens served from the prefix cache over prompt tokens queried, over
  *     every admission (re-admissions after preemption included)
  * @param blockHitRate the same at full-block granularity
+ * @param cpuTierBlocks block slots of the CPU KV tier, 0 without one
+ * @param cpuLoadedBlocks blocks reloaded from the CPU tier instead of recomputed
  * @param preemptions preemption events (a request preempted twice counts twice)
  * @param steps engine steps executed
  */
 public record EngineStats(int totalBlocks, int blockSizeTokens, int peakUsedBlocks,
-    double tokenHitRate, double blockHitRate, long preemptions, long steps) {}
+    double tokenHitRate, double blockHitRate, int cpuTierBlocks, long cpuLoadedBlocks,
+    long preemptions, long steps) {}

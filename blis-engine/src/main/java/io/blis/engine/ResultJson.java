@@ -43,6 +43,8 @@ final class ResultJson {
       number(g, e.tokenHitRate(), 6);
       g.writeFieldName("kv_block_hit_rate");
       number(g, e.blockHitRate(), 6);
+      g.writeNumberField("kv_cpu_tier_blocks", e.cpuTierBlocks());
+      g.writeNumberField("kv_cpu_loaded_blocks", e.cpuLoadedBlocks());
       g.writeNumberField("preemption_events", e.preemptions());
       g.writeNumberField("steps", e.steps());
       g.writeEndObject();

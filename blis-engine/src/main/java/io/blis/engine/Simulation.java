@@ -96,6 +96,8 @@ public final class Simulation {
     private boolean streamingMetrics;
     private long horizonUs = Long.MAX_VALUE;
     private Engine.StepObserver observer;
+    private long cpuKvBlocks;
+    private double cpuLoadUsPerBlock;
 
     private Builder() {}
 
@@ -165,6 +167,27 @@ public final class Simulation {
       return this;
     }
 
+    /**
+     * Adds a CPU KV tier (vLLM OffloadingConnector with a CPU backend): {@code cpuBlocks} block
+     * slots in host memory hold copies of computed prompt blocks (least recently stored evicted
+     * first). A newly admitted request whose prefix continues in the CPU tier beyond the GPU hit
+     * gets GPU blocks for it and joins the running list, but gets no tokens while the blocks are
+     * copied, {@code loadUsPerBlock} each, one transfer at a time per instance; it then skips
+     * their prefill. Default: no CPU tier.
+     */
+    public Builder cpuKvTier(long cpuBlocks, double loadUsPerBlock) {
+      if (cpuBlocks < 0) {
+        throw new IllegalArgumentException("CPU KV blocks must be >= 0, got " + cpuBlocks);
+      }
+      if (!(loadUsPerBlock >= 0) || !Double.isFinite(loadUsPerBlock)) {
+        throw new IllegalArgumentException(
+            "CPU KV load time per block must be >= 0 us, got " + loadUsPerBlock);
+      }
+      this.cpuKvBlocks = cpuBlocks;
+      this.cpuLoadUsPerBlock = loadUsPerBlock;
+      return this;
+    }
+
     Builder stepObserver(Engine.StepObserver o) {
       this.observer = o;
       return this;
@@ -182,9 +205,9 @@ public final class Simulation {
       if (source == null) {
         throw new IllegalArgumentException("simulation: a request source is required");
       }
-      KvBlockPool pool = new KvBlockPool(totalKvBlocks, blockSizeTokens);
+      KvBlockPool pool = new KvBlockPool(totalKvBlocks, blockSizeTokens, cpuKvBlocks);
       return new Simulation(new Engine(latencyModel, scheduler, limits, pool, source,
-          recordRequests, streamingMetrics, horizonUs, observer));
+          recordRequests, streamingMetrics, horizonUs, observer, cpuLoadUsPerBlock));
     }
   }
 }

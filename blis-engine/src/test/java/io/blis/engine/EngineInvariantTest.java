@@ -24,7 +24,7 @@ class EngineInvariantTest {
 
   /** One random scenario: workload, limits, cache size and scheduler, all from the seed. */
   record Scenario(long seed, List<RequestSpec> requests, EngineLimits limits, long kvBlocks,
-      int blockSize, String scheduler, LinearTestModel model) {
+      int blockSize, String scheduler, LinearTestModel model, long cpuBlocks, double loadUs) {
 
     static Scenario of(long seed) {
       SplittableRandom rnd = new SplittableRandom(seed);
@@ -53,7 +53,9 @@ class EngineInvariantTest {
       String sched = new String[] {"fcfs", "priority-fcfs", "sjf"}[rnd.nextInt(3)];
       LinearTestModel model = new LinearTestModel(50 + rnd.nextInt(500), rnd.nextInt(5),
           rnd.nextInt(100), rnd.nextInt(50), rnd.nextInt(20), rnd.nextInt(200));
-      return new Scenario(seed, reqs, limits, kvBlocks, blockSize, sched, model);
+      long cpuBlocks = rnd.nextBoolean() ? 0 : 4 + rnd.nextInt(200);
+      return new Scenario(seed, reqs, limits, kvBlocks, blockSize, sched, model, cpuBlocks,
+          rnd.nextInt(300) / 7.0);
     }
 
     Scheduler newScheduler() {
@@ -67,7 +69,7 @@ class EngineInvariantTest {
     Simulation.Builder builder() {
       return Simulation.builder().latencyModel(model).scheduler(newScheduler()).limits(limits)
           .totalKvBlocks(kvBlocks).blockSizeTokens(blockSize)
-          .source(RequestSource.of(requests)).recordRequests(true);
+          .source(RequestSource.of(requests)).recordRequests(true).cpuKvTier(cpuBlocks, loadUs);
     }
   }
 
@@ -77,6 +79,7 @@ class EngineInvariantTest {
 
   @ParameterizedTest(name = "seed {0}")
   @MethodSource("seeds")
+  @org.junit.jupiter.api.Timeout(20)
   void invariantsHoldOnRandomWorkloads(long seed) {
     Scenario sc = Scenario.of(seed);
     long[] lastStart = {-1};
@@ -155,17 +158,20 @@ class EngineInvariantTest {
     long timeouts = 0;
     long rejections = 0;
     long delayed = 0;
+    long cpuLoads = 0;
     for (long seed = 1; seed <= 60; seed++) {
       SimulationResult res = Scenario.of(seed).builder().build().run();
       preemptions += res.engine().preemptions();
       timeouts += res.overall().timedOutRequests();
       rejections += res.overall().rejectedRequests();
+      cpuLoads += res.engine().cpuLoadedBlocks();
       delayed += res.requests().stream().filter(r -> r.schedulingDelayUs() > 1000).count();
     }
     assertThat(preemptions).isPositive();
     assertThat(timeouts).isPositive();
     assertThat(rejections).isPositive();
     assertThat(delayed).isPositive();
+    assertThat(cpuLoads).isPositive();
   }
 
   @ParameterizedTest(name = "seed {0}")
