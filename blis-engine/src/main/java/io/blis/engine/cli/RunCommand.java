@@ -15,6 +15,7 @@ import io.blis.engine.Simulation;
 import io.blis.engine.SimulationResult;
 import io.blis.latency.catalog.GpuCatalog;
 import io.blis.latency.catalog.ModelCatalog;
+import io.blis.latency.catalog.ModelSizes;
 import io.blis.latency.coeff.CoefficientFiles;
 import io.blis.latency.kv.KvCapacity;
 import io.blis.workload.RequestSource;
@@ -144,6 +145,18 @@ final class RunCommand implements Callable<Integer> {
       description = "Tokens of a prefix shared by every prompt (default: ${DEFAULT-VALUE}).")
   int prefixTokens = 0;
 
+  @Option(names = "--kv-cpu-blocks",
+      description = "Blocks of a CPU KV tier (vLLM OffloadingConnector); 0 = none (default: ${DEFAULT-VALUE}).")
+  long kvCpuBlocks = 0;
+
+  @Option(names = "--kv-offloading-size-gib",
+      description = "CPU KV tier size in GiB summed over TP ranks (vLLM --kv-offloading-size); overrides --kv-cpu-blocks.")
+  Double kvOffloadingSizeGib;
+
+  @Option(names = "--kv-transfer-bandwidth-gbps",
+      description = "Host-to-GPU copy bandwidth per GPU for CPU-tier reloads, GB/s (default: ${DEFAULT-VALUE}).")
+  double kvTransferBandwidthGbps = 25.0;
+
   @Option(names = "--horizon-s", description = "Stop the simulation at this simulated time, seconds (default: none).")
   Double horizonS;
 
@@ -182,6 +195,13 @@ final class RunCommand implements Callable<Integer> {
     Simulation.Builder b = Simulation.builder().latencyModel(lm).scheduler(sched).limits(limits)
         .totalKvBlocks(kvBlocks).blockSizeTokens(blockSize).source(source)
         .recordRequests(perRequest).streamingMetrics(streamingMetrics);
+    long blockBytesPerGpu = ModelSizes.kvBytesPerTokenPerGpu(modelSpec, tp) * blockSize;
+    long cpuBlocks = kvOffloadingSizeGib != null
+        ? (long) Math.floor(kvOffloadingSizeGib * (1L << 30) / ((double) blockBytesPerGpu * tp))
+        : kvCpuBlocks;
+    if (cpuBlocks > 0) {
+      b.cpuKvTier(cpuBlocks, blockBytesPerGpu / (kvTransferBandwidthGbps * 1e9) * 1e6);
+    }
     if (horizonS != null) {
       b.horizonUs((long) Math.floor(horizonS * 1e6));
     }
@@ -210,6 +230,11 @@ final class RunCommand implements Callable<Integer> {
     require(gpuMemoryUtilization > 0 && gpuMemoryUtilization <= 1,
         "--gpu-memory-utilization must be in (0, 1], got " + gpuMemoryUtilization);
     require(prefixTokens >= 0, "--prefix-tokens must be >= 0, got " + prefixTokens);
+    require(kvCpuBlocks >= 0, "--kv-cpu-blocks must be >= 0, got " + kvCpuBlocks);
+    require(kvOffloadingSizeGib == null || (kvOffloadingSizeGib >= 0 && Double.isFinite(kvOffloadingSizeGib)),
+        "--kv-offloading-size-gib must be >= 0, got " + kvOffloadingSizeGib);
+    require(kvTransferBandwidthGbps > 0 && Double.isFinite(kvTransferBandwidthGbps),
+        "--kv-transfer-bandwidth-gbps must be positive, got " + kvTransferBandwidthGbps);
     require(horizonS == null || (horizonS >= 0 && Double.isFinite(horizonS)), "--horizon-s must be >= 0, got " + horizonS);
     require(promptTokensMin >= 1 && promptTokensMin <= promptTokensMax,
         "--prompt-tokens-min must be >= 1 and <= --prompt-tokens-max, got " + promptTokensMin + " and " + promptTokensMax);

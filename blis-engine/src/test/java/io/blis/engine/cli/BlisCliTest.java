@@ -71,6 +71,16 @@ class BlisCliTest {
     assertThat(slowE2e).isGreaterThan(baseE2e);
   }
 
+  @Test
+  void cpuTierFlagsSizeTheTier() throws Exception {
+    JsonNode root = JSON.readTree(blis("run", "--num-requests", "5", "--kv-offloading-size-gib",
+        "8").out());
+    // Llama-2-7B, TP1: K and V x 32 layers x 32 heads x 128 dims x 2 bytes x 16 tokens
+    long blockBytes = 2L * 32 * 32 * 128 * 2 * 16;
+    assertThat(root.path("engine").path("kv_cpu_tier_blocks").asLong())
+        .isEqualTo((8L << 30) / blockBytes);
+  }
+
   @ParameterizedTest(name = "{0}")
   @CsvSource(delimiter = '|', value = {
       "unknown flag|run --bogus 1|Unknown option",
@@ -83,7 +93,8 @@ class BlisCliTest {
       "unknown scheduler|run --scheduler lifo|unknown scheduler 'lifo'",
       "non-numeric value|run --num-requests many|'many'",
       "bad utilization|run --gpu-memory-utilization 1.5|--gpu-memory-utilization must be in",
-      "unknown command|fly|Unmatched argument"})
+      "unknown command|fly|Unmatched argument",
+      "negative cpu blocks|run --kv-cpu-blocks -1|--kv-cpu-blocks must be >= 0"})
   void badInputPrintsOneLineAndExitsWithUsageError(String name, String args, String expected) {
     Outcome o = blis(args.split(" "));
     assertThat(o.code()).as(name).isEqualTo(2);
