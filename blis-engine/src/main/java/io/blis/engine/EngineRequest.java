@@ -26,6 +26,10 @@ final class EngineRequest implements RequestView {
   final long deadlineUs;
 
   State state = State.ARRIVED;
+  /** The instance it was routed to. */
+  Instance instance;
+  /** Prompt full-block hashes computed for routing (prefix-aware routers), or null. */
+  long[] promptBlockHashes;
   BlockTable table;
   /** Tokens whose KV is computed (prompt, then generated tokens). */
   int progress;

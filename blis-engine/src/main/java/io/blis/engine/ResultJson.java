@@ -36,6 +36,7 @@ final class ResultJson {
       g.writeEndArray();
       EngineStats e = result.engine();
       g.writeObjectFieldStart("engine");
+      g.writeNumberField("instances", e.instances());
       g.writeNumberField("kv_total_blocks", e.totalBlocks());
       g.writeNumberField("kv_block_size_tokens", e.blockSizeTokens());
       g.writeNumberField("kv_peak_used_blocks", e.peakUsedBlocks());

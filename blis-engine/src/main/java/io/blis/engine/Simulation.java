@@ -1,15 +1,20 @@
 package io.blis.engine;
 
 import io.blis.api.LatencyModel;
+import io.blis.api.Router;
 import io.blis.api.Scheduler;
+import io.blis.engine.cluster.Routers;
 import io.blis.engine.sched.Schedulers;
 import io.blis.kvcache.KvBlockPool;
 import io.blis.workload.RequestSource;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
+import java.util.function.IntFunction;
 
 /**
- * A discrete-event simulation of one vLLM v1 serving instance. Time is an integer number of
- * microseconds.
+ * A discrete-event simulation of a vLLM v1 serving instance (or of several identical ones behind
+ * a router). Time is an integer number of microseconds.
  *
  * <h2>Timeline of a request</h2>
  *
@@ -98,12 +103,43 @@ public final class Simulation {
     private Engine.StepObserver observer;
     private long cpuKvBlocks;
     private double cpuLoadUsPerBlock;
+    private int instances = 1;
+    private Router router = Routers.roundRobin();
+    private IntFunction<LatencyModel> latencyModels;
 
     private Builder() {}
 
     /** The latency model timing every step (required). */
     public Builder latencyModel(LatencyModel m) {
       this.latencyModel = Objects.requireNonNull(m, "latencyModel");
+      return this;
+    }
+
+    /**
+     * One latency model per instance, created by {@code factory} from the instance index (for
+     * {@link #instances(int)} > 1 with stateful models); overrides {@link #latencyModel}.
+     */
+    public Builder latencyModels(IntFunction<LatencyModel> factory) {
+      this.latencyModels = Objects.requireNonNull(factory, "factory");
+      return this;
+    }
+
+    /**
+     * Number of identical serving instances (default 1), each with its own queue, running batch
+     * and KV cache of {@link #totalKvBlocks} blocks. Arriving requests are routed by the {@link
+     * #router}; queueing time is charged by the chosen instance's latency model.
+     */
+    public Builder instances(int n) {
+      if (n < 1) {
+        throw new IllegalArgumentException("number of instances must be at least 1, got " + n);
+      }
+      this.instances = n;
+      return this;
+    }
+
+    /** How requests are spread over instances (default round robin); unused with 1 instance. */
+    public Builder router(Router r) {
+      this.router = Objects.requireNonNull(r, "router");
       return this;
     }
 
@@ -199,15 +235,22 @@ public final class Simulation {
      * @throws IllegalArgumentException if the latency model or the source is missing
      */
     public Simulation build() {
-      if (latencyModel == null) {
+      if (latencyModel == null && latencyModels == null) {
         throw new IllegalArgumentException("simulation: a latency model is required");
       }
       if (source == null) {
         throw new IllegalArgumentException("simulation: a request source is required");
       }
-      KvBlockPool pool = new KvBlockPool(totalKvBlocks, blockSizeTokens, cpuKvBlocks);
-      return new Simulation(new Engine(latencyModel, scheduler, limits, pool, source,
-          recordRequests, streamingMetrics, horizonUs, observer, cpuLoadUsPerBlock));
+      List<Engine.InstanceConfig> configs = new ArrayList<>();
+      for (int i = 0; i < instances; i++) {
+        LatencyModel m = latencyModels != null
+            ? Objects.requireNonNull(latencyModels.apply(i), "latency model of instance " + i)
+            : latencyModel;
+        configs.add(new Engine.InstanceConfig(m, scheduler,
+            new KvBlockPool(totalKvBlocks, blockSizeTokens, cpuKvBlocks)));
+      }
+      return new Simulation(new Engine(configs, router, limits, cpuLoadUsPerBlock, source,
+          recordRequests, streamingMetrics, horizonUs, observer));
     }
   }
 }
