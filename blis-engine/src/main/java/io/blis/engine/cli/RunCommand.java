@@ -6,6 +6,8 @@ import io.blis.api.LatencyModel;
 import io.blis.api.LatencyModelProvider;
 import io.blis.api.ModelSpec;
 import io.blis.api.Providers;
+import io.blis.api.Router;
+import io.blis.api.RouterProvider;
 import io.blis.api.Scheduler;
 import io.blis.api.SchedulerProvider;
 import io.blis.engine.Context;
@@ -43,7 +45,7 @@ import picocli.CommandLine.Spec;
     name = "run",
     mixinStandardHelpOptions = true,
     sortOptions = false,
-    description = "Generate a synthetic workload, simulate one vLLM instance, print the result JSON.")
+    description = "Generate a synthetic workload, simulate vLLM instance(s), print the result JSON.")
 final class RunCommand implements Callable<Integer> {
 
   static final String DEFAULT_MODEL = "meta-llama/Llama-2-7b-hf";
@@ -117,6 +119,14 @@ final class RunCommand implements Callable<Integer> {
       description = "Scheduler provider: fcfs, priority-fcfs, sjf, ... (default: ${DEFAULT-VALUE}).")
   String scheduler = "fcfs";
 
+  @Option(names = "--num-instances",
+      description = "Identical serving instances behind the router (default: ${DEFAULT-VALUE}).")
+  int numInstances = 1;
+
+  @Option(names = {"--routing-policy", "--router"}, paramLabel = "NAME",
+      description = "Router provider: round-robin, least-loaded, ... (default: ${DEFAULT-VALUE}).")
+  String routingPolicy = "round-robin";
+
   @Option(names = "--prompt-tokens", description = "Mean prompt length (default: ${DEFAULT-VALUE}).")
   double promptTokens = 512;
 
@@ -185,14 +195,17 @@ final class RunCommand implements Callable<Integer> {
     Context context = new Context(modelSpec, hw,
         Deployment.of(limits, tp, blockSize, kvBlocks, gpuMemoryUtilization), loadCoefficients(),
         options, seed);
-    LatencyModel lm = Providers.select(LatencyModelProvider.class, latencyModelName())
-        .create(context);
     Scheduler sched = Providers.select(SchedulerProvider.class, scheduler).create(context);
+    Router router = Providers.select(RouterProvider.class, routingPolicy).create(context);
+    LatencyModelProvider lmp = Providers.select(LatencyModelProvider.class, latencyModelName());
     RequestSource source = SyntheticWorkload.poissonGaussian(rate, numRequests,
         new LengthSpec(promptTokens, promptTokensStdev, promptTokensMin, promptTokensMax),
         new LengthSpec(outputTokens, outputTokensStdev, outputTokensMin, outputTokensMax),
         prefixTokens, seed);
-    Simulation.Builder b = Simulation.builder().latencyModel(lm).scheduler(sched).limits(limits)
+    LatencyModel first = lmp.create(context); // fails fast on bad coefficients
+    Simulation.Builder b = Simulation.builder()
+        .latencyModels(i -> i == 0 ? first : lmp.create(context))
+        .instances(numInstances).router(router).scheduler(sched).limits(limits)
         .totalKvBlocks(kvBlocks).blockSizeTokens(blockSize).source(source)
         .recordRequests(perRequest).streamingMetrics(streamingMetrics);
     long blockBytesPerGpu = ModelSizes.kvBytesPerTokenPerGpu(modelSpec, tp) * blockSize;
@@ -220,6 +233,7 @@ final class RunCommand implements Callable<Integer> {
   private void validate() {
     require(Double.isFinite(rate) && rate > 0, "--rate must be a positive number of requests per second, got " + rate);
     require(numRequests >= 0, "--num-requests must be >= 0, got " + numRequests);
+    require(numInstances >= 1, "--num-instances must be at least 1, got " + numInstances);
     require(tp >= 1, "--tp must be at least 1, got " + tp);
     require(maxNumSeqs >= 1, "--max-num-seqs must be at least 1, got " + maxNumSeqs);
     require(maxNumBatchedTokens >= 1, "--max-num-batched-tokens must be at least 1, got " + maxNumBatchedTokens);

@@ -81,6 +81,19 @@ class BlisCliTest {
         .isEqualTo((8L << 30) / blockBytes);
   }
 
+  @Test
+  void moreInstancesLowerLatencyUnderLoad() throws Exception {
+    String[] common = {"run", "--num-requests", "60", "--rate", "40", "--max-num-seqs", "4"};
+    JsonNode one = JSON.readTree(blis(common).out());
+    String[] two = java.util.Arrays.copyOf(common, common.length + 4);
+    System.arraycopy(new String[] {"--num-instances", "2", "--routing-policy", "least-loaded"}, 0,
+        two, common.length, 4);
+    JsonNode twoRes = JSON.readTree(blis(two).out());
+    assertThat(twoRes.path("engine").path("instances").asInt()).isEqualTo(2);
+    assertThat(twoRes.path("overall").path("e2e_ms").path("mean").asDouble())
+        .isLessThan(one.path("overall").path("e2e_ms").path("mean").asDouble());
+  }
+
   @ParameterizedTest(name = "{0}")
   @CsvSource(delimiter = '|', value = {
       "unknown flag|run --bogus 1|Unknown option",
@@ -94,7 +107,9 @@ class BlisCliTest {
       "non-numeric value|run --num-requests many|'many'",
       "bad utilization|run --gpu-memory-utilization 1.5|--gpu-memory-utilization must be in",
       "unknown command|fly|Unmatched argument",
-      "negative cpu blocks|run --kv-cpu-blocks -1|--kv-cpu-blocks must be >= 0"})
+      "negative cpu blocks|run --kv-cpu-blocks -1|--kv-cpu-blocks must be >= 0",
+      "zero instances|run --num-instances 0|--num-instances must be at least 1",
+      "unknown router|run --routing-policy random|unknown router 'random'"})
   void badInputPrintsOneLineAndExitsWithUsageError(String name, String args, String expected) {
     Outcome o = blis(args.split(" "));
     assertThat(o.code()).as(name).isEqualTo(2);
