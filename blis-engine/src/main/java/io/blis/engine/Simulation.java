@@ -55,8 +55,8 @@ import java.util.function.IntFunction;
  *
  * <h2>Events</h2>
  *
- * Events at the same microsecond fire in the order arrival, queue entry, step boundary, client
- * timeout, then in the order they were scheduled. The engine never idles while a request waits.
+ * Events at the same microsecond fire in the order arrival, queue entry, end of a CPU-tier copy,
+ * step boundary, client timeout, then in the order they were scheduled. The engine never idles while a request waits.
  *
  * <p>Requests are pulled lazily from the {@link RequestSource} (one pulled ahead); finished
  * requests keep only their metric samples (and a {@link RequestRecord} when requested).
