@@ -1,16 +1,12 @@
 package io.blis.bench;
 
 import io.blis.api.Coefficients;
-import io.blis.api.DeploymentSpec;
 import io.blis.api.HardwareSpec;
 import io.blis.api.LatencyModel;
-import io.blis.api.LatencyModelProvider;
 import io.blis.api.ModelSpec;
-import io.blis.api.ProviderContext;
-import io.blis.api.Providers;
+import io.blis.latency.LatencyModels;
 import io.blis.latency.catalog.GpuCatalog;
 import io.blis.latency.catalog.ModelCatalog;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
@@ -55,59 +51,12 @@ public class StepTimeBenchmark {
     ModelSpec spec = ModelCatalog.byName(deployment.substring(0, colon));
     int tp = Integer.parseInt(deployment.substring(colon + 1));
     HardwareSpec gpu = GpuCatalog.byName("H100");
-    model =
-        Providers.select(LatencyModelProvider.class, latencyModel)
-            .create(new Context(spec, gpu, new Deployment(tp)));
+    model = LatencyModels.create(latencyModel, spec, gpu, tp, Coefficients.empty());
     batch = BenchBatch.mixed(128, 4, 20260217L);
   }
 
   @Benchmark
   public long stepTime() {
     return model.stepTime(batch);
-  }
-
-  private record Deployment(int tensorParallel) implements DeploymentSpec {
-    @Override
-    public int blockSizeTokens() {
-      return 16;
-    }
-
-    @Override
-    public int maxNumSeqs() {
-      return 128;
-    }
-
-    @Override
-    public int maxNumBatchedTokens() {
-      return 2048;
-    }
-
-    @Override
-    public int maxModelLen() {
-      return 4096;
-    }
-
-    @Override
-    public long totalKvBlocks() {
-      return 0;
-    }
-
-    @Override
-    public double gpuMemoryUtilization() {
-      return 0.9;
-    }
-  }
-
-  private record Context(ModelSpec model, HardwareSpec hardware, DeploymentSpec deployment)
-      implements ProviderContext {
-    @Override
-    public Coefficients coefficients() {
-      return Coefficients.empty();
-    }
-
-    @Override
-    public Map<String, String> options() {
-      return Map.of();
-    }
   }
 }

@@ -12,7 +12,7 @@ import io.blis.api.LatencyModelProvider;
 import io.blis.api.ModelSpec;
 import io.blis.api.Providers;
 import io.blis.latency.Fixtures.Batch;
-import io.blis.latency.Fixtures.Context;
+import io.blis.latency.LatencyModels;
 import io.blis.latency.Fixtures.Req;
 import io.blis.latency.catalog.GpuCatalog;
 import io.blis.latency.catalog.ModelCatalog;
@@ -30,7 +30,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
-class LatencyModelsTest {
+class PhysicsModelsTest {
 
   static final List<String> MODELS = List.of("blackbox", "roofline", "trained-physics");
   static final HardwareSpec H100 = GpuCatalog.byName("H100");
@@ -41,8 +41,7 @@ class LatencyModelsTest {
 
   static LatencyModel build(
       String latencyModel, ModelSpec m, HardwareSpec g, int tp, Coefficients c) {
-    return Providers.select(LatencyModelProvider.class, latencyModel)
-        .create(Context.of(m, g, tp, c));
+    return LatencyModels.create(latencyModel, m, g, tp, c);
   }
 
   @Test
