@@ -291,6 +291,22 @@ class PhysicsModelsTest {
     assertThat(build("trained-physics", m, H100, 2, c).stepTime(b)).isEqualTo((long) expected);
   }
 
+  @Test
+  void rooflineStepIsTheDocumentedFormula() {
+    ModelConfig m = ModelCatalog.byName("llama-2-70b");
+    Coefficients c = CoefficientFiles.parseInline("efficiency=0.5,0.25,0.8,0.6");
+    for (Batch b : List.of(decodeBatch(20, 900).with(prefill(700, 100, 300)),
+        decodeBatch(2, 100).with(prefill(4000, 0, 2048)))) {
+      StepBasis s = new StepBasis(m, H100, 4);
+      s.compute(b);
+      double compute = s.prefillComputeUs / 0.5 + s.decodeComputeUs / 0.25;
+      double memory = (s.weightLoadUs + s.expertWeightLoadUs + s.prefillMemoryUs
+          + s.decodeMemoryUs + s.moeRoutingUs) / 0.8;
+      double expected = Math.max(compute, memory) + s.tpCommUs / 0.6;
+      assertThat(build("roofline", m, H100, 4, c).stepTime(b)).isEqualTo((long) expected);
+    }
+  }
+
   private static String join(double[] v) {
     StringBuilder sb = new StringBuilder();
     for (double x : v) {
