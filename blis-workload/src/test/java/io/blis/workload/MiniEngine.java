@@ -19,6 +19,12 @@ public final class MiniEngine {
   private MiniEngine() {}
 
   public static List<Served> run(RequestSource source, ToLongFunction<RequestSpec> serviceUs) {
+    return run(source, serviceUs, r -> {});
+  }
+
+  /** As {@link #run(RequestSource, ToLongFunction)}, telling {@code admitted} every request. */
+  public static List<Served> run(RequestSource source, ToLongFunction<RequestSpec> serviceUs,
+      java.util.function.Consumer<RequestSpec> admitted) {
     List<Served> served = new ArrayList<>();
     PriorityQueue<Served> running = new PriorityQueue<>(
         (a, b) -> a.finishUs() != b.finishUs()
@@ -52,10 +58,12 @@ public final class MiniEngine {
           throw new AssertionError("open-loop arrivals decrease at " + pending);
         }
         lastOpenArrival = pending.arrivalTimeUs();
+        admitted.accept(pending);
         running.add(new Served(pending, pending.arrivalTimeUs() + serviceUs.applyAsLong(pending)));
         pending = source.next();
       } else {
         RequestSpec f = followUps.poll();
+        admitted.accept(f);
         running.add(new Served(f, f.arrivalTimeUs() + serviceUs.applyAsLong(f)));
       }
     }
