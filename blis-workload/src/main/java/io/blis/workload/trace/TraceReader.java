@@ -6,18 +6,11 @@ import io.blis.workload.PromptTokens;
 import io.blis.workload.RequestOutcome;
 import io.blis.workload.RequestSource;
 import io.blis.workload.RequestSpec;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.zip.GZIPInputStream;
 
 /**
  * Reads BLIS trace files written by {@link TraceWriter} as a {@link RequestSource}.
@@ -114,36 +107,32 @@ public final class TraceReader {
   /** Parses the rows of a trace file one at a time. */
   static final class Rows implements AutoCloseable {
     private final Path file;
-    private final BufferedReader reader;
+    private final LineReader lines;
     final TraceHeader header;
     private final List<String> columns;
     private final Map<String, String> names = new HashMap<>();
-    private int lineNo;
 
     Rows(Path file) {
       this.file = file;
+      this.lines = new LineReader(file);
+      String first = lines.line();
+      if (first == null || !first.startsWith(TraceFormat.MAGIC)) {
+        lines.close();
+        throw new IllegalArgumentException(file + ":1: not a BLIS trace: expected a first line '"
+            + TraceFormat.MAGIC + "{...}'");
+      }
       try {
-        InputStream raw = Files.newInputStream(file);
-        InputStream in = file.toString().endsWith(".gz") ? new GZIPInputStream(raw, 1 << 16) : raw;
-        reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8), 1 << 16);
-        String first = reader.readLine();
-        lineNo = 1;
-        if (first == null || !first.startsWith(TraceFormat.MAGIC)) {
-          reader.close();
-          throw new IllegalArgumentException(file + ":1: not a BLIS trace: expected a first line '"
-              + TraceFormat.MAGIC + "{...}'");
-        }
         header = parseHeader(first.substring(TraceFormat.MAGIC.length()));
-        columns = TraceFormat.columns(header.tokenIds());
-        String cols = reader.readLine();
-        lineNo = 2;
-        if (cols == null || !List.of(cols.strip().split(",", -1)).equals(columns)) {
-          reader.close();
-          throw new IllegalArgumentException(file + ":2: column header is '" + cols
-              + "', expected " + String.join(",", columns));
-        }
-      } catch (IOException e) {
-        throw new UncheckedIOException("cannot read trace " + file + ": " + e.getMessage(), e);
+      } catch (IllegalArgumentException e) {
+        lines.close();
+        throw e;
+      }
+      columns = TraceFormat.columns(header.tokenIds());
+      String cols = lines.line();
+      if (cols == null || !List.of(cols.strip().split(",", -1)).equals(columns)) {
+        lines.close();
+        throw new IllegalArgumentException(file + ":2: column header is '" + cols
+            + "', expected " + String.join(",", columns));
       }
     }
 
@@ -176,25 +165,16 @@ public final class TraceReader {
     }
 
     IllegalArgumentException error(String message) {
-      return new IllegalArgumentException(file + ":" + lineNo + ": " + message);
+      return lines.error(message);
     }
 
     /** The next row as a request, or null at the end. */
     RequestSpec next() {
-      String line;
-      try {
-        do {
-          line = reader.readLine();
-          if (line == null) {
-            return null;
-          }
-          lineNo++;
-        } while (line.isBlank());
-      } catch (IOException e) {
-        throw new UncheckedIOException(
-            "cannot read trace " + file + " after line " + lineNo + ": " + e.getMessage(), e);
+      String line = lines.nonBlankLine();
+      if (line == null) {
+        return null;
       }
-      CsvFields f = new CsvFields(file.toString(), lineNo, columns, line);
+      CsvFields f = new CsvFields(file.toString(), lines.lineNo(), columns, line);
       long id = f.longValue(0);
       long arrival = f.longValue(1);
       int input = f.intValue(2, 1);
@@ -250,11 +230,7 @@ public final class TraceReader {
 
     @Override
     public void close() {
-      try {
-        reader.close();
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
+      lines.close();
     }
   }
 }
