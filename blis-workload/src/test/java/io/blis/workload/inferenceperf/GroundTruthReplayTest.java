@@ -95,6 +95,45 @@ class GroundTruthReplayTest {
   }
 
   @Test
+  void mismatchesOfTheCycleAreNeighbourSwaps() {
+    // Rows n and n+N of a stage carry the same prompt length in >= 96 % of cases; the rows that
+    // differ have the usual length of identity n-1 or n+1 (adjacent requests sent out of order).
+    for (String id : List.of(CODEGEN, "20260217-231439-llama-2-7b-tp1-general")) {
+      List<GroundTruthTrace.Row> rows = GroundTruthTrace.read(trace(id));
+      int n = 100;
+      Map<Integer, Map<Integer, Integer>> counts = new HashMap<>();
+      int[] index = new int[rows.size()];
+      int stage = -1;
+      int k = 0;
+      for (int i = 0; i < rows.size(); i++) {
+        if (rows.get(i).stage() != stage) {
+          stage = rows.get(i).stage();
+          k = 0;
+        }
+        index[i] = k++ % n;
+        counts.computeIfAbsent(index[i], x -> new HashMap<>()).merge(rows.get(i).inputTokens(), 1, Integer::sum);
+      }
+      int[] usual = new int[n];
+      counts.forEach((p, c) -> usual[p] = c.entrySet().stream()
+          .max(Map.Entry.<Integer, Integer>comparingByValue().thenComparing(Map.Entry.comparingByKey(java.util.Comparator.reverseOrder())))
+          .orElseThrow().getKey());
+      int mismatched = 0;
+      int swaps = 0;
+      for (int i = 0; i < rows.size(); i++) {
+        int len = rows.get(i).inputTokens();
+        if (len != usual[index[i]]) {
+          mismatched++;
+          if (len == usual[(index[i] + 1) % n] || len == usual[(index[i] + n - 1) % n]) {
+            swaps++;
+          }
+        }
+      }
+      assertThat((double) mismatched / rows.size()).as(id).isLessThan(0.04);
+      assertThat((double) swaps / mismatched).as(id).isGreaterThan(0.95);
+    }
+  }
+
+  @Test
   void failedRowsGetTheirPromptsUsualLength() {
     InferencePerfProfile p = profile(REASONING);
     List<GroundTruthTrace.Row> rows = GroundTruthTrace.read(trace(REASONING));
