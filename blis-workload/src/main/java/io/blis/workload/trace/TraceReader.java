@@ -26,6 +26,14 @@ public final class TraceReader {
 
   private TraceReader() {}
 
+  /** True when {@code file} starts like a BLIS trace (as opposed to, say, a ground-truth CSV). */
+  public static boolean isBlisTrace(Path file) {
+    try (LineReader lines = new LineReader(file)) {
+      String first = lines.line();
+      return first != null && first.startsWith(TraceFormat.MAGIC);
+    }
+  }
+
   /** Reads only the header of a trace. */
   public static TraceHeader header(Path file) {
     try (Rows rows = new Rows(file)) {

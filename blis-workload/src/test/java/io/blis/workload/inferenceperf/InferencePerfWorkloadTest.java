@@ -79,4 +79,17 @@ class InferencePerfWorkloadTest {
     }
     assertThat(byGroup).hasSize(10).allSatisfy((g, prompts) -> assertThat(prompts).hasSize(10));
   }
+
+  @Test
+  void largePromptSetsAreRebuiltNotCachedButStayIdentical() {
+    InferencePerfProfile big = new InferencePerfProfile(
+        new SharedPrefixData(100, 100, 200, 3800, 10), List.of(new LoadStage(10_001, 1)), 1, 0);
+    RequestSource src = InferencePerfWorkload.synthetic(big, 2);
+    RequestSpec first = src.next();
+    RequestSpec r = first;
+    for (int i = 1; i <= 10_000; i++) {
+      r = src.next();
+    }
+    assertThat(r.promptTokens()).isNotSameAs(first.promptTokens()).isEqualTo(first.promptTokens());
+  }
 }

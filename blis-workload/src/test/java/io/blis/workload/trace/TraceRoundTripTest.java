@@ -111,6 +111,10 @@ class TraceRoundTripTest {
     assertThat(Files.readAllBytes(second)).isEqualTo(Files.readAllBytes(first));
     assertThat(Files.readAllLines(first)).hasSize(2 + 120);
     assertThat(TraceReader.header(first)).isEqualTo(TraceHeader.of(5, false, "ip"));
+    assertThat(TraceReader.isBlisTrace(first)).isTrue();
+    Path csv = dir.resolve("gt.csv");
+    Files.writeString(csv, String.join(",", GroundTruthTrace.COLUMNS) + "\n");
+    assertThat(TraceReader.isBlisTrace(csv)).isFalse();
   }
 
   @Test
