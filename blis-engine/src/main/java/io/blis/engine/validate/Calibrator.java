@@ -8,11 +8,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.function.Function;
 import org.hipparchus.exception.MathIllegalStateException;
 import org.hipparchus.optim.InitialGuess;
@@ -78,54 +73,23 @@ public final class Calibrator implements AutoCloseable {
    */
   public record Fold(String heldOut, double[] values, List<ExperimentComparison> comparisons) {}
 
-  private final RunSimulator simulator;
   private final ParameterSpace space;
   private final Settings settings;
   private final PrintStream progress;
-  private final ExecutorService pool;
-  private final Map<String, RunSummary> observedCache = new ConcurrentHashMap<>();
+  private final ParallelRuns runs;
   private int evaluations;
 
   public Calibrator(RunSimulator simulator, ParameterSpace space, Settings settings, PrintStream progress) {
-    this.simulator = simulator;
     this.space = space;
     this.settings = settings;
     this.progress = progress;
-    this.pool = Executors.newFixedThreadPool(settings.threads(), r -> {
-      Thread t = new Thread(r, "blis-calibrate");
-      t.setDaemon(true);
-      return t;
-    });
+    this.runs = new ParallelRuns(simulator, settings.threads());
   }
 
   /** Simulates every experiment with the coefficients and compares with the observations. */
   public List<ExperimentComparison> evaluate(List<Experiment> experiments, Coefficients coefficients,
       int maxRequestsPerStage) {
-    List<Future<RunSummary>> futures = new ArrayList<>();
-    for (Experiment e : experiments) {
-      futures.add(pool.submit(() -> simulator.simulate(e, coefficients, maxRequestsPerStage)));
-    }
-    List<ExperimentComparison> out = new ArrayList<>();
-    for (int i = 0; i < experiments.size(); i++) {
-      Experiment e = experiments.get(i);
-      RunSummary predicted;
-      try {
-        predicted = futures.get(i).get();
-      } catch (InterruptedException ex) {
-        Thread.currentThread().interrupt();
-        throw new IllegalStateException("calibration interrupted", ex);
-      } catch (ExecutionException ex) {
-        Throwable cause = ex.getCause();
-        if (cause instanceof RuntimeException re) {
-          throw re;
-        }
-        throw new IllegalStateException("experiment '" + e.id() + "': simulation failed", cause);
-      }
-      RunSummary observed = observedCache.computeIfAbsent(e.id() + "#" + maxRequestsPerStage,
-          k -> simulator.observed(e, maxRequestsPerStage));
-      out.add(new ExperimentComparison(e.id(), e.model(), e.workloadName(), e.saturated(), observed, predicted));
-    }
-    return out;
+    return runs.compare(experiments, coefficients, maxRequestsPerStage);
   }
 
   /** Runs the stages in order from the space's initial point and evaluates the best on full runs. */
@@ -194,7 +158,7 @@ public final class Calibrator implements AutoCloseable {
 
   @Override
   public void close() {
-    pool.shutdownNow();
+    runs.close();
   }
 
   /** One stage: optimizes the free parameters in normalized coordinates, tracking the best point. */

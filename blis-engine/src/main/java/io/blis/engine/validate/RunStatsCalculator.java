@@ -36,6 +36,31 @@ public final class RunStatsCalculator {
     return new RunSummary(stats(-1, records, outputLen), stages);
   }
 
+  /**
+   * Statistics of the first {@code limit} requests (by id) of each stage, the subsample a
+   * calibration simulates; {@code limit} 0 keeps every request.
+   */
+  public static RunSummary summarizeFirst(List<RequestRecord> records, int limit, int outputLen) {
+    if (limit == 0) {
+      return summarize(records, outputLen);
+    }
+    List<RequestRecord> sorted = new ArrayList<>(records);
+    sorted.sort(java.util.Comparator.comparingInt(RequestRecord::stage).thenComparingLong(RequestRecord::id));
+    List<RequestRecord> kept = new ArrayList<>();
+    int stage = Integer.MIN_VALUE;
+    int n = 0;
+    for (RequestRecord r : sorted) {
+      if (r.stage() != stage) {
+        stage = r.stage();
+        n = 0;
+      }
+      if (n++ < limit) {
+        kept.add(r);
+      }
+    }
+    return summarize(kept, outputLen);
+  }
+
   /** Statistics of one group of requests, labelled with {@code stage}. */
   static RunStats stats(int stage, List<RequestRecord> records, int outputLen) {
     int n = 0;
