@@ -4,12 +4,39 @@ import java.util.List;
 
 /**
  * The parts of an inference-perf profile that determine the request stream: the shared-prefix
- * data, the load stages, the pause between stages and the client timeout (seconds).
+ * data, the load stages, the pause between stages and the client timeout (seconds), and how
+ * arrivals are drawn within a stage ({@link LoadType}).
+ *
+ * <p>Parse a profile file with {@link InferencePerfProfiles}.
  */
 public record InferencePerfProfile(
-    SharedPrefixData data, List<LoadStage> stages, double stageIntervalS, double clientTimeoutS) {
+    SharedPrefixData data,
+    List<LoadStage> stages,
+    double stageIntervalS,
+    double clientTimeoutS,
+    LoadType loadType) {
+
+  /** How inference-perf spreads the requests of a stage. */
+  public enum LoadType {
+    /**
+     * {@code int(rate x duration)} requests at exponential gaps rescaled to sum to the duration
+     * (inference-perf's {@code constant}: a Poisson process conditioned on its count).
+     */
+    CONSTANT,
+    /** A Poisson-distributed count in every second, spread the same way within the second. */
+    POISSON
+  }
+
+  /** A profile with {@link LoadType#CONSTANT} load, as in every measured run. */
+  public InferencePerfProfile(
+      SharedPrefixData data, List<LoadStage> stages, double stageIntervalS, double clientTimeoutS) {
+    this(data, stages, stageIntervalS, clientTimeoutS, LoadType.CONSTANT);
+  }
 
   public InferencePerfProfile {
+    if (loadType == null) {
+      throw new IllegalArgumentException("inference-perf profile: missing load type");
+    }
     if (data == null) {
       throw new IllegalArgumentException("inference-perf profile: missing shared_prefix data");
     }
@@ -27,7 +54,7 @@ public record InferencePerfProfile(
     }
   }
 
-  /** Total requests over all stages. */
+  /** Total requests over all stages (expected value for {@link LoadType#POISSON}). */
   public long totalRequests() {
     long n = 0;
     for (LoadStage s : stages) {

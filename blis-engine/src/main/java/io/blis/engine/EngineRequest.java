@@ -1,0 +1,137 @@
+package io.blis.engine;
+
+import io.blis.api.Phase;
+import io.blis.api.RequestView;
+import io.blis.kvcache.BlockTable;
+import io.blis.workload.RequestSpec;
+
+/**
+ * The engine's mutable state of one request; also the read-only {@link RequestView} plugins see.
+ * Times are engine microseconds.
+ */
+final class EngineRequest implements RequestView {
+
+  enum State {
+    ARRIVED,
+    WAITING,
+    RUNNING,
+    FINISHED
+  }
+
+  final RequestSpec spec;
+  final long arrivalUs;
+  final int inputTokens;
+  final int outputTokens;
+  final int priority;
+  final long deadlineUs;
+
+  State state = State.ARRIVED;
+  BlockTable table;
+  /** Tokens whose KV is computed (prompt, then generated tokens). */
+  int progress;
+  /** Tokens to prefill at the current admission: prompt plus tokens generated before preemption. */
+  int prefillTarget;
+  int generated;
+  int newTokens;
+  int preemptions;
+  /** Whether the request is part of the step in flight. */
+  boolean inFlight;
+  long firstScheduledUs = -1;
+  /** Latency charged once at first scheduling (not on the engine clock). */
+  long schedulingOverheadUs;
+  /** Latency charged per preemption so far. */
+  long preemptionOverheadUs;
+  /** Latency charged per output token so far. */
+  long tokenOverheadUs;
+  int cachedPromptTokens = -1;
+  long firstTokenClientUs = -1;
+  long lastTokenClientUs = -1;
+  /** Client-visible inter-token intervals, one per token after the first. */
+  long[] itlUs;
+  int itlCount;
+
+  EngineRequest(RequestSpec spec, long arrivalUs, long deadlineUs) {
+    this.spec = spec;
+    this.arrivalUs = arrivalUs;
+    this.inputTokens = spec.inputTokens();
+    this.outputTokens = spec.outputTokens();
+    this.priority = priorityOf(spec.sloClass());
+    this.deadlineUs = deadlineUs;
+  }
+
+  /** vLLM priority (lower is more urgent) of an SLO class; unknown classes count as standard. */
+  static int priorityOf(String sloClass) {
+    return switch (sloClass) {
+      case "critical" -> 0;
+      case "batch" -> 5;
+      case "sheddable" -> 6;
+      case "background" -> 7;
+      default -> 1;
+    };
+  }
+
+  boolean inPrefill() {
+    return progress < prefillTarget;
+  }
+
+  @Override
+  public long id() {
+    return spec.id();
+  }
+
+  @Override
+  public long arrivalTimeUs() {
+    return arrivalUs;
+  }
+
+  @Override
+  public int inputTokens() {
+    return inputTokens;
+  }
+
+  @Override
+  public int progressIndex() {
+    return progress;
+  }
+
+  @Override
+  public int newTokens() {
+    return newTokens;
+  }
+
+  @Override
+  public int generatedTokens() {
+    return generated;
+  }
+
+  @Override
+  public Phase phase() {
+    return inPrefill() || state != State.RUNNING ? Phase.PREFILL : Phase.DECODE;
+  }
+
+  @Override
+  public int priority() {
+    return priority;
+  }
+
+  @Override
+  public String sloClass() {
+    return spec.sloClass();
+  }
+
+  @Override
+  public String tenant() {
+    return spec.tenant();
+  }
+
+  @Override
+  public int preemptions() {
+    return preemptions;
+  }
+
+  @Override
+  public String toString() {
+    return "request " + spec.id() + " (" + state + ", progress " + progress + "/" + prefillTarget
+        + ", generated " + generated + "/" + outputTokens + ")";
+  }
+}

@@ -1,0 +1,153 @@
+package io.blis.engine;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.util.DefaultIndenter;
+import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.util.Map;
+
+/** Writes a {@link SimulationResult} as JSON with a fixed field order and number format. */
+final class ResultJson {
+
+  private static final JsonFactory FACTORY = new JsonFactory();
+
+  private ResultJson() {}
+
+  static String write(SimulationResult result) {
+    StringWriter out = new StringWriter();
+    try (JsonGenerator g = FACTORY.createGenerator(out)) {
+      g.setPrettyPrinter(new DefaultPrettyPrinter()
+          .withObjectIndenter(new DefaultIndenter("  ", "\n"))
+          .withArrayIndenter(new DefaultIndenter("  ", "\n")));
+      g.writeStartObject();
+      g.writeFieldName("simulated_duration_s");
+      number(g, result.simulatedDurationUs() / 1e6, 6);
+      g.writeFieldName("overall");
+      summary(g, result.overall());
+      g.writeArrayFieldStart("stages");
+      for (MetricsSummary s : result.stages()) {
+        summary(g, s);
+      }
+      g.writeEndArray();
+      EngineStats e = result.engine();
+      g.writeObjectFieldStart("engine");
+      g.writeNumberField("kv_total_blocks", e.totalBlocks());
+      g.writeNumberField("kv_block_size_tokens", e.blockSizeTokens());
+      g.writeNumberField("kv_peak_used_blocks", e.peakUsedBlocks());
+      g.writeFieldName("kv_token_hit_rate");
+      number(g, e.tokenHitRate(), 6);
+      g.writeFieldName("kv_block_hit_rate");
+      number(g, e.blockHitRate(), 6);
+      g.writeNumberField("preemption_events", e.preemptions());
+      g.writeNumberField("steps", e.steps());
+      g.writeEndObject();
+      if (!result.requests().isEmpty()) {
+        g.writeArrayFieldStart("requests");
+        for (RequestRecord r : result.requests()) {
+          request(g, r);
+        }
+        g.writeEndArray();
+      }
+      g.writeEndObject();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return out.toString() + "\n";
+  }
+
+  private static void summary(JsonGenerator g, MetricsSummary s) throws IOException {
+    g.writeStartObject();
+    if (s.stage() >= 0) {
+      g.writeNumberField("stage", s.stage());
+    }
+    g.writeNumberField("injected_requests", s.injectedRequests());
+    g.writeNumberField("completed_requests", s.completedRequests());
+    g.writeNumberField("timed_out_requests", s.timedOutRequests());
+    g.writeNumberField("rejected_requests", s.rejectedRequests());
+    g.writeObjectFieldStart("rejected_by_reason");
+    for (Map.Entry<String, Long> e : new java.util.TreeMap<>(s.rejectedByReason()).entrySet()) {
+      g.writeNumberField(e.getKey(), e.getValue());
+    }
+    g.writeEndObject();
+    g.writeNumberField("still_queued", s.stillQueued());
+    g.writeNumberField("still_running", s.stillRunning());
+    g.writeNumberField("total_input_tokens", s.inputTokens());
+    g.writeNumberField("total_output_tokens", s.outputTokens());
+    g.writeFieldName("duration_s");
+    number(g, s.durationUs() / 1e6, 6);
+    g.writeFieldName("requests_per_s");
+    number(g, s.requestsPerS(), 6);
+    g.writeFieldName("input_tokens_per_s");
+    number(g, s.inputTokensPerS(), 4);
+    g.writeFieldName("output_tokens_per_s");
+    number(g, s.outputTokensPerS(), 4);
+    distribution(g, "e2e_ms", s.e2e());
+    distribution(g, "ttft_ms", s.ttft());
+    distribution(g, "itl_ms", s.itl());
+    distribution(g, "scheduling_delay_ms", s.schedulingDelay());
+    g.writeNumberField("preemptions", s.preemptions());
+    g.writeFieldName("kv_hit_rate");
+    number(g, s.kvHitRate(), 6);
+    g.writeEndObject();
+  }
+
+  private static void distribution(JsonGenerator g, String name, Distribution d)
+      throws IOException {
+    g.writeObjectFieldStart(name);
+    g.writeNumberField("count", d.count());
+    ms(g, "mean", d.meanUs());
+    ms(g, "p50", d.p50Us());
+    ms(g, "p90", d.p90Us());
+    ms(g, "p95", d.p95Us());
+    ms(g, "p99", d.p99Us());
+    g.writeEndObject();
+  }
+
+  private static void ms(JsonGenerator g, String name, double us) throws IOException {
+    g.writeFieldName(name);
+    number(g, us / 1000.0, 4);
+  }
+
+  private static void request(JsonGenerator g, RequestRecord r) throws IOException {
+    g.writeStartObject();
+    g.writeNumberField("id", r.id());
+    g.writeNumberField("stage", r.stage());
+    g.writeFieldName("arrival_s");
+    number(g, r.arrivalUs() / 1e6, 6);
+    g.writeNumberField("input_tokens", r.inputTokens());
+    g.writeNumberField("output_tokens", r.outputTokens());
+    g.writeStringField("outcome", r.outcome().name().toLowerCase(java.util.Locale.ROOT));
+    optionalMs(g, "ttft_ms", r.ttftUs());
+    optionalMs(g, "e2e_ms", r.e2eUs());
+    optionalMs(g, "scheduling_delay_ms", r.schedulingDelayUs());
+    g.writeNumberField("preemptions", r.preemptions());
+    g.writeNumberField("cached_prompt_tokens", r.cachedPromptTokens());
+    if (!r.rejectReason().isEmpty()) {
+      g.writeStringField("reject_reason", r.rejectReason());
+    }
+    g.writeEndObject();
+  }
+
+  private static void optionalMs(JsonGenerator g, String name, long us) throws IOException {
+    g.writeFieldName(name);
+    if (us < 0) {
+      g.writeNull();
+    } else {
+      number(g, us / 1000.0, 3);
+    }
+  }
+
+  /** Fixed decimals, exact binary-to-decimal conversion, null for NaN. */
+  private static void number(JsonGenerator g, double v, int decimals) throws IOException {
+    if (Double.isNaN(v) || Double.isInfinite(v)) {
+      g.writeNull();
+      return;
+    }
+    g.writeNumber(new BigDecimal(v).setScale(decimals, RoundingMode.HALF_EVEN).toPlainString());
+  }
+}

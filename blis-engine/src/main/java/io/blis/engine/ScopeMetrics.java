@@ -1,0 +1,80 @@
+package io.blis.engine;
+
+import io.blis.workload.RequestOutcome;
+import java.util.Map;
+import java.util.TreeMap;
+
+/** Counters and latency samples of one scope (one load stage, or the whole run). */
+final class ScopeMetrics {
+
+  private final int stage;
+  private final ValueStore e2e;
+  private final ValueStore ttft;
+  private final ValueStore itl;
+  private final ValueStore schedulingDelay;
+  private final Map<String, Long> rejectedByReason = new TreeMap<>();
+  long injected;
+  long completed;
+  long timedOut;
+  long rejected;
+  long stillQueued;
+  long stillRunning;
+  private long inputTokens;
+  private long outputTokens;
+  private long preemptions;
+  private long cachedPromptTokens;
+  private long firstArrivalUs = Long.MAX_VALUE;
+  private long lastEndUs = Long.MIN_VALUE;
+
+  ScopeMetrics(int stage, boolean streaming) {
+    this.stage = stage;
+    e2e = ValueStore.create(streaming);
+    ttft = ValueStore.create(streaming);
+    itl = ValueStore.create(streaming);
+    schedulingDelay = ValueStore.create(streaming);
+  }
+
+  void onInjected(long arrivalUs) {
+    injected++;
+    firstArrivalUs = Math.min(firstArrivalUs, arrivalUs);
+  }
+
+  void onFinished(EngineRequest r, RequestOutcome outcome, long endUs, String reason) {
+    lastEndUs = Math.max(lastEndUs, endUs);
+    switch (outcome) {
+      case REJECTED -> {
+        rejected++;
+        rejectedByReason.merge(reason, 1L, Long::sum);
+      }
+      case TIMED_OUT -> timedOut++;
+      case COMPLETED -> {
+        completed++;
+        inputTokens += r.inputTokens;
+        outputTokens += r.outputTokens;
+        preemptions += r.preemptions;
+        cachedPromptTokens += Math.max(0, r.cachedPromptTokens);
+        e2e.add(r.lastTokenClientUs - r.arrivalUs);
+        ttft.add(r.firstTokenClientUs - r.arrivalUs);
+        schedulingDelay.add(r.firstScheduledUs - r.arrivalUs);
+        for (int i = 0; i < r.itlCount; i++) {
+          itl.add(r.itlUs[i]);
+        }
+      }
+    }
+  }
+
+  MetricsSummary summarize() {
+    long span = firstArrivalUs == Long.MAX_VALUE || lastEndUs < firstArrivalUs
+        ? 0 : lastEndUs - firstArrivalUs;
+    double seconds = span / 1e6;
+    return new MetricsSummary(stage, injected, completed, timedOut, rejected, rejectedByReason,
+        stillQueued, stillRunning, inputTokens, outputTokens, span,
+        rate(completed, seconds), rate(inputTokens, seconds), rate(outputTokens, seconds),
+        e2e.summarize(), ttft.summarize(), itl.summarize(), schedulingDelay.summarize(),
+        preemptions, inputTokens == 0 ? 0.0 : (double) cachedPromptTokens / inputTokens);
+  }
+
+  private static double rate(long count, double seconds) {
+    return seconds > 0 ? count / seconds : 0.0;
+  }
+}

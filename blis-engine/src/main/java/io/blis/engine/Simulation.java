@@ -1,0 +1,190 @@
+package io.blis.engine;
+
+import io.blis.api.LatencyModel;
+import io.blis.api.Scheduler;
+import io.blis.engine.sched.Schedulers;
+import io.blis.kvcache.KvBlockPool;
+import io.blis.workload.RequestSource;
+import java.util.Objects;
+
+/**
+ * A discrete-event simulation of one vLLM v1 serving instance. Time is an integer number of
+ * microseconds.
+ *
+ * <h2>Timeline of a request</h2>
+ *
+ * <ol>
+ *   <li>It arrives at {@code t_a} (its {@code arrivalTimeUs}).
+ *   <li>It joins the waiting queue at {@code t_a + queueingTime(request)}; the scheduler cannot
+ *       see it earlier. There it may be rejected (counted by reason, reported to the source):
+ *       prompt {@code >= max-model-len}, prompt + output {@code > max-model-len}, or more KV
+ *       blocks than the whole cache.
+ *   <li>Each engine step forms a batch, lasts {@code stepTime(batch)} of engine clock (the batch
+ *       holds the requests with new tokens this step), then applies progress. The step that
+ *       completes a request's prefill emits its token 1; every later step that schedules it emits
+ *       one more; it completes when it has emitted exactly its requested output tokens.
+ *   <li>The client sees token {@code k} at (end of the step that produced it) +
+ *       {@code schedulingProcessingTime()} (once, from first scheduling) + preemptions x {@code
+ *       preemptionProcessingTime()} + {@code k x outputTokenProcessingTime()}. These processing
+ *       times shift the request's latencies and never stall the engine clock.
+ *   <li>TTFT = client time of token 1 - {@code t_a}; E2E = client time of the last token - {@code
+ *       t_a}; inter-token intervals are the differences of consecutive client token times;
+ *       scheduling delay = start of the step that first scheduled it - {@code t_a}.
+ *   <li>With {@code timeoutUs > 0} the client gives up at {@code t_a + timeoutUs}: a request still
+ *       waiting or running then is aborted (its KV blocks freed), and one whose last token the
+ *       client would see later counts as timed out too.
+ * </ol>
+ *
+ * <h2>Scheduling (vLLM v1)</h2>
+ *
+ * One token budget per step ({@code max-num-batched-tokens}) is shared by the running requests
+ * first, in running-list order (one decode token each, or their next prefill chunk, capped by
+ * {@code long-prefill-token-threshold}), then by waiting requests in queue order while fewer than
+ * {@code max-num-seqs} run. A newly admitted request skips the prefill of its prompt's cached full
+ * blocks, capped so that at least its last prompt token is computed. When a running request
+ * cannot get KV blocks, the scheduler's victim is preempted (blocks freed, progress reset to 0,
+ * put at the front of the waiting queue; recompute on readmission covers its prompt and the tokens
+ * it had generated) until the allocation succeeds or the request itself is the victim. No waiting
+ * request is admitted in a step that preempted; a waiting request that cannot get its blocks
+ * stops admission for the step.
+ *
+ * <h2>Events</h2>
+ *
+ * Events at the same microsecond fire in the order arrival, queue entry, step boundary, client
+ * timeout, then in the order they were scheduled. The engine never idles while a request waits.
+ *
+ * <p>Requests are pulled lazily from the {@link RequestSource} (one pulled ahead); finished
+ * requests keep only their metric samples (and a {@link RequestRecord} when requested).
+ */
+public final class Simulation {
+
+  private final Engine engine;
+  private boolean ran;
+
+  private Simulation(Engine engine) {
+    this.engine = engine;
+  }
+
+  /** A builder; a latency model and a request source are required. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /**
+   * Runs the simulation to the end of the workload (or the horizon).
+   *
+   * @throws IllegalStateException if called twice
+   * @throws IllegalArgumentException if the request source misbehaves
+   */
+  public SimulationResult run() {
+    if (ran) {
+      throw new IllegalStateException("a Simulation runs once; build a new one");
+    }
+    ran = true;
+    return engine.run();
+  }
+
+  /** Configures a {@link Simulation}. */
+  public static final class Builder {
+    private LatencyModel latencyModel;
+    private Scheduler scheduler = Schedulers.fcfs();
+    private EngineLimits limits = EngineLimits.defaults();
+    private long totalKvBlocks = 1_000_000;
+    private int blockSizeTokens = 16;
+    private RequestSource source;
+    private boolean recordRequests;
+    private boolean streamingMetrics;
+    private long horizonUs = Long.MAX_VALUE;
+    private Engine.StepObserver observer;
+
+    private Builder() {}
+
+    /** The latency model timing every step (required). */
+    public Builder latencyModel(LatencyModel m) {
+      this.latencyModel = Objects.requireNonNull(m, "latencyModel");
+      return this;
+    }
+
+    /** The batch-formation policy; FCFS by default. */
+    public Builder scheduler(Scheduler s) {
+      this.scheduler = Objects.requireNonNull(s, "scheduler");
+      return this;
+    }
+
+    /** vLLM limits; {@link EngineLimits#defaults()} by default. */
+    public Builder limits(EngineLimits l) {
+      this.limits = Objects.requireNonNull(l, "limits");
+      return this;
+    }
+
+    /** GPU KV-cache blocks of the instance (default 1,000,000). */
+    public Builder totalKvBlocks(long n) {
+      if (n < 1) {
+        throw new IllegalArgumentException("total KV blocks must be at least 1, got " + n);
+      }
+      this.totalKvBlocks = n;
+      return this;
+    }
+
+    /** Tokens per KV block (default 16). */
+    public Builder blockSizeTokens(int n) {
+      if (n < 1) {
+        throw new IllegalArgumentException("block size must be at least 1 token, got " + n);
+      }
+      this.blockSizeTokens = n;
+      return this;
+    }
+
+    /** Where requests come from (required). */
+    public Builder source(RequestSource s) {
+      this.source = Objects.requireNonNull(s, "source");
+      return this;
+    }
+
+    /** Keep one {@link RequestRecord} per finished request (default false). */
+    public Builder recordRequests(boolean b) {
+      this.recordRequests = b;
+      return this;
+    }
+
+    /**
+     * Summarize latencies with HdrHistogram (bounded memory, 3 significant digits) instead of
+     * exact percentiles over every sample (default false).
+     */
+    public Builder streamingMetrics(boolean b) {
+      this.streamingMetrics = b;
+      return this;
+    }
+
+    /** Stop processing events later than this time, microseconds (default: none). */
+    public Builder horizonUs(long t) {
+      if (t < 0) {
+        throw new IllegalArgumentException("horizon must be >= 0 us, got " + t);
+      }
+      this.horizonUs = t;
+      return this;
+    }
+
+    Builder stepObserver(Engine.StepObserver o) {
+      this.observer = o;
+      return this;
+    }
+
+    /**
+     * Builds the simulation.
+     *
+     * @throws IllegalArgumentException if the latency model or the source is missing
+     */
+    public Simulation build() {
+      if (latencyModel == null) {
+        throw new IllegalArgumentException("simulation: a latency model is required");
+      }
+      if (source == null) {
+        throw new IllegalArgumentException("simulation: a request source is required");
+      }
+      KvBlockPool pool = new KvBlockPool(totalKvBlocks, blockSizeTokens);
+      return new Simulation(new Engine(latencyModel, scheduler, limits, pool, source,
+          recordRequests, streamingMetrics, horizonUs, observer));
+    }
+  }
+}

@@ -1,0 +1,61 @@
+package io.blis.engine;
+
+import java.util.List;
+
+/**
+ * The outcome of one {@link Simulation#run()}: aggregated metrics overall and per load stage,
+ * engine-wide KV-cache figures and, when requested, one record per finished request.
+ */
+public final class SimulationResult {
+
+  private final List<RequestRecord> requests;
+  private final MetricsSummary overall;
+  private final List<MetricsSummary> stages;
+  private final long simulatedDurationUs;
+  private final EngineStats engine;
+
+  SimulationResult(List<RequestRecord> requests, MetricsSummary overall,
+      List<MetricsSummary> stages, long simulatedDurationUs, EngineStats engine) {
+    this.requests = List.copyOf(requests);
+    this.overall = overall;
+    this.stages = List.copyOf(stages);
+    this.simulatedDurationUs = simulatedDurationUs;
+    this.engine = engine;
+  }
+
+  /** Per-request records sorted by arrival then id; empty unless requested. */
+  public List<RequestRecord> requests() {
+    return requests;
+  }
+
+  /** Metrics over all requests. */
+  public MetricsSummary overall() {
+    return overall;
+  }
+
+  /** Metrics per load stage, ordered by stage number. */
+  public List<MetricsSummary> stages() {
+    return stages;
+  }
+
+  /**
+   * Simulated time from 0 to the last event (the end of the last step, or the last time a client
+   * saw a request end, whichever is later; the horizon when it cut the run short), microseconds.
+   */
+  public long simulatedDurationUs() {
+    return simulatedDurationUs;
+  }
+
+  /** Engine-wide KV cache, preemption and step figures. */
+  public EngineStats engine() {
+    return engine;
+  }
+
+  /**
+   * The result as a JSON document with stable snake_case field names, latencies in milliseconds
+   * with fixed decimals, written deterministically (same result, same bytes).
+   */
+  public String toJson() {
+    return ResultJson.write(this);
+  }
+}

@@ -1,0 +1,70 @@
+package io.blis.engine;
+
+import java.util.Arrays;
+import org.HdrHistogram.Histogram;
+
+/** Collects non-negative microsecond samples of one metric and summarizes them. */
+abstract class ValueStore {
+
+  abstract void add(long valueUs);
+
+  abstract Distribution summarize();
+
+  static ValueStore create(boolean streaming) {
+    return streaming ? new Streaming() : new Exact();
+  }
+
+  /** Keeps every value in a growable {@code long[]}: exact percentiles. */
+  static final class Exact extends ValueStore {
+    private long[] values = new long[64];
+    private int size;
+    private double sum;
+
+    @Override
+    void add(long valueUs) {
+      if (size == values.length) {
+        values = Arrays.copyOf(values, size * 2);
+      }
+      values[size++] = valueUs;
+      sum += valueUs;
+    }
+
+    @Override
+    Distribution summarize() {
+      if (size == 0) {
+        return Distribution.EMPTY;
+      }
+      long[] sorted = Arrays.copyOf(values, size);
+      Arrays.sort(sorted);
+      return new Distribution(size, sum / size,
+          Distribution.percentile(sorted, size, 50), Distribution.percentile(sorted, size, 90),
+          Distribution.percentile(sorted, size, 95), Distribution.percentile(sorted, size, 99));
+    }
+  }
+
+  /**
+   * Bounded memory: an HdrHistogram with 3 significant digits (percentiles within 0.1%); the
+   * mean is exact.
+   */
+  static final class Streaming extends ValueStore {
+    private final Histogram histogram = new Histogram(3);
+    private double sum;
+
+    @Override
+    void add(long valueUs) {
+      histogram.recordValue(valueUs);
+      sum += valueUs;
+    }
+
+    @Override
+    Distribution summarize() {
+      long n = histogram.getTotalCount();
+      if (n == 0) {
+        return Distribution.EMPTY;
+      }
+      return new Distribution(n, sum / n,
+          histogram.getValueAtPercentile(50), histogram.getValueAtPercentile(90),
+          histogram.getValueAtPercentile(95), histogram.getValueAtPercentile(99));
+    }
+  }
+}

@@ -1,0 +1,338 @@
+package io.blis.latency.catalog;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * The bundled HuggingFace model configs, looked up by name, and the parser of {@code config.json}
+ * files.
+ *
+ * <p>Bundled: every model of the ground-truth campaign (Llama-2 7B/70B, Mixtral 8x7B/8x22B,
+ * CodeLlama-34B, Llama-3.1 8B/70B, Qwen2.5-7B, Qwen3-14B, Yi-34B, Mistral-Nemo, Llama-4-Scout
+ * FP8). Lookup is case-insensitive and accepts the full HF name ({@code meta-llama/Llama-2-7b-hf}),
+ * the part after the slash ({@code llama-2-7b-hf}), and short aliases ({@code llama-2-7b}).
+ *
+ * <p>Keys read from {@code config.json} (a nested {@code text_config} is flattened over the top
+ * level): {@code num_hidden_layers}, {@code hidden_size}, {@code num_attention_heads}, {@code
+ * intermediate_size} and {@code vocab_size} (required); {@code num_key_value_heads} (default: the
+ * attention heads), {@code head_dim} (default hidden / heads), {@code torch_dtype}/{@code dtype},
+ * {@code max_position_embeddings} with {@code rope_scaling}, {@code tie_word_embeddings}, {@code
+ * model_type} (two-matrix FFN for gpt2/opt/falcon-style models, gated otherwise); MoE: {@code num_local_experts | num_experts | moe_num_experts | n_routed_experts},
+ * {@code num_experts_per_tok | moe_top_k}, {@code moe_intermediate_size}, {@code
+ * intermediate_size_mlp} (dense FFN of Llama-4), {@code shared_expert_intermediate_size} or {@code
+ * n_shared_experts}, {@code interleave_moe_layer_step | decoder_sparse_step}, {@code
+ * first_k_dense_replace}; quantization: {@code quantization_config} ({@code quant_method: fp8},
+ * {@code bits}, compressed-tensors {@code config_groups.*.weights.num_bits}).
+ */
+public final class ModelCatalog {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String RESOURCE_DIR = "/io/blis/latency/models/";
+
+  /** Short aliases; the full name and the part after the slash are always accepted too. */
+  private static final Map<String, String> ALIASES =
+      Map.ofEntries(
+          Map.entry("llama-2-7b", "meta-llama/Llama-2-7b-hf"),
+          Map.entry("llama-2-70b", "meta-llama/Llama-2-70b-hf"),
+          Map.entry("mixtral-8x7b", "mistralai/Mixtral-8x7B-v0.1"),
+          Map.entry("mixtral-8x22b", "mistralai/Mixtral-8x22B-v0.1"),
+          Map.entry("mixtral-8x22b-instruct", "mistralai/Mixtral-8x22B-Instruct-v0.1"),
+          Map.entry("codellama-34b", "codellama/CodeLlama-34b-Instruct-hf"),
+          Map.entry("llama-3.1-8b", "meta-llama/Llama-3.1-8B-Instruct"),
+          Map.entry("llama-3.1-70b", "meta-llama/Llama-3.1-70B-Instruct"),
+          Map.entry("qwen2.5-7b", "Qwen/Qwen2.5-7B-Instruct"),
+          Map.entry("qwen3-14b", "Qwen/Qwen3-14B"),
+          Map.entry("yi-34b", "01-ai/Yi-34B"),
+          Map.entry("mistral-nemo", "mistralai/Mistral-Nemo-Instruct-2407"),
+          Map.entry("llama-4-scout", "RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic"),
+          Map.entry("llama-4-scout-fp8", "RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic"));
+
+  private static final List<String> NAMES = loadIndex();
+  private static final Map<String, String> LOOKUP = buildLookup();
+
+  private ModelCatalog() {}
+
+  /** The HF names of the bundled models, sorted case-insensitively. */
+  public static List<String> names() {
+    return NAMES;
+  }
+
+  /**
+   * The bundled model called {@code name} (case-insensitive; full HF name, the part after the
+   * slash, or a short alias such as {@code llama-2-7b}).
+   *
+   * @throws IllegalArgumentException if no bundled model has that name; the message lists them
+   */
+  public static ModelConfig byName(String name) {
+    if (name == null) {
+      throw new IllegalArgumentException("model name must not be null; known models: " + NAMES);
+    }
+    String full = LOOKUP.get(name.trim().toLowerCase(Locale.ROOT));
+    if (full == null) {
+      throw new IllegalArgumentException(
+          "unknown model '" + name + "'; bundled models: " + String.join(", ", NAMES)
+              + " (short aliases: " + String.join(", ", new TreeMap<>(ALIASES).keySet())
+              + "); or give a config.json path");
+    }
+    String resource = RESOURCE_DIR + full.replace("/", "--") + ".json";
+    try (InputStream in = ModelCatalog.class.getResourceAsStream(resource)) {
+      if (in == null) {
+        throw new IllegalStateException("bundled model config missing: " + resource);
+      }
+      return parse(full, "bundled config of " + full, JSON.readTree(in));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read bundled config " + resource, e);
+    }
+  }
+
+  /**
+   * Parses a HuggingFace {@code config.json}. The model is named after the file's parent
+   * directory, with {@code org--name} turned into {@code org/name}.
+   *
+   * @throws IllegalArgumentException if the file cannot be read, is not JSON, or a field is
+   *     missing or invalid (the message names the file and the field)
+   */
+  public static ModelConfig fromFile(Path configJson) {
+    Path parent = configJson.toAbsolutePath().getParent();
+    String name =
+        parent != null && parent.getFileName() != null
+            ? parent.getFileName().toString().replace("--", "/")
+            : configJson.getFileName().toString();
+    return fromFile(configJson, name);
+  }
+
+  /** As {@link #fromFile(Path)} with an explicit model name. */
+  public static ModelConfig fromFile(Path configJson, String name) {
+    JsonNode root;
+    try {
+      root = JSON.readTree(Files.readAllBytes(configJson));
+    } catch (IOException e) {
+      throw new IllegalArgumentException(
+          configJson + ": cannot read model config: " + e.getMessage(), e);
+    }
+    return parse(name, configJson.toString(), root);
+  }
+
+  /**
+   * Parses a HuggingFace config already read into a JSON tree.
+   *
+   * @param name the model name to record
+   * @param source where the JSON came from, used in error messages
+   */
+  public static ModelConfig parse(String name, String source, JsonNode root) {
+    if (root == null || !root.isObject()) {
+      throw new IllegalArgumentException(source + ": expected a JSON object (HF config.json)");
+    }
+    ObjectNode c = flatten((ObjectNode) root);
+    HfFields f = new HfFields(source, c);
+
+    int layers = f.requiredInt("num_hidden_layers", "n_layer", "num_layers");
+    int hidden = f.requiredInt("hidden_size", "n_embd", "d_model");
+    int heads = f.requiredInt("num_attention_heads", "n_head");
+    int kvHeads = f.optionalInt(heads, "num_key_value_heads", "num_kv_heads", "multi_query_group_num");
+    int headDim = f.optionalInt(0, "head_dim");
+    if (headDim == 0) {
+      if (hidden % heads != 0) {
+        throw new IllegalArgumentException(
+            source + ": hidden_size (" + hidden + ") is not a multiple of num_attention_heads ("
+                + heads + ") and head_dim is missing");
+      }
+      headDim = hidden / heads;
+    }
+    int ffn = f.requiredInt("intermediate_size", "ffn_hidden_size", "n_inner");
+    int denseFfn = f.optionalInt(ffn, "intermediate_size_mlp");
+    int vocab = f.requiredInt("vocab_size");
+    boolean tied = f.bool("tie_word_embeddings", false);
+    boolean gated = isGated(f.text("model_type"));
+
+    int activationBytes = dtypeBytes(f.text("torch_dtype", "dtype"));
+    double weightBytes = weightBytesPerParam(name, c, activationBytes);
+
+    int experts = f.optionalInt(0, "num_local_experts", "num_experts", "moe_num_experts",
+        "n_routed_experts");
+    int topK = 0;
+    int moeFfn = ffn;
+    int sharedFfn = 0;
+    int moeLayers = 0;
+    if (experts > 1) {
+      topK = f.requiredInt("num_experts_per_tok", "moe_top_k");
+      moeFfn = f.optionalInt(ffn, "moe_intermediate_size");
+      int sharedExperts = f.optionalInt(0, "n_shared_experts", "num_shared_experts");
+      sharedFfn = f.optionalInt(0, "shared_expert_intermediate_size");
+      if (sharedFfn == 0 && sharedExperts > 0) {
+        sharedFfn = sharedExperts * moeFfn;
+      }
+      String modelType = f.text("model_type");
+      if (sharedFfn == 0 && modelType != null && modelType.startsWith("llama4")) {
+        sharedFfn = moeFfn; // Llama-4 MoE layers have one shared expert of the expert width
+      }
+      int step = f.optionalInt(1, "interleave_moe_layer_step", "decoder_sparse_step", "moe_layer_freq");
+      int firstDense = f.optionalInt(0, "first_k_dense_replace");
+      if (firstDense > layers) {
+        throw new IllegalArgumentException(
+            source + ": first_k_dense_replace (" + firstDense + ") exceeds num_hidden_layers ("
+                + layers + ")");
+      }
+      for (int i = firstDense; i < layers; i++) {
+        if ((i + 1) % step == 0) {
+          moeLayers++;
+        }
+      }
+    } else {
+      experts = 0;
+    }
+    int maxPos = maxPositions(f, c);
+    try {
+      return new ModelConfig(name, layers, hidden, heads, kvHeads, headDim, denseFfn, vocab, maxPos,
+          activationBytes, weightBytes, tied, experts, topK, moeFfn, sharedFfn, moeLayers, gated);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static ObjectNode flatten(ObjectNode root) {
+    JsonNode text = root.get("text_config");
+    if (text == null || !text.isObject()) {
+      return root;
+    }
+    ObjectNode merged = root.deepCopy();
+    merged.remove("text_config");
+    Iterator<Map.Entry<String, JsonNode>> it = text.fields();
+    while (it.hasNext()) {
+      Map.Entry<String, JsonNode> e = it.next();
+      merged.set(e.getKey(), e.getValue());
+    }
+    return merged;
+  }
+
+  /** FFNs are gated (three matrices) except in the older two-matrix architectures listed here. */
+  private static boolean isGated(String modelType) {
+    if (modelType == null) {
+      return true;
+    }
+    return switch (modelType.toLowerCase(Locale.ROOT)) {
+      case "gpt2", "gpt_neox", "gptj", "opt", "bloom", "falcon", "phi", "gpt_bigcode",
+          "starcoder2", "mpt" -> false;
+      default -> true;
+    };
+  }
+
+  /**
+   * Bytes of one activation element. vLLM's {@code dtype=auto} serves fp32 checkpoints in 16 bits,
+   * so every known dtype maps to 2 except an explicit 8-bit one.
+   */
+  private static int dtypeBytes(String dtype) {
+    if (dtype == null) {
+      return 2;
+    }
+    String d = dtype.toLowerCase(Locale.ROOT);
+    if (d.contains("float8") || d.equals("fp8") || d.equals("int8") || d.equals("uint8")) {
+      return 1;
+    }
+    return 2;
+  }
+
+  private static double weightBytesPerParam(String name, ObjectNode c, int activationBytes) {
+    JsonNode q = c.get("quantization_config");
+    if (q != null && q.isObject()) {
+      String method = q.path("quant_method").asText("").toLowerCase(Locale.ROOT);
+      if (method.equals("fp8") || method.equals("fbgemm_fp8")) {
+        return 1.0;
+      }
+      if (q.path("bits").isNumber()) {
+        return q.get("bits").asDouble() / 8.0;
+      }
+      if (q.path("weight_bits").isNumber()) {
+        return q.get("weight_bits").asDouble() / 8.0;
+      }
+      JsonNode groups = q.get("config_groups");
+      if (groups != null && groups.isObject()) {
+        double bits = 0;
+        for (JsonNode g : groups) {
+          bits = Math.max(bits, g.path("weights").path("num_bits").asDouble(0));
+        }
+        if (bits > 0) {
+          return bits / 8.0;
+        }
+      }
+      if (method.contains("awq") || method.contains("gptq")) {
+        return 0.5;
+      }
+    }
+    String n = name.toLowerCase(Locale.ROOT);
+    if (n.contains("w4a16") || n.contains("int4") || n.contains("awq")) {
+      return 0.5;
+    }
+    if (n.contains("fp8") || n.contains("w8a8") || n.contains("int8")) {
+      return 1.0;
+    }
+    return activationBytes;
+  }
+
+  private static int maxPositions(HfFields f, ObjectNode c) {
+    int base = f.optionalInt(0, "max_position_embeddings", "n_positions", "max_sequence_length");
+    JsonNode rope = c.get("rope_scaling");
+    if (base == 0 || rope == null || !rope.isObject()) {
+      return base;
+    }
+    String type = rope.path("rope_type").asText(rope.path("type").asText("")).toLowerCase(Locale.ROOT);
+    double factor = rope.path("factor").asDouble(1.0);
+    if (!(factor > 1.0)) {
+      return base;
+    }
+    double scaled =
+        switch (type) {
+          case "linear", "dynamic" -> base * factor;
+          case "yarn" -> rope.path("original_max_position_embeddings").asDouble(base) * factor;
+          default -> base; // llama3, longrope, su, mrope: config already states the scaled length
+        };
+    return (int) Math.min(Integer.MAX_VALUE, Math.round(scaled));
+  }
+
+  private static List<String> loadIndex() {
+    List<String> out = new ArrayList<>();
+    try (InputStream in = ModelCatalog.class.getResourceAsStream(RESOURCE_DIR + "index.txt")) {
+      if (in == null) {
+        throw new IllegalStateException("bundled model index missing: " + RESOURCE_DIR + "index.txt");
+      }
+      BufferedReader r = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8));
+      for (String line = r.readLine(); line != null; line = r.readLine()) {
+        if (!line.isBlank()) {
+          out.add(line.trim());
+        }
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    out.sort(String.CASE_INSENSITIVE_ORDER);
+    return Collections.unmodifiableList(out);
+  }
+
+  private static Map<String, String> buildLookup() {
+    Map<String, String> m = new TreeMap<>();
+    for (String full : NAMES) {
+      String lower = full.toLowerCase(Locale.ROOT);
+      m.put(lower, full);
+      m.put(lower.replace("/", "--"), full);
+      m.putIfAbsent(lower.substring(lower.indexOf('/') + 1), full);
+    }
+    ALIASES.forEach((alias, full) -> m.putIfAbsent(alias, full));
+    return m;
+  }
+}

@@ -1,0 +1,147 @@
+package io.blis.latency.catalog;
+
+import io.blis.api.ModelSpec;
+
+/**
+ * The architecture of a transformer model as read from a HuggingFace {@code config.json}: an
+ * immutable, validated {@link ModelSpec}. Sizes are element counts (not bytes) unless the name
+ * says otherwise.
+ *
+ * <p>Build one with {@link ModelCatalog#byName(String)} or {@link ModelCatalog#fromFile} (which
+ * parse and validate HF configs), or directly with the canonical constructor, which checks the
+ * same invariants and throws {@link IllegalArgumentException} naming the offending field.
+ *
+ * @param name model name, e.g. {@code meta-llama/Llama-2-7b-hf}
+ * @param numLayers transformer blocks ({@code num_hidden_layers})
+ * @param hiddenSize model width ({@code hidden_size})
+ * @param numAttentionHeads query heads
+ * @param numKeyValueHeads key/value heads (fewer than query heads for GQA)
+ * @param headDim dimension of one head ({@code head_dim}, else hidden / heads)
+ * @param intermediateSize FFN width of the dense layers
+ * @param vocabSize vocabulary size
+ * @param maxPositionEmbeddings maximum positions after rope scaling, 0 when unknown
+ * @param activationBytes bytes of one activation / KV-cache element (2 for fp16/bf16, 4 for fp32)
+ * @param weightBytesPerParam bytes of one weight after quantization (2 bf16, 1 fp8/int8, 0.5 int4)
+ * @param tieWordEmbeddings whether the LM head shares the input embedding matrix
+ * @param numExperts routed experts per MoE layer, 0 for dense models
+ * @param expertsPerToken experts each token is routed to (top-k), 0 for dense models
+ * @param moeIntermediateSize FFN width of one routed expert
+ * @param sharedExpertIntermediateSize total FFN width of the shared experts of an MoE layer
+ * @param numMoeLayers layers whose FFN is an MoE block; 0 for dense models
+ * @param gatedMlp whether the FFN has three matrices (gate, up, down: SwiGLU/GeGLU) rather than two
+ */
+public record ModelConfig(
+    String name,
+    int numLayers,
+    int hiddenSize,
+    int numAttentionHeads,
+    int numKeyValueHeads,
+    int headDim,
+    int intermediateSize,
+    int vocabSize,
+    int maxPositionEmbeddings,
+    int activationBytes,
+    double weightBytesPerParam,
+    boolean tieWordEmbeddings,
+    int numExperts,
+    int expertsPerToken,
+    int moeIntermediateSize,
+    int sharedExpertIntermediateSize,
+    int numMoeLayers,
+    boolean gatedMlp)
+    implements ModelSpec {
+
+  /** Validates every field; messages name the field and the model. */
+  public ModelConfig {
+    if (name == null || name.isBlank()) {
+      throw new IllegalArgumentException("model name must not be empty");
+    }
+    positive(name, "num_hidden_layers", numLayers);
+    positive(name, "hidden_size", hiddenSize);
+    positive(name, "num_attention_heads", numAttentionHeads);
+    positive(name, "num_key_value_heads", numKeyValueHeads);
+    positive(name, "head_dim", headDim);
+    positive(name, "intermediate_size", intermediateSize);
+    positive(name, "vocab_size", vocabSize);
+    if (maxPositionEmbeddings < 0) {
+      throw new IllegalArgumentException(
+          name + ": max_position_embeddings must be >= 0, got " + maxPositionEmbeddings);
+    }
+    if (activationBytes != 1 && activationBytes != 2 && activationBytes != 4) {
+      throw new IllegalArgumentException(
+          name + ": activation bytes must be 1, 2 or 4 (from torch_dtype), got " + activationBytes);
+    }
+    if (!(weightBytesPerParam > 0) || weightBytesPerParam > 4) {
+      throw new IllegalArgumentException(
+          name + ": weight bytes per parameter must be in (0, 4], got " + weightBytesPerParam);
+    }
+    if (numAttentionHeads % numKeyValueHeads != 0) {
+      throw new IllegalArgumentException(
+          name + ": num_attention_heads (" + numAttentionHeads
+              + ") must be a multiple of num_key_value_heads (" + numKeyValueHeads + ")");
+    }
+    if (numExperts < 0 || expertsPerToken < 0 || numMoeLayers < 0
+        || sharedExpertIntermediateSize < 0) {
+      throw new IllegalArgumentException(
+          name + ": expert counts and sizes must be >= 0 (num_experts " + numExperts
+              + ", num_experts_per_tok " + expertsPerToken + ", MoE layers " + numMoeLayers
+              + ", shared expert size " + sharedExpertIntermediateSize + ")");
+    }
+    if (numExperts > 1) {
+      if (expertsPerToken < 1 || expertsPerToken > numExperts) {
+        throw new IllegalArgumentException(
+            name + ": num_experts_per_tok must be in [1, " + numExperts + "] for an MoE model, got "
+                + expertsPerToken);
+      }
+      positive(name, "moe_intermediate_size", moeIntermediateSize);
+      if (numMoeLayers < 1 || numMoeLayers > numLayers) {
+        throw new IllegalArgumentException(
+            name + ": the number of MoE layers must be in [1, " + numLayers + "], got "
+                + numMoeLayers);
+      }
+    } else if (numMoeLayers != 0) {
+      throw new IllegalArgumentException(
+          name + ": a dense model (num_experts " + numExperts + ") cannot have " + numMoeLayers
+              + " MoE layers");
+    }
+  }
+
+  private static void positive(String model, String field, int value) {
+    if (value <= 0) {
+      throw new IllegalArgumentException(model + ": " + field + " must be > 0, got " + value);
+    }
+  }
+
+  /** Width of all query heads together ({@code heads x head_dim}). */
+  public int queryDim() {
+    return numAttentionHeads * headDim;
+  }
+
+  /** Width of all key (or value) heads together ({@code kv_heads x head_dim}). */
+  public int kvDim() {
+    return numKeyValueHeads * headDim;
+  }
+
+  /** Layers whose FFN is dense ({@code numLayers - numMoeLayers}). */
+  public int numDenseLayers() {
+    return numLayers - numMoeLayers;
+  }
+
+  /** Total number of weight parameters (embeddings, attention, FFN or experts, norms, LM head). */
+  public long parameterCount() {
+    return ModelSizes.parameterCount(this);
+  }
+
+  /** Bytes of all weights at {@link #weightBytesPerParam()}. */
+  public double weightBytes() {
+    return parameterCount() * weightBytesPerParam;
+  }
+
+  /** The same model with another name (used for aliases). */
+  ModelConfig withName(String newName) {
+    return new ModelConfig(newName, numLayers, hiddenSize, numAttentionHeads, numKeyValueHeads,
+        headDim, intermediateSize, vocabSize, maxPositionEmbeddings, activationBytes,
+        weightBytesPerParam, tieWordEmbeddings, numExperts, expertsPerToken, moeIntermediateSize,
+        sharedExpertIntermediateSize, numMoeLayers, gatedMlp);
+  }
+}

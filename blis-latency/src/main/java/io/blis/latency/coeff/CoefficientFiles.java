@@ -1,0 +1,208 @@
+package io.blis.latency.coeff;
+
+import com.fasterxml.jackson.core.JacksonException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.blis.api.Coefficients;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.regex.Pattern;
+
+/**
+ * Reads latency-model coefficients from versioned files and from the command line.
+ *
+ * <p>File format (YAML or JSON; JSON is valid YAML):
+ *
+ * <pre>
+ * version: 1                        # required, currently 1
+ * latency_model: trained-physics    # optional: the model the file is meant for
+ * description: "..."                # optional free text (also: source, notes, model, gpu)
+ * alpha: [15563.2, 777.3, 45.9]     # any other key: a list of finite numbers (or one number)
+ * beta: [0.15, 0.0, 1.36, ...]
+ * </pre>
+ *
+ * Which vectors a model reads, and the unit of every entry, is documented by each latency model.
+ */
+public final class CoefficientFiles {
+
+  /** The only file version this reader understands. */
+  public static final int VERSION = 1;
+
+  private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+  private static final Set<String> TEXT_KEYS =
+      Set.of("latency_model", "description", "source", "notes", "model", "gpu", "hardware");
+  private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_.-]*");
+
+  private CoefficientFiles() {}
+
+  /** A parsed coefficient file: the model it names (may be empty) and its vectors. */
+  public record CoefficientFile(String latencyModel, Coefficients coefficients) {}
+
+  /**
+   * Loads the vectors of a coefficient file.
+   *
+   * @throws IllegalArgumentException naming the file and the key when the file cannot be read,
+   *     has no or a wrong {@code version}, or a value is not a list of finite numbers
+   */
+  public static Coefficients load(Path file) {
+    return read(file).coefficients();
+  }
+
+  /** As {@link #load(Path)}, also returning the {@code latency_model} the file names. */
+  public static CoefficientFile read(Path file) {
+    try (InputStream in = Files.newInputStream(file)) {
+      return read(in, file.toString());
+    } catch (IOException e) {
+      throw new IllegalArgumentException(
+          file + ": cannot read coefficient file: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * The bundled default coefficient file of a latency model ({@code
+   * io/blis/latency/coefficients/<model>.yaml} on the class path).
+   *
+   * @throws IllegalStateException if the resource is missing (a packaging bug)
+   */
+  public static Coefficients bundled(String latencyModel) {
+    String resource = "/io/blis/latency/coefficients/" + latencyModel + ".yaml";
+    try (InputStream in = CoefficientFiles.class.getResourceAsStream(resource)) {
+      if (in == null) {
+        throw new IllegalStateException("bundled coefficient file missing: " + resource);
+      }
+      return read(in, "bundled " + resource.substring(1)).coefficients();
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot read bundled " + resource, e);
+    }
+  }
+
+  /** Reads a coefficient file from a stream; {@code source} names it in error messages. */
+  public static CoefficientFile read(InputStream in, String source) {
+    JsonNode root;
+    try {
+      root = YAML.readTree(in);
+    } catch (JacksonException e) {
+      throw new IllegalArgumentException(
+          source + ": not valid YAML/JSON: " + e.getOriginalMessage(), e);
+    } catch (IOException e) {
+      throw new IllegalArgumentException(source + ": cannot read: " + e.getMessage(), e);
+    }
+    if (root == null || !root.isObject()) {
+      throw new IllegalArgumentException(
+          source + ": expected a mapping with 'version: " + VERSION + "' and coefficient lists");
+    }
+    JsonNode version = root.get("version");
+    if (version == null || !version.canConvertToInt()) {
+      throw new IllegalArgumentException(
+          source + ": key 'version' is required and must be the integer " + VERSION);
+    }
+    if (version.asInt() != VERSION) {
+      throw new IllegalArgumentException(
+          source + ": key 'version' is " + version.asText() + "; this BLIS reads version "
+              + VERSION);
+    }
+    String latencyModel = root.path("latency_model").asText("");
+    Map<String, double[]> vectors = new LinkedHashMap<>();
+    Iterator<Map.Entry<String, JsonNode>> it = root.fields();
+    while (it.hasNext()) {
+      Map.Entry<String, JsonNode> e = it.next();
+      String key = e.getKey();
+      if (key.equals("version") || TEXT_KEYS.contains(key)) {
+        continue;
+      }
+      vectors.put(key, numbers(source, key, e.getValue()));
+    }
+    if (vectors.isEmpty()) {
+      throw new IllegalArgumentException(
+          source + ": no coefficient lists (expected keys such as alpha: [...], beta: [...])");
+    }
+    return new CoefficientFile(latencyModel, Coefficients.of(source, vectors));
+  }
+
+  private static double[] numbers(String source, String key, JsonNode value) {
+    if (value.isNumber()) {
+      return new double[] {finite(source, key, 0, value.asDouble())};
+    }
+    if (!value.isArray() || value.isEmpty()) {
+      throw new IllegalArgumentException(
+          source + ": key '" + key + "' must be a non-empty list of numbers, got " + value);
+    }
+    double[] out = new double[value.size()];
+    for (int i = 0; i < out.length; i++) {
+      JsonNode v = value.get(i);
+      if (!v.isNumber()) {
+        throw new IllegalArgumentException(
+            source + ": key '" + key + "' entry " + i + " must be a number, got " + v);
+      }
+      out[i] = finite(source, key, i, v.asDouble());
+    }
+    return out;
+  }
+
+  private static double finite(String source, String key, int index, double v) {
+    if (!Double.isFinite(v)) {
+      throw new IllegalArgumentException(
+          source + ": key '" + key + "' entry " + index + " must be finite, got " + v);
+    }
+    return v;
+  }
+
+  /**
+   * Parses inline coefficients as given on the command line: {@code name=v1,v2,...} groups
+   * separated by {@code ;}, e.g. {@code alpha=1,2,3;beta=4,5,6}.
+   *
+   * @throws IllegalArgumentException with one message quoting the text and saying what is wrong
+   */
+  public static Coefficients parseInline(String text) {
+    String expected = "expected name=v1,v2,...;name=v1,... (e.g. alpha=1,2,3;beta=4,5,6)";
+    if (text == null || text.isBlank()) {
+      throw new IllegalArgumentException("inline coefficients are empty; " + expected);
+    }
+    Map<String, double[]> vectors = new LinkedHashMap<>();
+    for (String group : text.split(";")) {
+      if (group.isBlank()) {
+        continue;
+      }
+      int eq = group.indexOf('=');
+      String name = eq < 0 ? group.trim() : group.substring(0, eq).trim();
+      if (eq < 0 || !NAME.matcher(name).matches()) {
+        throw new IllegalArgumentException(
+            "inline coefficients '" + text + "': '" + group.trim() + "' is not name=values; "
+                + expected);
+      }
+      if (vectors.containsKey(name)) {
+        throw new IllegalArgumentException(
+            "inline coefficients '" + text + "': '" + name + "' is given twice");
+      }
+      String[] parts = group.substring(eq + 1).split(",", -1);
+      double[] values = new double[parts.length];
+      for (int i = 0; i < parts.length; i++) {
+        String p = parts[i].trim();
+        try {
+          values[i] = Double.parseDouble(p);
+        } catch (NumberFormatException e) {
+          throw new IllegalArgumentException(
+              "inline coefficients '" + text + "': value " + i + " of '" + name + "' ('" + p
+                  + "') is not a number; " + expected);
+        }
+        if (!Double.isFinite(values[i])) {
+          throw new IllegalArgumentException(
+              "inline coefficients '" + text + "': value " + i + " of '" + name
+                  + "' must be finite, got " + p);
+        }
+      }
+      vectors.put(name, values);
+    }
+    if (vectors.isEmpty()) {
+      throw new IllegalArgumentException("inline coefficients '" + text + "' are empty; " + expected);
+    }
+    return Coefficients.of("inline coefficients", vectors);
+  }
+}

@@ -1,0 +1,77 @@
+package io.blis.workload.synthetic;
+
+import io.blis.workload.Sampling;
+import java.util.List;
+import java.util.SplittableRandom;
+
+/**
+ * Lazily generates the open-loop requests of one client: the next arrival time and its lengths,
+ * one at a time. Times are kept in double seconds and rounded to microseconds on output.
+ */
+final class ClientGenerator {
+
+  final ClientSpec client;
+  final int index;
+  private final SplittableRandom rng;
+  private final long horizonUs;
+  private double timeS;
+  private int window;
+  private boolean done;
+
+  /** Arrival of the pending request, microseconds. Valid while {@link #done()} is false. */
+  long arrivalUs;
+  /** Prompt tokens after the shared prefix of the pending request. */
+  int contentTokens;
+  /** Output tokens of the pending request. */
+  int outputTokens;
+
+  ClientGenerator(ClientSpec client, int index, long seed, long horizonUs) {
+    this.client = client;
+    this.index = index;
+    this.rng = new SplittableRandom(Sampling.subSeed(seed, "client:" + client.id()));
+    this.horizonUs = horizonUs;
+    List<ActiveWindow> windows = client.windows();
+    this.timeS = windows.isEmpty() ? 0 : windows.get(0).startUs() / 1e6;
+    advance();
+  }
+
+  boolean done() {
+    return done;
+  }
+
+  /** Moves to the next request: first arrival is one gap after the start (or window start). */
+  void advance() {
+    if (done) {
+      return;
+    }
+    List<ActiveWindow> windows = client.windows();
+    long t;
+    while (true) {
+      timeS += client.arrival().nextGapS(rng);
+      t = Math.round(timeS * 1e6);
+      if (windows.isEmpty()) {
+        break;
+      }
+      while (window < windows.size() && t >= windows.get(window).endUs()) {
+        window++;
+      }
+      if (window == windows.size()) {
+        done = true;
+        return;
+      }
+      ActiveWindow w = windows.get(window);
+      if (t >= w.startUs()) {
+        break;
+      }
+      // Before the next window: the process restarts at the window start.
+      timeS = w.startUs() / 1e6;
+    }
+    if (t > horizonUs) {
+      done = true;
+      return;
+    }
+    arrivalUs = t;
+    contentTokens = client.input().sample(rng);
+    outputTokens = client.output().sample(rng);
+  }
+}

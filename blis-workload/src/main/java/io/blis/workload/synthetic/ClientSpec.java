@@ -1,0 +1,81 @@
+package io.blis.workload.synthetic;
+
+import java.util.List;
+import java.util.Objects;
+
+/**
+ * One client of a synthetic workload: its arrival process (at its own rate), prompt and output
+ * lengths, shared prefix, classification, timeout, sessions and activity windows.
+ *
+ * <p>A request's prompt is {@code prefixLength} tokens shared by every client of {@code
+ * prefixGroup}, followed by {@code input.sample()} tokens of its own content; the output is {@code
+ * output.sample()} tokens.
+ *
+ * @param id client name, unique within a workload
+ * @param tenant tenant name, empty when unused
+ * @param sloClass SLO class (critical, standard, batch, sheddable, background)
+ * @param arrival arrival process of this client at its own rate
+ * @param input tokens of the prompt after the shared prefix
+ * @param output output tokens
+ * @param prefixGroup shared-prefix group, empty for none
+ * @param prefixLength shared-prefix tokens at the start of every prompt (0 without a group)
+ * @param timeoutUs client timeout per request, microseconds; 0 means none
+ * @param session multi-turn sessions, {@link SessionSpec#NONE} for single requests
+ * @param windows activity windows sorted by start, not overlapping; empty means always active
+ */
+public record ClientSpec(
+    String id,
+    String tenant,
+    String sloClass,
+    ArrivalProcess arrival,
+    LengthDistribution input,
+    LengthDistribution output,
+    String prefixGroup,
+    int prefixLength,
+    long timeoutUs,
+    SessionSpec session,
+    List<ActiveWindow> windows) {
+
+  /** SLO classes the engine knows. */
+  public static final List<String> SLO_CLASSES =
+      List.of("critical", "standard", "batch", "sheddable", "background");
+
+  public ClientSpec {
+    Objects.requireNonNull(id, "id");
+    Objects.requireNonNull(tenant, "tenant");
+    Objects.requireNonNull(arrival, "arrival");
+    Objects.requireNonNull(input, "input");
+    Objects.requireNonNull(output, "output");
+    Objects.requireNonNull(prefixGroup, "prefixGroup");
+    Objects.requireNonNull(session, "session");
+    if (!SLO_CLASSES.contains(sloClass)) {
+      throw new IllegalArgumentException(
+          "client " + id + ": unknown SLO class '" + sloClass + "', expected one of " + SLO_CLASSES);
+    }
+    if (prefixLength < 0) {
+      throw new IllegalArgumentException(
+          "client " + id + ": prefix length must be >= 0, got " + prefixLength);
+    }
+    if (prefixLength > 0 && prefixGroup.isEmpty()) {
+      throw new IllegalArgumentException(
+          "client " + id + ": a prefix length needs a prefix group name");
+    }
+    if (timeoutUs < 0) {
+      throw new IllegalArgumentException("client " + id + ": timeout must be >= 0, got " + timeoutUs);
+    }
+    windows = List.copyOf(windows);
+    for (int i = 1; i < windows.size(); i++) {
+      if (windows.get(i).startUs() < windows.get(i - 1).endUs()) {
+        throw new IllegalArgumentException(
+            "client " + id + ": lifecycle windows must be sorted and must not overlap");
+      }
+    }
+  }
+
+  /** A client with standard SLO class, no tenant, prefix, timeout, sessions or windows. */
+  public static ClientSpec simple(
+      String id, ArrivalProcess arrival, LengthDistribution input, LengthDistribution output) {
+    return new ClientSpec(
+        id, "", "standard", arrival, input, output, "", 0, 0, SessionSpec.NONE, List.of());
+  }
+}

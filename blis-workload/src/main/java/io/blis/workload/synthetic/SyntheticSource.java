@@ -1,0 +1,143 @@
+package io.blis.workload.synthetic;
+
+import io.blis.workload.PromptTokens;
+import io.blis.workload.RequestOutcome;
+import io.blis.workload.RequestSource;
+import io.blis.workload.RequestSpec;
+import io.blis.workload.Sampling;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+
+/**
+ * Merges the per-client generators with a binary heap keyed by (arrival, client index), and
+ * produces closed-loop session rounds in {@link #onFinished}. Memory is O(clients + live sessions).
+ */
+final class SyntheticSource implements RequestSource {
+
+  private final long seed;
+  private final long maxOpenLoopRequests;
+  private final long horizonUs;
+  private final ClientGenerator[] heap;
+  private int heapSize;
+  private long openLoopSent;
+  private long nextId;
+  /** Live multi-turn sessions: session id to the client generator index. */
+  private final Map<Long, ClientSpec> liveSessions = new HashMap<>();
+
+  SyntheticSource(List<ClientSpec> clients, long seed, long maxOpenLoopRequests, long horizonUs) {
+    this.seed = seed;
+    this.maxOpenLoopRequests = maxOpenLoopRequests;
+    this.horizonUs = horizonUs;
+    this.heap = new ClientGenerator[clients.size()];
+    for (int i = 0; i < clients.size(); i++) {
+      ClientGenerator g = new ClientGenerator(clients.get(i), i, seed, horizonUs);
+      if (!g.done()) {
+        heap[heapSize++] = g;
+        siftUp(heapSize - 1);
+      }
+    }
+  }
+
+  @Override
+  public RequestSpec next() {
+    if (heapSize == 0 || openLoopSent >= maxOpenLoopRequests) {
+      return null;
+    }
+    ClientGenerator g = heap[0];
+    ClientSpec c = g.client;
+    long id = nextId++;
+    openLoopSent++;
+    int input = c.prefixLength() + g.contentTokens;
+    int[] prompt = PromptTokens.build(seed, c.prefixGroup(), c.prefixLength(), id, input);
+    long sessionId = -1;
+    if (c.session().multiTurn()) {
+      sessionId = id;
+      liveSessions.put(sessionId, c);
+    }
+    RequestSpec r = new RequestSpec(
+        id, g.arrivalUs, prompt, g.outputTokens, c.sloClass(), c.tenant(), c.prefixGroup(),
+        c.prefixLength(), sessionId, 0, c.timeoutUs(), 0);
+    g.advance();
+    if (g.done()) {
+      heap[0] = heap[--heapSize];
+      heap[heapSize] = null;
+    }
+    if (heapSize > 0) {
+      siftDown(0);
+    }
+    return r;
+  }
+
+  @Override
+  public List<RequestSpec> onFinished(RequestSpec request, RequestOutcome outcome, long timeUs) {
+    if (request.sessionId() < 0) {
+      return List.of();
+    }
+    ClientSpec c = liveSessions.get(request.sessionId());
+    if (c == null) {
+      return List.of();
+    }
+    int round = request.round() + 1;
+    long arrival = timeUs + c.session().thinkTimeUs();
+    if (outcome != RequestOutcome.COMPLETED || round >= c.session().rounds() || arrival > horizonUs) {
+      liveSessions.remove(request.sessionId());
+      return List.of();
+    }
+    SplittableRandom rng = new SplittableRandom(Sampling.mix(Sampling.mix(seed, request.sessionId()), round));
+    int turn = c.input().sample(rng);
+    int output = c.output().sample(rng);
+    long id = nextId++;
+    int[] prompt;
+    if (c.session().accumulateContext()) {
+      long input = (long) request.inputTokens() + request.outputTokens() + turn;
+      if (input > Integer.MAX_VALUE - 8) {
+        throw new IllegalStateException("session " + request.sessionId() + " context overflow");
+      }
+      prompt = PromptTokens.build(
+          seed, c.prefixGroup(), c.prefixLength(), request.sessionId(), (int) input);
+    } else {
+      prompt = PromptTokens.build(seed, c.prefixGroup(), c.prefixLength(), id, c.prefixLength() + turn);
+    }
+    return List.of(new RequestSpec(
+        id, arrival, prompt, output, c.sloClass(), c.tenant(), c.prefixGroup(), c.prefixLength(),
+        request.sessionId(), round, c.timeoutUs(), 0));
+  }
+
+  private boolean less(ClientGenerator a, ClientGenerator b) {
+    return a.arrivalUs < b.arrivalUs || (a.arrivalUs == b.arrivalUs && a.index < b.index);
+  }
+
+  private void siftUp(int i) {
+    ClientGenerator x = heap[i];
+    while (i > 0) {
+      int parent = (i - 1) >>> 1;
+      if (!less(x, heap[parent])) {
+        break;
+      }
+      heap[i] = heap[parent];
+      i = parent;
+    }
+    heap[i] = x;
+  }
+
+  private void siftDown(int i) {
+    ClientGenerator x = heap[i];
+    while (true) {
+      int child = 2 * i + 1;
+      if (child >= heapSize) {
+        break;
+      }
+      if (child + 1 < heapSize && less(heap[child + 1], heap[child])) {
+        child++;
+      }
+      if (!less(heap[child], x)) {
+        break;
+      }
+      heap[i] = heap[child];
+      i = child;
+    }
+    heap[i] = x;
+  }
+}

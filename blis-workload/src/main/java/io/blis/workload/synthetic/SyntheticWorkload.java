@@ -1,0 +1,67 @@
+package io.blis.workload.synthetic;
+
+import io.blis.workload.RequestSource;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * Entry point for synthetic workloads: clients with arrival processes and length distributions,
+ * generated lazily (each request is built when the engine pulls it).
+ */
+public final class SyntheticWorkload {
+
+  private SyntheticWorkload() {}
+
+  /**
+   * One client with Poisson arrivals at {@code ratePerS} requests per second (the first arrival
+   * one gap after time 0), Gaussian prompt and output lengths, and an optional shared prefix of
+   * {@code prefixTokens} identical token ids at the start of every prompt (prefix group {@code
+   * "shared"}); the prompt is the prefix followed by {@code input.sample()} tokens of random ids.
+   *
+   * @param numRequests number of requests to generate
+   * @param seed seed of every random choice; the same seed gives the same requests
+   */
+  public static RequestSource poissonGaussian(
+      double ratePerS,
+      long numRequests,
+      LengthSpec input,
+      LengthSpec output,
+      int prefixTokens,
+      long seed) {
+    if (numRequests < 0) {
+      throw new IllegalArgumentException("number of requests must be >= 0, got " + numRequests);
+    }
+    if (prefixTokens < 0) {
+      throw new IllegalArgumentException("prefix tokens must be >= 0, got " + prefixTokens);
+    }
+    ClientSpec client = new ClientSpec(
+        "default", "", "standard", new ArrivalProcess.Poisson(ratePerS), input, output,
+        prefixTokens > 0 ? "shared" : "", prefixTokens, 0, SessionSpec.NONE, List.of());
+    return of(List.of(client), seed, numRequests, Long.MAX_VALUE);
+  }
+
+  /**
+   * Merges the clients' request streams in arrival order (ties go to the earlier client).
+   *
+   * @param maxOpenLoopRequests stop after this many open-loop requests (session first rounds
+   *     count, their follow-up rounds do not)
+   * @param horizonUs no request (open-loop or follow-up) arrives after this time, microseconds
+   */
+  public static RequestSource of(
+      List<ClientSpec> clients, long seed, long maxOpenLoopRequests, long horizonUs) {
+    if (clients.isEmpty()) {
+      throw new IllegalArgumentException("a synthetic workload needs at least one client");
+    }
+    Set<String> ids = new HashSet<>();
+    for (ClientSpec c : clients) {
+      if (!ids.add(c.id())) {
+        throw new IllegalArgumentException("duplicate client id '" + c.id() + "'");
+      }
+    }
+    if (maxOpenLoopRequests < 0 || horizonUs < 0) {
+      throw new IllegalArgumentException("request count and horizon must be >= 0");
+    }
+    return new SyntheticSource(List.copyOf(clients), seed, maxOpenLoopRequests, horizonUs);
+  }
+}

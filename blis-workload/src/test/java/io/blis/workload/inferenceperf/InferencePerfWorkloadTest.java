@@ -1,0 +1,52 @@
+package io.blis.workload.inferenceperf;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.blis.workload.RequestOutcome;
+import io.blis.workload.RequestSource;
+import io.blis.workload.RequestSpec;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+class InferencePerfWorkloadTest {
+
+  static final InferencePerfProfile CODEGEN = new InferencePerfProfile(
+      new SharedPrefixData(10, 10, 100, 466, 247),
+      List.of(new LoadStage(5, 600), new LoadStage(10, 600)), 1.0, 300);
+
+  @Test
+  void stageBarrierAndPromptCycling() {
+    RequestSource src = InferencePerfWorkload.synthetic(CODEGEN, 11);
+    List<RequestSpec> stage0 = new ArrayList<>();
+    RequestSpec r;
+    while ((r = src.next()) != null) {
+      stage0.add(r);
+    }
+    assertThat(stage0).hasSize(3000);
+    assertThat(src.exhausted()).isFalse();
+    assertThat(stage0.get(0).arrivalTimeUs()).isGreaterThan(1_000_000);
+    assertThat(stage0.get(2999).arrivalTimeUs()).isEqualTo(601_000_000);
+    for (int n = 100; n < 3000; n++) {
+      assertThat(stage0.get(n).promptTokens()).isEqualTo(stage0.get(n - 100).promptTokens());
+      assertThat(stage0.get(n).timeoutUs()).isEqualTo(300_000_000L);
+      assertThat(stage0.get(n).outputTokens()).isEqualTo(247);
+    }
+    assertThat(Arrays.equals(stage0.get(0).promptTokens(), stage0.get(1).promptTokens())).isFalse();
+    // Finish all but one: still waiting.
+    long finish = 0;
+    for (int i = 0; i < 2999; i++) {
+      finish = stage0.get(i).arrivalTimeUs() + 2_000_000;
+      src.onFinished(stage0.get(i), RequestOutcome.COMPLETED, finish);
+      assertThat(src.next()).isNull();
+    }
+    src.onFinished(stage0.get(2999), RequestOutcome.TIMED_OUT, 700_000_000L);
+    RequestSpec first1 = src.next();
+    assertThat(first1.stage()).isEqualTo(1);
+    assertThat(first1.arrivalTimeUs()).isGreaterThan(700_000_000L + 2_000_000L);
+    // n restarts at 0 in every stage.
+    assertThat(first1.promptTokens()).isEqualTo(stage0.get(0).promptTokens());
+    assertThat(first1.id()).isEqualTo(3000);
+  }
+}
