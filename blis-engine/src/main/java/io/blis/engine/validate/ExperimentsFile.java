@@ -3,7 +3,7 @@ package io.blis.engine.validate;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.blis.workload.inferenceperf.InferencePerfProfile;
-import io.blis.workload.inferenceperf.LoadStage;
+import io.blis.workload.inferenceperf.InferencePerfProfiles;
 import io.blis.workload.inferenceperf.SharedPrefixData;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -81,29 +81,9 @@ public final class ExperimentsFile {
       cpuBytes = f.positiveLong("vllm.cpu_offload.cpu_bytes");
     }
     String workloadName = f.has("workload.name") ? f.text("workload.name") : "";
-    String dataType = f.text("workload.data.type");
-    if (!dataType.equals("shared_prefix")) {
-      throw f.error("workload.data.type", "expected 'shared_prefix', got '" + dataType + "'");
-    }
-    if (f.has("workload.data.enable_multi_turn_chat") && f.bool("workload.data.enable_multi_turn_chat")) {
-      throw f.error("workload.data.enable_multi_turn_chat", "multi-turn workloads are not supported");
-    }
-    SharedPrefixData data = f.build("workload.data", () -> new SharedPrefixData(
-        f.positiveInt("workload.data.num_groups"),
-        f.positiveInt("workload.data.num_prompts_per_group"),
-        f.nonNegativeInt("workload.data.system_prompt_len"),
-        f.nonNegativeInt("workload.data.question_len"),
-        f.positiveInt("workload.data.output_len")));
-    JsonNode stagesNode = f.array("workload.load.stages");
-    List<LoadStage> stages = new ArrayList<>();
-    for (int i = 0; i < stagesNode.size(); i++) {
-      String p = "workload.load.stages[" + i + "]";
-      Fields s = f.child(p, stagesNode.get(i));
-      stages.add(f.build(p, () -> new LoadStage(s.positive("rate_rps"), s.positive("duration_s"))));
-    }
-    double interval = f.has("workload.load.stage_interval_s") ? f.nonNegative("workload.load.stage_interval_s") : 1.0;
-    double timeout = f.has("workload.load.client_timeout_s") ? f.nonNegative("workload.load.client_timeout_s") : 300.0;
-    InferencePerfProfile profile = f.build("workload", () -> new InferencePerfProfile(data, stages, interval, timeout));
+    InferencePerfProfile profile = InferencePerfProfiles.parse(f.node("workload").toString(),
+        f.where() + ": field 'workload'");
+    SharedPrefixData data = profile.data();
     boolean saturated = f.has("status.saturated") && f.bool("status.saturated");
     RunStats overall = observed(f.child("observed.overall", f.node("observed.overall")), -1, data.outputLen());
     List<RunStats> stageStats = new ArrayList<>();
@@ -154,17 +134,6 @@ public final class ExperimentsFile {
 
     IllegalArgumentException error(String path, String expectation) {
       return new IllegalArgumentException(where + ": field '" + path + "': " + expectation);
-    }
-
-    <T> T build(String path, java.util.function.Supplier<T> factory) {
-      try {
-        return factory.get();
-      } catch (IllegalArgumentException e) {
-        if (e.getMessage() != null && e.getMessage().startsWith(where)) {
-          throw e;
-        }
-        throw new IllegalArgumentException(where + ": field '" + path + "': " + e.getMessage(), e);
-      }
     }
 
     JsonNode lookup(String path) {
@@ -224,14 +193,6 @@ public final class ExperimentsFile {
 
     double optional(String path) {
       return has(path) ? nonNegative(path) : Double.NaN;
-    }
-
-    double positive(String path) {
-      double v = number(path);
-      if (!(v > 0)) {
-        throw error(path, "expected a positive number, got " + v);
-      }
-      return v;
     }
 
     double nonNegative(String path) {
