@@ -1,0 +1,91 @@
+package io.blis.engine.cli;
+
+import java.io.PrintWriter;
+import java.util.List;
+import java.util.function.Supplier;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/**
+ * The {@code blis} command line. Subcommands are registered in {@link #SUBCOMMANDS}; {@code blis}
+ * without arguments runs {@code blis run} with its embedded defaults.
+ *
+ * <p>Exit codes: 0 success, 2 bad input (unknown flag, invalid value, unknown model, GPU or
+ * latency model, unreadable file), 1 anything else. Errors are printed to stderr as one line,
+ * never as a stack trace.
+ */
+@Command(
+    name = "blis",
+    mixinStandardHelpOptions = true,
+    version = "blis 0.1.0",
+    description = "Simulates a vLLM v1 inference server without a GPU.")
+public final class BlisCli implements Runnable {
+
+  /** Exit code of bad input. */
+  public static final int USAGE_ERROR = 2;
+
+  /** Every subcommand, in help order. Add new commands (validate, calibrate, replay) here. */
+  static final List<Supplier<Object>> SUBCOMMANDS = List.of(RunCommand::new, ValidateCommand::new, CalibrateCommand::new);
+
+  @Override
+  public void run() {
+    // `blis` alone is handled in execute(): it runs `blis run`.
+  }
+
+  /** Builds the command line with every subcommand and the one-line error handlers. */
+  public static CommandLine commandLine() {
+    CommandLine cl = new CommandLine(new BlisCli());
+    for (Supplier<Object> s : SUBCOMMANDS) {
+      cl.addSubcommand(s.get());
+    }
+    cl.setParameterExceptionHandler(BlisCli::onParameterError);
+    cl.setExecutionExceptionHandler(BlisCli::onExecutionError);
+    return cl;
+  }
+
+  /** Runs {@code args} and returns the exit code (no {@code System.exit}). */
+  public static int execute(String[] args, PrintWriter out, PrintWriter err) {
+    CommandLine cl = commandLine();
+    cl.setOut(out);
+    cl.setErr(err);
+    String[] effective = args.length == 0 ? new String[] {"run"} : args;
+    int code = cl.execute(effective);
+    out.flush();
+    err.flush();
+    return code;
+  }
+
+  public static void main(String[] args) {
+    PrintWriter out = new PrintWriter(System.out, true);
+    PrintWriter err = new PrintWriter(System.err, true);
+    System.exit(execute(args, out, err));
+  }
+
+  private static int onParameterError(CommandLine.ParameterException e, String[] args) {
+    CommandLine cl = e.getCommandLine();
+    cl.getErr().println(qualifiedName(cl) + ": " + oneLine(e.getMessage())
+        + " (see '" + qualifiedName(cl) + " --help')");
+    return USAGE_ERROR;
+  }
+
+  private static int onExecutionError(Exception e, CommandLine cl,
+      CommandLine.ParseResult parseResult) {
+    if (e instanceof IllegalArgumentException || e instanceof java.io.UncheckedIOException) {
+      cl.getErr().println(qualifiedName(cl) + ": " + oneLine(e.getMessage()));
+      return USAGE_ERROR;
+    }
+    cl.getErr().println(qualifiedName(cl) + ": internal error: " + e.getClass().getSimpleName()
+        + ": " + oneLine(String.valueOf(e.getMessage())));
+    return 1;
+  }
+
+  private static String qualifiedName(CommandLine cl) {
+    return cl.getParent() == null ? cl.getCommandName()
+        : qualifiedName(cl.getParent()) + " " + cl.getCommandName();
+  }
+
+  /** Collapses a message to one line. */
+  static String oneLine(String message) {
+    return message == null ? "" : message.replaceAll("\\s*\\R\\s*", " ").trim();
+  }
+}

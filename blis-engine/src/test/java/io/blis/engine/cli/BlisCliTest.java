@@ -1,0 +1,101 @@
+package io.blis.engine.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class BlisCliTest {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  record Outcome(int code, String out, String err) {}
+
+  private static Outcome blis(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int code = BlisCli.execute(args, new PrintWriter(out), new PrintWriter(err));
+    return new Outcome(code, out.toString(), err.toString());
+  }
+
+  @Test
+  void noArgumentsRunsTheEmbeddedDefaultAndPrintsValidJson() throws Exception {
+    Outcome o = blis();
+    assertThat(o.err()).isEmpty();
+    assertThat(o.code()).isZero();
+    JsonNode root = JSON.readTree(o.out());
+    assertThat(root.path("overall").path("injected_requests").asLong()).isEqualTo(100);
+    assertThat(root.path("overall").path("completed_requests").asLong()).isEqualTo(100);
+    assertThat(root.path("overall").path("e2e_ms").path("mean").asDouble()).isPositive();
+    assertThat(root.path("engine").path("kv_total_blocks").asLong()).isPositive();
+    assertThat(root.has("requests")).isFalse();
+  }
+
+  @Test
+  void sameSeedSameBytesOtherSeedOtherResult() {
+    String[] args = {"run", "--num-requests", "40", "--rate", "8", "--seed", "7"};
+    Outcome a = blis(args);
+    Outcome b = blis(args);
+    Outcome c = blis("run", "--num-requests", "40", "--rate", "8", "--seed", "8");
+    assertThat(a.out()).isEqualTo(b.out());
+    assertThat(c.out()).isNotEqualTo(a.out());
+  }
+
+  @Test
+  void resultsPathAndPerRequestRecords(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("sub/result.json");
+    Outcome o = blis("run", "--num-requests", "12", "--per-request", "--results-path",
+        file.toString(), "--total-kv-blocks", "500", "--max-num-seqs", "4");
+    assertThat(o.code()).isZero();
+    assertThat(Files.readString(file)).isEqualTo(o.out());
+    JsonNode root = JSON.readTree(o.out());
+    assertThat(root.path("requests")).hasSize(12);
+    assertThat(root.path("engine").path("kv_total_blocks").asLong()).isEqualTo(500);
+  }
+
+  @Test
+  void flagsChangeTheSimulation() throws Exception {
+    JsonNode base = JSON.readTree(blis("run", "--num-requests", "30").out());
+    JsonNode inline = JSON.readTree(blis("run", "--num-requests", "30", "--latency-model",
+        "blackbox", "--coefficients", "beta=20000,1,100").out());
+    double baseE2e = base.path("overall").path("e2e_ms").path("mean").asDouble();
+    double slowE2e = inline.path("overall").path("e2e_ms").path("mean").asDouble();
+    assertThat(slowE2e).isGreaterThan(baseE2e);
+  }
+
+  @ParameterizedTest(name = "{0}")
+  @CsvSource(delimiter = '|', value = {
+      "unknown flag|run --bogus 1|Unknown option",
+      "negative rate|run --rate -3|--rate must be a positive number",
+      "malformed coefficients|run --coefficients alpha=1,x|is not a number",
+      "missing coefficient file|run --coefficients nope.yaml|no such file",
+      "unknown model|run --model no-such-model|unknown model 'no-such-model'",
+      "unknown gpu|run --gpu Z999|unknown GPU 'Z999'",
+      "unknown latency model|run --latency-model warp|unknown latency model 'warp'",
+      "unknown scheduler|run --scheduler lifo|unknown scheduler 'lifo'",
+      "non-numeric value|run --num-requests many|'many'",
+      "bad utilization|run --gpu-memory-utilization 1.5|--gpu-memory-utilization must be in",
+      "unknown command|fly|Unmatched argument"})
+  void badInputPrintsOneLineAndExitsWithUsageError(String name, String args, String expected) {
+    Outcome o = blis(args.split(" "));
+    assertThat(o.code()).as(name).isEqualTo(2);
+    assertThat(o.out()).isEmpty();
+    assertThat(o.err().strip()).doesNotContain("\n").contains(expected)
+        .doesNotContain("Exception").doesNotContain("\tat ");
+  }
+
+  @Test
+  void helpListsRunAndExitsZero() {
+    Outcome o = blis("--help");
+    assertThat(o.code()).isZero();
+    assertThat(o.out()).contains("run");
+  }
+}
