@@ -158,7 +158,7 @@ public final class ModelCatalog {
    * @param name the model name to record
    * @param source where the JSON came from, used in error messages
    */
-  public static ModelConfig parse(String name, String source, JsonNode root) {
+  static ModelConfig parse(String name, String source, JsonNode root) {
     if (root == null || !root.isObject()) {
       throw new IllegalArgumentException(source + ": expected a JSON object (HF config.json)");
     }

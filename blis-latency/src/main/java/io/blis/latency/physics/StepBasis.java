@@ -44,20 +44,9 @@ final class StepBasis {
   final int layers;
   final int moeLayers;
   final int allReducesPerStep;
-  private final double flopsPerUs;
-  private final double hbmBytesPerUs;
-  private final double linkBytesPerUs;
-  private final double linearFlopsPerToken;
-  private final double attentionFlopsPerPair;
-  private final double lmHeadFlopsPerRequest;
-  private final double kvBytesPerToken;
-  private final double denseWeightBytes;
-  private final double expertBytesPerMoeLayerPerExpert;
   private final int experts;
-  private final double missRatio; // (N - k) / N
-  private final double allReduceBytesPerToken;
-  private final double routingBytesPerToken;
-  // the same, as ideal microseconds (divisions done once here, not per step)
+  private final double missRatio; // (N - k) / N, chance that one token misses a given expert
+  // ideal microseconds per unit of work, computed once here (no division per step)
   private final double linearUsPerToken;
   private final double attentionUsPerPair;
   private final double lmHeadUsPerRequest;
@@ -87,9 +76,9 @@ final class StepBasis {
     this.layers = m.numLayers();
     this.moeLayers = m.isMoe() ? m.numMoeLayers() : 0;
     this.allReducesPerStep = tp > 1 ? 2 * layers : 0;
-    this.flopsPerUs = GpuSpec.peakFlopsFor(gpu, w) / 1e6;
-    this.hbmBytesPerUs = gpu.memoryBandwidthBytesPerS() / 1e6;
-    this.linkBytesPerUs = gpu.interconnectBandwidthBytesPerS() / 1e6;
+    double flopsPerUs = GpuSpec.peakFlopsFor(gpu, w) / 1e6;
+    double hbmBytesPerUs = gpu.memoryBandwidthBytesPerS() / 1e6;
+    double linkBytesPerUs = gpu.interconnectBandwidthBytesPerS() / 1e6;
 
     double attnParams = ModelSizes.attentionParamsPerLayer(m);
     double denseParams = ModelSizes.denseMlpParamsPerLayer(m);
@@ -98,24 +87,24 @@ final class StepBasis {
     double routerParams = m.isMoe() ? d * m.numExperts() : 0;
     int k = m.isMoe() ? m.expertsPerToken() : 0;
 
-    this.linearFlopsPerToken =
+    double linearFlopsPerToken =
         2.0 * (layers * attnParams + denseLayers * denseParams
                 + moeLayers * (k * expertParams + sharedParams)) / tp
             + 2.0 * moeLayers * routerParams;
-    this.attentionFlopsPerPair = 4.0 * layers * ((double) m.numAttentionHeads() / tp) * m.headDim();
-    this.lmHeadFlopsPerRequest = 2.0 * d * m.vocabSize() / tp;
-    this.kvBytesPerToken = ModelSizes.kvBytesPerTokenPerGpu(m, tp);
+    double attentionFlopsPerPair = 4.0 * layers * ((double) m.numAttentionHeads() / tp) * m.headDim();
+    double lmHeadFlopsPerRequest = 2.0 * d * m.vocabSize() / tp;
+    double kvBytesPerToken = ModelSizes.kvBytesPerTokenPerGpu(m, tp);
     double lmHead = (double) m.vocabSize() * d;
     double norms = layers * 2.0 * d + d;
-    this.denseWeightBytes =
+    double denseWeightBytes =
         w * ((layers * attnParams + denseLayers * denseParams
                     + moeLayers * (sharedParams + routerParams) + lmHead) / tp + norms);
     this.experts = m.isMoe() ? m.numExperts() : 0;
-    this.expertBytesPerMoeLayerPerExpert = w * expertParams / tp;
+    double expertBytesPerMoeLayerPerExpert = w * expertParams / tp;
     this.missRatio = m.isMoe() ? (double) (m.numExperts() - k) / m.numExperts() : 1.0;
-    this.allReduceBytesPerToken =
+    double allReduceBytesPerToken =
         tp > 1 ? d * m.activationBytes() * 2.0 * (tp - 1) / tp : 0.0;
-    this.routingBytesPerToken = 4.0 * k * d * m.activationBytes();
+    double routingBytesPerToken = 4.0 * k * d * m.activationBytes();
     this.linearUsPerToken = linearFlopsPerToken / flopsPerUs;
     this.attentionUsPerPair = attentionFlopsPerPair / flopsPerUs;
     this.lmHeadUsPerRequest = lmHeadFlopsPerRequest / flopsPerUs;
