@@ -4,6 +4,7 @@ import io.blis.workload.RequestOutcome;
 import io.blis.workload.RequestSource;
 import io.blis.workload.RequestSpec;
 import io.blis.workload.Sampling;
+import java.util.ArrayDeque;
 import java.util.List;
 
 /**
@@ -41,7 +42,7 @@ final class StagedSource implements RequestSource {
   private final int[] contextTokens;
   private final int[] roundsSent;
   private final boolean[] busy;
-  private final java.util.ArrayDeque<long[]>[] parked;
+  private final ArrayDeque<long[]>[] parked;
 
   StagedSource(InferencePerfProfile profile, PromptSet prompts, long seed) {
     this.profile = profile;
@@ -53,7 +54,7 @@ final class StagedSource implements RequestSource {
     this.roundsSent = new int[users];
     this.busy = new boolean[users];
     @SuppressWarnings("unchecked")
-    java.util.ArrayDeque<long[]>[] queues = new java.util.ArrayDeque[users];
+    ArrayDeque<long[]>[] queues = new ArrayDeque[users];
     this.parked = queues;
     startStage(0, 0);
   }
@@ -105,7 +106,7 @@ final class StagedSource implements RequestSource {
     if (profile.multiTurnChat()) {
       if (busy[p]) {
         if (parked[p] == null) {
-          parked[p] = new java.util.ArrayDeque<>();
+          parked[p] = new ArrayDeque<>();
         }
         parked[p].add(new long[] {arrivalUs, stage});
         return null;
