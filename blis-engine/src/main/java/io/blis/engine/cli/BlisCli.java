@@ -25,7 +25,7 @@ public final class BlisCli implements Runnable {
   public static final int USAGE_ERROR = 2;
 
   /** Every subcommand, in help order. Add new commands (validate, calibrate, replay) here. */
-  static final List<Supplier<Object>> SUBCOMMANDS = List.of(RunCommand::new);
+  static final List<Supplier<Object>> SUBCOMMANDS = List.of(RunCommand::new, ValidateCommand::new, CalibrateCommand::new);
 
   @Override
   public void run() {

@@ -1,31 +1,22 @@
 package io.blis.latency.blackbox;
 
 import io.blis.api.BatchView;
-import io.blis.api.LatencyModel;
 import io.blis.api.Phase;
 import io.blis.api.RequestView;
+import io.blis.latency.coeff.RequestTimes;
 
 /** The blackbox model; see {@link BlackboxProvider} for the formula. */
-final class BlackboxModel implements LatencyModel {
+final class BlackboxModel extends RequestTimes {
 
   private final double stepUs;
   private final double perPrefillTokenUs;
   private final double perDecodeRequestUs;
-  private final double queueUs;
-  private final double queuePerInputTokenUs;
-  private final long perOutputTokenUs;
-  private final long schedulingUs;
-  private final long preemptionUs;
 
   BlackboxModel(double[] beta, double[] alpha, double schedulingUs, double preemptionUs) {
+    super(alpha[0], alpha[1], alpha[2], schedulingUs, preemptionUs);
     this.stepUs = beta[0];
     this.perPrefillTokenUs = beta[1];
     this.perDecodeRequestUs = beta[2];
-    this.queueUs = alpha[0];
-    this.queuePerInputTokenUs = alpha[1];
-    this.perOutputTokenUs = (long) alpha[2];
-    this.schedulingUs = (long) schedulingUs;
-    this.preemptionUs = (long) preemptionUs;
   }
 
   @Override
@@ -42,25 +33,5 @@ final class BlackboxModel implements LatencyModel {
     }
     double us = stepUs + perPrefillTokenUs * prefillTokens + perDecodeRequestUs * decodes;
     return Math.max(1L, (long) us);
-  }
-
-  @Override
-  public long queueingTime(RequestView request) {
-    return (long) (queueUs + queuePerInputTokenUs * request.inputTokens());
-  }
-
-  @Override
-  public long outputTokenProcessingTime() {
-    return perOutputTokenUs;
-  }
-
-  @Override
-  public long schedulingProcessingTime() {
-    return schedulingUs;
-  }
-
-  @Override
-  public long preemptionProcessingTime() {
-    return preemptionUs;
   }
 }

@@ -94,4 +94,32 @@ public final class ModelSizes {
   public static long kvBytesPerToken(ModelSpec m) {
     return 2L * m.numLayers() * m.numKeyValueHeads() * m.headDim() * m.activationBytes();
   }
+
+  /** Whether vLLM can split the model's attention over {@code tp} GPUs (see {@link #checkTensorParallel}). */
+  public static boolean splitsOver(ModelSpec m, int tp) {
+    int kv = m.numKeyValueHeads();
+    return tp >= 1 && m.numAttentionHeads() % tp == 0 && (kv % tp == 0 || tp % kv == 0);
+  }
+
+  /**
+   * Checks that the model can be split over {@code tp} GPUs as vLLM requires.
+   *
+   * @throws IllegalArgumentException naming the model and the count that does not divide
+   */
+  public static void checkTensorParallel(ModelSpec m, int tp) {
+    if (tp < 1) {
+      throw new IllegalArgumentException("tensor parallelism must be >= 1, got " + tp);
+    }
+    if (m.numAttentionHeads() % tp != 0) {
+      throw new IllegalArgumentException(
+          m.name() + ": num_attention_heads (" + m.numAttentionHeads()
+              + ") is not divisible by tensor parallelism " + tp);
+    }
+    int kv = m.numKeyValueHeads();
+    if (kv % tp != 0 && tp % kv != 0) {
+      throw new IllegalArgumentException(
+          m.name() + ": num_key_value_heads (" + kv + ") and tensor parallelism " + tp
+              + " must divide one another");
+    }
+  }
 }

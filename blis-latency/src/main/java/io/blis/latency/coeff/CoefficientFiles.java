@@ -155,6 +155,34 @@ public final class CoefficientFiles {
   }
 
   /**
+   * Renders coefficients as a version-1 coefficient file (YAML) that {@link #load(Path)} reads back
+   * to identical values. Deterministic: vectors in their order, numbers in shortest round-trip form.
+   *
+   * @param latencyModel the model the file is for (may be empty)
+   * @param description free text, e.g. how the values were obtained (may be empty)
+   */
+  public static String toYaml(String latencyModel, String description, Coefficients c) {
+    StringBuilder sb = new StringBuilder("version: ").append(VERSION).append('\n');
+    if (latencyModel != null && !latencyModel.isEmpty()) {
+      sb.append("latency_model: ").append(latencyModel).append('\n');
+    }
+    if (description != null && !description.isEmpty()) {
+      sb.append("description: \"")
+          .append(description.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", " "))
+          .append("\"\n");
+    }
+    for (String name : c.names()) {
+      double[] v = c.vector(name);
+      sb.append(name).append(": [");
+      for (int i = 0; i < v.length; i++) {
+        sb.append(i == 0 ? "" : ", ").append(v[i]);
+      }
+      sb.append("]\n");
+    }
+    return sb.toString();
+  }
+
+  /**
    * Parses inline coefficients as given on the command line: {@code name=v1,v2,...} groups
    * separated by {@code ;}, e.g. {@code alpha=1,2,3;beta=4,5,6}.
    *

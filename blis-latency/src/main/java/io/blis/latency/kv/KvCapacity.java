@@ -25,8 +25,8 @@ import io.blis.latency.catalog.ModelSizes;
  * profiling forward pass is {@value #DENSE_ACTIVATION_GIB} GiB for dense models and {@value
  * #MOE_ACTIVATION_GIB} GiB for MoE models (fused-MoE intermediate buffers); non-torch runtime
  * memory (NCCL and cuBLAS workspaces, allocator slack) is {@value #RUNTIME_GIB_PER_TP_RANK} GiB per
- * GPU of the group. With these, Llama-2-7B TP1 gives 7462 blocks (vLLM: 7462), Llama-2-70B TP4
- * 31356 (31356) and Mixtral-8x7B TP2 27510 (27510) within 0.1%.
+ * GPU of the group. With these, Llama-2-7B TP1 gives 7462 blocks (vLLM logged 7462), Llama-2-70B
+ * TP4 31359 (31356) and Mixtral-8x7B TP2 27520 (27510), all within 0.1%.
  */
 public final class KvCapacity {
 
@@ -77,9 +77,6 @@ public final class KvCapacity {
   }
 
   private static void validate(ModelSpec model, int tp, double util, int blockSizeTokens) {
-    if (tp < 1) {
-      throw new IllegalArgumentException("tensor parallelism must be >= 1, got " + tp);
-    }
     if (!(util > 0 && util <= 1)) {
       throw new IllegalArgumentException(
           "gpu-memory-utilization must be in (0, 1], got " + util);
@@ -87,11 +84,7 @@ public final class KvCapacity {
     if (blockSizeTokens < 1) {
       throw new IllegalArgumentException("block size must be >= 1 token, got " + blockSizeTokens);
     }
-    if (model.numAttentionHeads() % tp != 0) {
-      throw new IllegalArgumentException(
-          model.name() + ": num_attention_heads (" + model.numAttentionHeads()
-              + ") is not divisible by tensor parallelism " + tp);
-    }
+    ModelSizes.checkTensorParallel(model, tp);
   }
 
   private static String notFitting(
@@ -101,7 +94,7 @@ public final class KvCapacity {
             "%s does not fit on %d x %s at gpu-memory-utilization %.2f: %.2f GiB short per GPU",
             model.name(), tp, gpu.name(), util, shortBytes / GIB);
     for (int t = tp + 1; t <= MAX_TP; t++) {
-      if (model.numAttentionHeads() % t == 0
+      if (ModelSizes.splitsOver(model, t)
           && freeBytesPerGpu(model, gpu, t, util) >= ModelSizes.kvBytesPerTokenPerGpu(model, t)) {
         return need + "; the minimum tensor parallelism that fits is " + t;
       }

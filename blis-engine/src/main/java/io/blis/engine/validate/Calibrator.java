@@ -1,0 +1,255 @@
+package io.blis.engine.validate;
+
+import io.blis.api.Coefficients;
+import java.io.PrintStream;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.function.Function;
+import org.hipparchus.exception.MathIllegalStateException;
+import org.hipparchus.optim.InitialGuess;
+import org.hipparchus.optim.MaxEval;
+import org.hipparchus.optim.SimpleBounds;
+import org.hipparchus.optim.nonlinear.scalar.GoalType;
+import org.hipparchus.optim.nonlinear.scalar.ObjectiveFunction;
+import org.hipparchus.optim.nonlinear.scalar.noderiv.BOBYQAOptimizer;
+import org.hipparchus.optim.nonlinear.scalar.noderiv.CMAESOptimizer;
+import org.hipparchus.optim.univariate.BrentOptimizer;
+import org.hipparchus.optim.univariate.SearchInterval;
+import org.hipparchus.optim.univariate.UnivariateObjectiveFunction;
+import org.hipparchus.random.Well19937c;
+
+/**
+ * Fits latency-model coefficients by simulation in the loop. Each {@link CalibrationStage} runs a
+ * bounded CMA-ES search (seeded) over its free parameters, normalized to [0, 1], and then a
+ * BOBYQA polish from the best point; the loss is {@link CalibrationLoss} over the experiments.
+ * The experiments of one evaluation are simulated in parallel on a fixed thread pool and their
+ * results combined in the experiments' order, so a run is reproducible given the seed. Progress
+ * goes to the given stream, one line per evaluation.
+ */
+public final class Calibrator implements AutoCloseable {
+
+  /**
+   * @param seed seed of the CMA-ES random generator
+   * @param threads simulations run at once (at least 1)
+   * @param populationSize CMA-ES population, 0 for its default 4 + 3 ln(n)
+   * @param sigma initial CMA-ES step in normalized units (fraction of each parameter's range)
+   */
+  public record Settings(long seed, int threads, int populationSize, double sigma) {
+    public Settings {
+      if (threads < 1) {
+        throw new IllegalArgumentException("calibration: threads must be at least 1, got " + threads);
+      }
+      if (populationSize < 0) {
+        throw new IllegalArgumentException("calibration: population must be >= 0, got " + populationSize);
+      }
+      if (!(sigma > 0 && sigma <= 1)) {
+        throw new IllegalArgumentException("calibration: sigma must be in (0, 1], got " + sigma);
+      }
+    }
+  }
+
+  /**
+   * Outcome of a fit.
+   *
+   * @param values best parameter values, in the order of the parameter space
+   * @param coefficients the coefficients built from {@code values}
+   * @param loss loss of the last stage's objective at {@code values}
+   * @param comparisons whole-run comparisons of every experiment at {@code values}
+   * @param evaluations objective evaluations used
+   */
+  public record Result(double[] values, Coefficients coefficients, double loss,
+      List<ExperimentComparison> comparisons, int evaluations) {}
+
+  /**
+   * Held-out evaluation of one cross-validation fold.
+   *
+   * @param heldOut the group left out (a model name or a workload name)
+   * @param values parameters fitted without it
+   * @param comparisons whole-run comparisons of the held-out experiments
+   */
+  public record Fold(String heldOut, double[] values, List<ExperimentComparison> comparisons) {}
+
+  private final ParameterSpace space;
+  private final Settings settings;
+  private final PrintStream progress;
+  private final ParallelRuns runs;
+  private int evaluations;
+
+  public Calibrator(RunSimulator simulator, ParameterSpace space, Settings settings, PrintStream progress) {
+    this.space = space;
+    this.settings = settings;
+    this.progress = progress;
+    this.runs = new ParallelRuns(simulator, settings.threads());
+  }
+
+  /** Simulates every experiment with the coefficients and compares with the observations. */
+  public List<ExperimentComparison> evaluate(List<Experiment> experiments, Coefficients coefficients,
+      int maxRequestsPerStage) {
+    return runs.compare(experiments, coefficients, maxRequestsPerStage);
+  }
+
+  /** Runs the stages in order from the space's initial point and evaluates the best on full runs. */
+  public Result fit(List<Experiment> experiments, List<CalibrationStage> stages) {
+    return fit(experiments, stages, space.initial());
+  }
+
+  /** Runs the stages in order from {@code start}; the final comparisons use whole runs. */
+  public Result fit(List<Experiment> experiments, List<CalibrationStage> stages, double[] start) {
+    if (experiments.isEmpty()) {
+      throw new IllegalArgumentException("calibration: no experiments to fit");
+    }
+    double[] best = space.clamp(start);
+    double bestLoss = Double.NaN;
+    for (CalibrationStage stage : stages) {
+      StageRun run = new StageRun(experiments, stage, best);
+      run.optimize();
+      best = run.bestX;
+      bestLoss = run.bestLoss;
+    }
+    Coefficients c = space.coefficients(best);
+    List<ExperimentComparison> finalComparisons = evaluate(experiments, c, 0);
+    progress.printf(Locale.ROOT, "calibrate: done after %d evaluations; loss %.3f; %s%n", evaluations, bestLoss,
+        describe(best));
+    return new Result(best, c, bestLoss, finalComparisons, evaluations);
+  }
+
+  /**
+   * Cross-validation: for each group (by {@code groupOf}: model or workload), fit on the other
+   * experiments and evaluate the held-out ones on whole runs.
+   */
+  public List<Fold> crossValidate(List<Experiment> experiments, Function<Experiment, String> groupOf,
+      List<CalibrationStage> stages) {
+    Map<String, List<Experiment>> groups = new LinkedHashMap<>();
+    for (Experiment e : experiments) {
+      groups.computeIfAbsent(groupOf.apply(e), g -> new ArrayList<>()).add(e);
+    }
+    List<Fold> folds = new ArrayList<>();
+    for (var g : groups.entrySet()) {
+      List<Experiment> train = experiments.stream().filter(e -> !groupOf.apply(e).equals(g.getKey())).toList();
+      if (train.isEmpty()) {
+        throw new IllegalArgumentException("cross-validation: holding out '" + g.getKey()
+            + "' leaves no experiment to fit on");
+      }
+      progress.printf(Locale.ROOT, "calibrate: fold holding out %s (%d train, %d held out)%n", g.getKey(),
+          train.size(), g.getValue().size());
+      Result r = fit(train, stages);
+      folds.add(new Fold(g.getKey(), r.values(), evaluate(g.getValue(), r.coefficients(), 0)));
+    }
+    return folds;
+  }
+
+  /** Objective evaluations so far. */
+  public int evaluations() {
+    return evaluations;
+  }
+
+  String describe(double[] x) {
+    StringBuilder sb = new StringBuilder();
+    for (int i = 0; i < x.length; i++) {
+      sb.append(i == 0 ? "" : ", ").append(space.names().get(i)).append('=')
+          .append(String.format(Locale.ROOT, "%.6g", x[i]));
+    }
+    return sb.toString();
+  }
+
+  @Override
+  public void close() {
+    runs.close();
+  }
+
+  /** One stage: optimizes the free parameters in normalized coordinates, tracking the best point. */
+  private final class StageRun {
+    final List<Experiment> experiments;
+    final CalibrationStage stage;
+    final int[] free;
+    final double[] base;
+    double[] bestX;
+    double bestLoss = Double.POSITIVE_INFINITY;
+    int stageEvaluations;
+
+    StageRun(List<Experiment> experiments, CalibrationStage stage, double[] start) {
+      this.experiments = experiments;
+      this.stage = stage;
+      this.free = stage.freeParameters().stream().mapToInt(space::indexOf).toArray();
+      this.base = start.clone();
+      this.bestX = start.clone();
+    }
+
+    double[] point(double[] u) {
+      double[] full = space.normalize(base);
+      for (int j = 0; j < free.length; j++) {
+        full[free[j]] = u[j];
+      }
+      return space.denormalize(full);
+    }
+
+    double objective(double[] u) {
+      double[] x = point(u);
+      List<ExperimentComparison> cs = evaluate(experiments, space.coefficients(x), stage.maxRequestsPerStage());
+      double loss = CalibrationLoss.loss(cs, stage.e2eWeight(), stage.ttftWeight(), stage.decodeWeight());
+      evaluations++;
+      stageEvaluations++;
+      if (loss < bestLoss) {
+        bestLoss = loss;
+        bestX = x;
+      }
+      progress.printf(Locale.ROOT, "calibrate [%s] eval %d: loss %.3f best %.3f (RMSE APE %%: e2e %.2f ttft %.2f"
+              + " decode %.2f)%n", stage.name(), stageEvaluations, loss, bestLoss,
+          CalibrationLoss.rmse(cs, Metric.E2E_MEAN), CalibrationLoss.rmse(cs, Metric.TTFT_MEAN),
+          CalibrationLoss.rmse(cs, Metric.DECODE_MS_PER_TOKEN));
+      return loss;
+    }
+
+    void optimize() {
+      int k = free.length;
+      double[] lo = new double[k];
+      double[] hi = new double[k];
+      Arrays.fill(hi, 1.0);
+      objective(u(base));
+      if (stage.searchEvaluations() > 0) {
+        int lambda = settings.populationSize() > 0 ? settings.populationSize() : 4 + (int) (3 * Math.log(k));
+        double[] sigma = new double[k];
+        Arrays.fill(sigma, settings.sigma());
+        CMAESOptimizer cmaes = new CMAESOptimizer(Integer.MAX_VALUE, 0.0, true, 0, 0,
+            new Well19937c(settings.seed()), false, null);
+        try {
+          cmaes.optimize(new MaxEval(stage.searchEvaluations()), new ObjectiveFunction(this::objective),
+              GoalType.MINIMIZE, new InitialGuess(u(bestX)), new SimpleBounds(lo, hi),
+              new CMAESOptimizer.Sigma(sigma), new CMAESOptimizer.PopulationSize(lambda));
+        } catch (MathIllegalStateException budgetExhausted) {
+          // the evaluation budget ran out; the best point seen so far is kept
+        }
+      }
+      if (stage.polishEvaluations() > 0) {
+        try {
+          if (k == 1) {
+            new BrentOptimizer(1e-4, 1e-6).optimize(new MaxEval(stage.polishEvaluations()),
+                new UnivariateObjectiveFunction(v -> objective(new double[] {v})), GoalType.MINIMIZE,
+                new SearchInterval(0, 1, u(bestX)[0]));
+          } else {
+            new BOBYQAOptimizer(2 * k + 1, 0.05, 1e-4).optimize(new MaxEval(stage.polishEvaluations()),
+                new ObjectiveFunction(this::objective), GoalType.MINIMIZE, new InitialGuess(u(bestX)),
+                new SimpleBounds(lo, hi));
+          }
+        } catch (MathIllegalStateException budgetExhausted) {
+          // the polish budget ran out; the best point seen so far is kept
+        }
+      }
+      progress.printf(Locale.ROOT, "calibrate [%s] done: best loss %.3f after %d evaluations; %s%n", stage.name(),
+          bestLoss, stageEvaluations, describe(bestX));
+    }
+
+    double[] u(double[] x) {
+      double[] all = space.normalize(x);
+      double[] u = new double[free.length];
+      for (int j = 0; j < free.length; j++) {
+        u[j] = all[free[j]];
+      }
+      return u;
+    }
+  }
+}

@@ -1,0 +1,159 @@
+package io.blis.engine.validate;
+
+import io.blis.api.Coefficients;
+import io.blis.api.HardwareSpec;
+import io.blis.api.LatencyModel;
+import io.blis.api.LatencyModelProvider;
+import io.blis.api.ModelSpec;
+import io.blis.api.Providers;
+import io.blis.engine.Context;
+import io.blis.engine.Deployment;
+import io.blis.engine.RequestRecord;
+import io.blis.engine.Simulation;
+import io.blis.engine.SimulationResult;
+import io.blis.latency.catalog.GpuCatalog;
+import io.blis.latency.catalog.ModelCatalog;
+import io.blis.latency.kv.KvCapacity;
+import io.blis.workload.RequestOutcome;
+import io.blis.workload.RequestSource;
+import io.blis.workload.inferenceperf.InferencePerfWorkload;
+import io.blis.workload.trace.GroundTruthTrace;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Simulates experiments with the BLIS engine: the experiment's model config and GPU from the
+ * catalogs of blis-latency, its vLLM limits, its recorded GPU KV blocks (or the capacity computed
+ * from the memory budget when none were recorded), the latency model chosen by name, and its
+ * inference-perf workload, replayed from the per-request trace (real send times and prompt
+ * lengths) or regenerated from the profile alone. Every request generates exactly the
+ * configured output length; a request unanswered after the client timeout fails.
+ */
+public final class EngineRunSimulator implements RunSimulator {
+
+  /** How the workload is driven. */
+  public enum Mode {
+    /** Real arrival times and input lengths from the per-request trace. */
+    REPLAY,
+    /** Requests regenerated from the workload definition (seeded). */
+    SYNTHETIC;
+
+    /** Parses {@code replay} or {@code synthetic}. */
+    public static Mode parse(String s) {
+      return switch (s.toLowerCase(Locale.ROOT)) {
+        case "replay" -> REPLAY;
+        case "synthetic" -> SYNTHETIC;
+        default -> throw new IllegalArgumentException(
+            "--mode: expected replay or synthetic, got '" + s + "'");
+      };
+    }
+  }
+
+  private final Mode mode;
+  private final LatencyModelProvider provider;
+  private final long seed;
+  private final Map<Path, ModelSpec> models = new ConcurrentHashMap<>();
+  private final Map<String, List<RequestRecord>> traces = new ConcurrentHashMap<>();
+
+  /**
+   * @param mode replay or synthetic workload
+   * @param latencyModel name of the latency model provider (e.g. {@code trained-physics})
+   * @param seed seed of the workload generator and of the plugins
+   */
+  public EngineRunSimulator(Mode mode, String latencyModel, long seed) {
+    this.mode = mode;
+    this.provider = Providers.select(LatencyModelProvider.class, latencyModel);
+    this.seed = seed;
+  }
+
+  @Override
+  public RunSummary simulate(Experiment e, Coefficients coefficients, int maxRequestsPerStage) {
+    ModelSpec model = model(e);
+    HardwareSpec gpu = gpu(e);
+    long blocks = e.hasRecordedKvBlocks()
+        ? e.kvBlocksGpu()
+        : KvCapacity.totalBlocks(model, gpu, e.tp(), e.gpuMemoryUtilization(), e.blockSizeTokens());
+    Deployment deployment = Deployment.of(e.limits(), e.tp(), e.blockSizeTokens(), blocks, e.gpuMemoryUtilization());
+    LatencyModel latency = provider.create(new Context(model, gpu, deployment, coefficients, Map.of(), seed));
+    RequestSource source = switch (mode) {
+      case REPLAY -> InferencePerfWorkload.replay(e.profile(), trace(e), seed);
+      case SYNTHETIC -> InferencePerfWorkload.synthetic(e.profile(), seed);
+    };
+    if (maxRequestsPerStage > 0) {
+      source = new FirstPerStageSource(source, maxRequestsPerStage);
+    }
+    try (RequestSource s = source) {
+      SimulationResult result = Simulation.builder()
+          .latencyModel(latency)
+          .limits(e.limits())
+          .totalKvBlocks(blocks)
+          .blockSizeTokens(e.blockSizeTokens())
+          .source(s)
+          .recordRequests(true)
+          .build()
+          .run();
+      return RunStatsCalculator.summarize(result.requests(), e.outputLen());
+    }
+  }
+
+  @Override
+  public RunSummary observed(Experiment e, int maxRequestsPerStage) {
+    if (maxRequestsPerStage == 0) {
+      return e.observed();
+    }
+    List<RequestRecord> records = traces.computeIfAbsent(e.id(), id -> observedRecords(e));
+    return RunStatsCalculator.summarizeFirst(records, maxRequestsPerStage, e.outputLen());
+  }
+
+  /** The client's per-request observations as records (ms converted to microseconds). */
+  static List<RequestRecord> observedRecords(Experiment e) {
+    List<RequestRecord> out = new ArrayList<>();
+    for (GroundTruthTrace.Row r : GroundTruthTrace.read(trace(e))) {
+      long arrivalUs = Math.round(r.arrivalMs() * 1000);
+      long e2eUs = Math.round(r.e2eMs() * 1000);
+      out.add(new RequestRecord(r.req(), r.stage(), arrivalUs, Math.max(0, r.inputTokens()),
+          r.ok() ? e.outputLen() : 0, r.ok() ? RequestOutcome.COMPLETED : RequestOutcome.TIMED_OUT,
+          r.ok() ? Math.round(r.ttftMs() * 1000) : -1, e2eUs, -1, 0, 0, ""));
+    }
+    return out;
+  }
+
+  private static Path trace(Experiment e) {
+    return e.trace().orElseThrow(() -> new IllegalArgumentException(
+        "experiment '" + e.id() + "': replay and subsampled calibration need 'per_request_trace'"));
+  }
+
+  private ModelSpec model(Experiment e) {
+    return models.computeIfAbsent(e.modelConfig(), p -> {
+      try {
+        return ModelCatalog.fromFile(p, e.model());
+      } catch (IllegalArgumentException ex) {
+        throw new IllegalArgumentException("experiment '" + e.id() + "': model_config: " + ex.getMessage(), ex);
+      }
+    });
+  }
+
+  /**
+   * The catalog GPU of an experiment: its recorded name if the catalog knows it, else the first
+   * catalog GPU whose name appears in it (e.g. {@code NVIDIA H100 80GB HBM3 (SXM)} -> H100).
+   */
+  static HardwareSpec gpu(Experiment e) {
+    try {
+      return GpuCatalog.byName(e.gpu());
+    } catch (IllegalArgumentException unknown) {
+      String upper = e.gpu().toUpperCase(Locale.ROOT);
+      for (String name : GpuCatalog.names()) {
+        String family = name.toUpperCase(Locale.ROOT).split("-")[0];
+        if (upper.contains(family)) {
+          return GpuCatalog.byName(name);
+        }
+      }
+      throw new IllegalArgumentException("experiment '" + e.id() + "': field 'hardware.gpu': unknown GPU '"
+          + e.gpu() + "'; known: " + GpuCatalog.names());
+    }
+  }
+}

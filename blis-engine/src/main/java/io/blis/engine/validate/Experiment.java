@@ -1,0 +1,65 @@
+package io.blis.engine.validate;
+
+import io.blis.engine.EngineLimits;
+import io.blis.workload.inferenceperf.InferencePerfProfile;
+import java.nio.file.Path;
+import java.util.Optional;
+
+/**
+ * One measured serving run of an experiments file: the deployment, the workload that drove it and
+ * what the client observed. Paths are already resolved against the experiments file's folder.
+ *
+ * @param id run id (unique within the file)
+ * @param model HF model name
+ * @param modelConfig the model's HF {@code config.json}
+ * @param gpu GPU name as recorded (e.g. {@code NVIDIA H100 80GB HBM3 (SXM)})
+ * @param tp tensor-parallel degree
+ * @param dp data-parallel replicas
+ * @param maxModelLen vLLM {@code max_model_len} (tokens)
+ * @param maxNumBatchedTokens vLLM per-step token budget (tokens)
+ * @param maxNumSeqs vLLM maximum running requests
+ * @param gpuMemoryUtilization vLLM {@code gpu_memory_utilization} (fraction)
+ * @param blockSizeTokens KV block size (tokens)
+ * @param kvBlocksGpu GPU KV blocks as recorded, or -1 to compute them from the memory budget
+ * @param cpuOffloadBytes CPU KV offload capacity in bytes, 0 when offload is off
+ * @param workloadName the workload's name (codegen, general, ...), used to group runs
+ * @param profile the effective inference-perf profile (data, stages, timeout)
+ * @param saturated whether the run was overloaded (status.saturated)
+ * @param observed what the client measured, per stage and overall
+ * @param trace the per-request trace (gzip CSV), empty when the file names none
+ */
+public record Experiment(
+    String id,
+    String model,
+    Path modelConfig,
+    String gpu,
+    int tp,
+    int dp,
+    int maxModelLen,
+    int maxNumBatchedTokens,
+    int maxNumSeqs,
+    double gpuMemoryUtilization,
+    int blockSizeTokens,
+    long kvBlocksGpu,
+    long cpuOffloadBytes,
+    String workloadName,
+    InferencePerfProfile profile,
+    boolean saturated,
+    RunSummary observed,
+    Optional<Path> trace) {
+
+  /** The vLLM scheduler limits of this run (no long-prefill threshold was recorded). */
+  public EngineLimits limits() {
+    return new EngineLimits(maxNumSeqs, maxNumBatchedTokens, 0, maxModelLen);
+  }
+
+  /** Tokens every request generates (the profile's output_len; ignore-EOS semantics). */
+  public int outputLen() {
+    return profile.data().outputLen();
+  }
+
+  /** Whether the GPU KV block count was recorded (otherwise it is computed from memory). */
+  public boolean hasRecordedKvBlocks() {
+    return kvBlocksGpu > 0;
+  }
+}

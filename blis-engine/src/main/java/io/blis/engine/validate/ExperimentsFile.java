@@ -1,0 +1,254 @@
+package io.blis.engine.validate;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.blis.workload.inferenceperf.InferencePerfProfile;
+import io.blis.workload.inferenceperf.InferencePerfProfiles;
+import io.blis.workload.inferenceperf.SharedPrefixData;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/**
+ * Reads a file with the schema of the ground-truth {@code experiments.json}: a top-level
+ * {@code experiments} array whose entries give the model, hardware, vLLM limits, the effective
+ * inference-perf workload, the status and the observed metrics. Paths inside (model config,
+ * per-request trace) are relative to the file. Every missing or invalid field fails with one
+ * message naming the file, the experiment id and the field.
+ */
+public final class ExperimentsFile {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private ExperimentsFile() {}
+
+  /**
+   * Parses the file.
+   *
+   * @throws IllegalArgumentException if the file cannot be read or a field is missing or invalid
+   */
+  public static List<Experiment> read(Path file) {
+    JsonNode root;
+    try {
+      root = JSON.readTree(Files.readAllBytes(file));
+    } catch (IOException e) {
+      throw new IllegalArgumentException(file + ": cannot read experiments file: " + e.getMessage(), e);
+    }
+    if (root == null || !root.path("experiments").isArray()) {
+      throw new IllegalArgumentException(file + ": expected a top-level 'experiments' array");
+    }
+    Path base = file.toAbsolutePath().getParent();
+    List<Experiment> out = new ArrayList<>();
+    Set<String> ids = new HashSet<>();
+    int index = 0;
+    for (JsonNode node : root.get("experiments")) {
+      String where = file + ": experiments[" + index + "]";
+      Fields f = new Fields(where, node);
+      String id = f.text("id");
+      f = new Fields(file + ": experiment '" + id + "'", node);
+      if (!ids.add(id)) {
+        throw new IllegalArgumentException(file + ": duplicate experiment id '" + id + "'");
+      }
+      out.add(parse(f, base));
+      index++;
+    }
+    if (out.isEmpty()) {
+      throw new IllegalArgumentException(file + ": the 'experiments' array is empty");
+    }
+    return List.copyOf(out);
+  }
+
+  private static Experiment parse(Fields f, Path base) {
+    String id = f.text("id");
+    String model = f.text("model");
+    Path modelConfig = base.resolve(f.text("model_config")).normalize();
+    String gpu = f.text("hardware.gpu");
+    int tp = f.positiveInt("tp");
+    int dp = f.has("dp") ? f.positiveInt("dp") : 1;
+    int maxModelLen = f.positiveInt("vllm.max_model_len");
+    int maxBatched = f.positiveInt("vllm.max_num_batched_tokens");
+    int maxSeqs = f.positiveInt("vllm.max_num_seqs");
+    double gmu = f.has("vllm.gpu_memory_utilization") ? f.fraction("vllm.gpu_memory_utilization") : 0.9;
+    int blockSize = f.has("vllm.block_size") ? f.positiveInt("vllm.block_size") : 16;
+    long kvBlocks = f.has("vllm.kv_blocks_gpu") ? f.positiveLong("vllm.kv_blocks_gpu") : -1;
+    long cpuBytes = 0;
+    if (f.has("vllm.cpu_offload") && f.bool("vllm.cpu_offload.enabled")) {
+      cpuBytes = f.positiveLong("vllm.cpu_offload.cpu_bytes");
+    }
+    String workloadName = f.has("workload.name") ? f.text("workload.name") : "";
+    InferencePerfProfile profile = InferencePerfProfiles.parse(f.node("workload").toString(),
+        f.where() + ": field 'workload'");
+    SharedPrefixData data = profile.data();
+    boolean saturated = f.has("status.saturated") && f.bool("status.saturated");
+    RunStats overall = observed(f.child("observed.overall", f.node("observed.overall")), -1, data.outputLen());
+    List<RunStats> stageStats = new ArrayList<>();
+    if (f.has("observed.stages")) {
+      JsonNode arr = f.array("observed.stages");
+      for (int i = 0; i < arr.size(); i++) {
+        Fields s = f.child("observed.stages[" + i + "]", arr.get(i));
+        int stage = s.has("stage") ? s.nonNegativeInt("stage") : i;
+        stageStats.add(observed(s, stage, data.outputLen()));
+      }
+    }
+    Optional<Path> trace = f.has("per_request_trace")
+        ? Optional.of(base.resolve(f.text("per_request_trace")).normalize())
+        : Optional.empty();
+    return new Experiment(id, model, modelConfig, gpu, tp, dp, maxModelLen, maxBatched, maxSeqs,
+        gmu, blockSize, kvBlocks, cpuBytes, workloadName, profile, saturated,
+        new RunSummary(overall, stageStats), trace);
+  }
+
+  private static RunStats observed(Fields s, int stage, int outputLen) {
+    double e2eMean = s.nonNegative("e2e_ms.mean");
+    double ttftMean = s.nonNegative("ttft_ms.mean");
+    double decode = s.has("derived.decode_ms_per_token_est")
+        ? s.nonNegative("derived.decode_ms_per_token_est")
+        : RunStats.decodeMsPerToken(e2eMean, ttftMean, outputLen);
+    return new RunStats(
+        stage,
+        s.nonNegativeLong("count_success"),
+        s.has("count_failed") ? s.nonNegativeLong("count_failed") : 0,
+        e2eMean,
+        s.optional("e2e_ms.p50"),
+        s.optional("e2e_ms.p90"),
+        s.optional("e2e_ms.p99"),
+        ttftMean,
+        s.optional("ttft_ms.p50"),
+        s.optional("ttft_ms.p90"),
+        s.optional("ttft_ms.p99"),
+        decode,
+        s.optional("throughput.requests_per_s"));
+  }
+
+  /** Typed access to dotted field paths with errors that name the context and the field. */
+  private record Fields(String where, JsonNode root) {
+
+    Fields child(String path, JsonNode node) {
+      return new Fields(where + ": " + path, node);
+    }
+
+    IllegalArgumentException error(String path, String expectation) {
+      return new IllegalArgumentException(where + ": field '" + path + "': " + expectation);
+    }
+
+    JsonNode lookup(String path) {
+      JsonNode n = root;
+      for (String part : path.split("\\.")) {
+        if (n == null || !n.isObject()) {
+          return null;
+        }
+        n = n.get(part);
+      }
+      return n == null || n.isNull() ? null : n;
+    }
+
+    boolean has(String path) {
+      return lookup(path) != null;
+    }
+
+    JsonNode node(String path) {
+      JsonNode n = lookup(path);
+      if (n == null || !n.isObject()) {
+        throw error(path, n == null ? "missing (expected an object)" : "expected an object");
+      }
+      return n;
+    }
+
+    JsonNode array(String path) {
+      JsonNode n = lookup(path);
+      if (n == null || !n.isArray() || n.isEmpty()) {
+        throw error(path, n == null ? "missing (expected a non-empty array)" : "expected a non-empty array");
+      }
+      return n;
+    }
+
+    String text(String path) {
+      JsonNode n = lookup(path);
+      if (n == null || !n.isTextual() || n.asText().isBlank()) {
+        throw error(path, n == null ? "missing (expected a non-empty string)" : "expected a non-empty string, got " + n);
+      }
+      return n.asText();
+    }
+
+    boolean bool(String path) {
+      JsonNode n = lookup(path);
+      if (n == null || !n.isBoolean()) {
+        throw error(path, n == null ? "missing (expected true or false)" : "expected true or false, got " + n);
+      }
+      return n.asBoolean();
+    }
+
+    double number(String path) {
+      JsonNode n = lookup(path);
+      if (n == null || !n.isNumber() || !Double.isFinite(n.asDouble())) {
+        throw error(path, n == null ? "missing (expected a number)" : "expected a finite number, got " + n);
+      }
+      return n.asDouble();
+    }
+
+    double optional(String path) {
+      return has(path) ? nonNegative(path) : Double.NaN;
+    }
+
+    double nonNegative(String path) {
+      double v = number(path);
+      if (v < 0) {
+        throw error(path, "expected a number >= 0, got " + v);
+      }
+      return v;
+    }
+
+    double fraction(String path) {
+      double v = number(path);
+      if (!(v > 0 && v <= 1)) {
+        throw error(path, "expected a fraction in (0, 1], got " + v);
+      }
+      return v;
+    }
+
+    long integer(String path) {
+      JsonNode n = lookup(path);
+      if (n == null || !n.isIntegralNumber()) {
+        throw error(path, n == null ? "missing (expected an integer)" : "expected an integer, got " + n);
+      }
+      return n.asLong();
+    }
+
+    int positiveInt(String path) {
+      long v = integer(path);
+      if (v < 1 || v > Integer.MAX_VALUE) {
+        throw error(path, "expected a positive integer, got " + v);
+      }
+      return (int) v;
+    }
+
+    int nonNegativeInt(String path) {
+      long v = integer(path);
+      if (v < 0 || v > Integer.MAX_VALUE) {
+        throw error(path, "expected an integer >= 0, got " + v);
+      }
+      return (int) v;
+    }
+
+    long positiveLong(String path) {
+      long v = integer(path);
+      if (v < 1) {
+        throw error(path, "expected a positive integer, got " + v);
+      }
+      return v;
+    }
+
+    long nonNegativeLong(String path) {
+      long v = integer(path);
+      if (v < 0) {
+        throw error(path, "expected an integer >= 0, got " + v);
+      }
+      return v;
+    }
+  }
+}

@@ -1,0 +1,69 @@
+package io.blis.engine.validate;
+
+import io.blis.api.Coefficients;
+import io.blis.latency.physics.TrainedPhysicsCoefficients;
+import java.util.List;
+
+/**
+ * The default calibration of the {@code trained-physics} latency model: its 17 coefficients with
+ * the physically plausible bounds the latency module declares (inverse-efficiency multipliers
+ * >= 1, overheads >= 0), and a staged search that fits what the data can identify.
+ *
+ * <ol>
+ *   <li>{@code decode}: the decode step (weight and KV reads, per-layer, per-all-reduce,
+ *       per-request, per-step and per-MoE-layer overheads, per-output-token time) on the
+ *       decode-per-token error, with half weight on mean E2E;
+ *   <li>{@code ttft}: queueing and scheduling overheads and the prefill multipliers on mean TTFT,
+ *       with half weight on mean E2E and decode;
+ *   <li>{@code joint}: a BOBYQA polish of all of them together on the full loss, over more
+ *       requests per stage.
+ * </ol>
+ *
+ * The search simulates the first {@code subsample} requests of each load stage; the final
+ * comparison uses whole runs.
+ */
+public final class TrainedPhysicsCalibration {
+
+  /** Parameters fitted in the decode stage. */
+  public static final List<String> DECODE = List.of("decode_memory", "weight_load", "expert_weight_load",
+      "tp_comm", "per_layer_us", "per_allreduce_us", "per_request_us", "per_step_us", "per_moe_layer_us",
+      "per_output_token_us");
+
+  /** Parameters fitted in the TTFT stage. */
+  public static final List<String> TTFT = List.of("queueing_us", "scheduling_us", "prefill_compute",
+      "prefill_memory", "per_step_us");
+
+  private TrainedPhysicsCalibration() {}
+
+  /** The coefficient space, starting at {@code start} (for example the bundled defaults). */
+  public static ParameterSpace space(Coefficients start) {
+    double[] lower = TrainedPhysicsCoefficients.lowerBounds();
+    double[] upper = TrainedPhysicsCoefficients.upperBounds();
+    double[] initial = TrainedPhysicsCoefficients.toArray(start);
+    for (int i = 0; i < initial.length; i++) {
+      initial[i] = Math.max(lower[i], Math.min(upper[i], initial[i]));
+    }
+    return new ParameterSpace(TrainedPhysicsCoefficients.names(), lower, upper, initial,
+        x -> TrainedPhysicsCoefficients.toCoefficients(x, "calibration"));
+  }
+
+  /**
+   * The staged search.
+   *
+   * @param subsample requests per load stage simulated in the search stages (0 = whole runs)
+   * @param budget multiplier of the evaluation budgets (1 = the default, about 400 evaluations)
+   */
+  public static List<CalibrationStage> stages(int subsample, double budget) {
+    int polishRequests = subsample == 0 ? 0 : subsample * 2;
+    java.util.LinkedHashSet<String> all = new java.util.LinkedHashSet<>(DECODE);
+    all.addAll(TTFT);
+    return List.of(
+        new CalibrationStage("decode", DECODE, 0.5, 0, 1, subsample, evals(150, budget), evals(60, budget)),
+        new CalibrationStage("ttft", TTFT, 0.5, 1, 0.5, subsample, evals(80, budget), evals(40, budget)),
+        new CalibrationStage("joint", List.copyOf(all), 1, 0.5, 1, polishRequests, 0, evals(60, budget)));
+  }
+
+  private static int evals(int base, double budget) {
+    return Math.max(1, (int) Math.round(base * budget));
+  }
+}

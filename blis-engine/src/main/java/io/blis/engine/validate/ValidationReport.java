@@ -1,0 +1,260 @@
+package io.blis.engine.validate;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.math.BigDecimal;
+import java.math.RoundingMode;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.function.Predicate;
+
+/**
+ * The outcome of {@code blis validate}: one {@link ExperimentComparison} per experiment and a
+ * summary of absolute percentage errors (APE, percent) over the non-saturated experiments and,
+ * separately, the saturated ones. Renders as JSON (latencies in ms, errors in percent, fields in
+ * a fixed order, values rounded to 3 decimals), as a plain-text table and as a self-contained
+ * HTML page with inline SVG bars.
+ */
+public final class ValidationReport {
+
+  /** Metrics whose APE the JSON lists per experiment and the summary aggregates. */
+  public static final List<Metric> REPORTED = List.of(
+      Metric.E2E_MEAN, Metric.E2E_P50, Metric.E2E_P90, Metric.E2E_P99, Metric.TTFT_MEAN,
+      Metric.TTFT_P90, Metric.TTFT_P99, Metric.DECODE_MS_PER_TOKEN, Metric.THROUGHPUT,
+      Metric.SUCCESS_COUNT);
+
+  private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
+
+  private final List<ExperimentComparison> comparisons;
+  private final String mode;
+  private final String coefficients;
+
+  /**
+   * @param comparisons one per experiment, in the order of the experiments file
+   * @param mode how the workload was driven ({@code replay} or {@code synthetic})
+   * @param coefficients where the latency coefficients came from
+   */
+  public ValidationReport(List<ExperimentComparison> comparisons, String mode, String coefficients) {
+    this.comparisons = List.copyOf(comparisons);
+    this.mode = mode;
+    this.coefficients = coefficients;
+  }
+
+  /** The per-experiment comparisons. */
+  public List<ExperimentComparison> comparisons() {
+    return comparisons;
+  }
+
+  /** Median, mean and max of the finite values (NaN each when there are none). */
+  public record Aggregate(int count, double median, double mean, double max) {
+    static Aggregate of(double[] values) {
+      double[] v = Arrays.stream(values).filter(Double::isFinite).sorted().toArray();
+      if (v.length == 0) {
+        return new Aggregate(0, Double.NaN, Double.NaN, Double.NaN);
+      }
+      return new Aggregate(v.length, RunStatsCalculator.percentile(v, 50),
+          Arrays.stream(v).average().orElse(Double.NaN), v[v.length - 1]);
+    }
+  }
+
+  /** Aggregate APE of a metric over the saturated or the non-saturated experiments. */
+  public Aggregate aggregate(Metric m, boolean saturated) {
+    return Aggregate.of(select(c -> c.saturated() == saturated).stream().mapToDouble(c -> c.ape(m)).toArray());
+  }
+
+  /** Aggregate failure-fraction difference (percentage points) over a group. */
+  public Aggregate failureDiff(boolean saturated) {
+    return Aggregate.of(select(c -> c.saturated() == saturated).stream()
+        .mapToDouble(ExperimentComparison::failureFractionDiffPp).toArray());
+  }
+
+  private List<ExperimentComparison> select(Predicate<ExperimentComparison> p) {
+    return comparisons.stream().filter(p).toList();
+  }
+
+  /** The JSON document (see docs/validation.md for the keys). */
+  public String toJson() {
+    ObjectNode root = NODES.objectNode();
+    root.put("mode", mode);
+    root.put("coefficients", coefficients);
+    ArrayNode exps = root.putArray("experiments");
+    for (ExperimentComparison c : comparisons) {
+      ObjectNode e = exps.addObject();
+      e.put("id", c.id());
+      e.put("model", c.model());
+      e.put("workload", c.workload());
+      e.put("saturated", c.saturated());
+      e.set("observed", statsJson(c.observed().overall()));
+      e.set("predicted", statsJson(c.predicted().overall()));
+      e.set("ape_pct", apeJson(c.predicted().overall(), c.observed().overall()));
+      put(e, "failure_fraction_diff_pp", c.failureFractionDiffPp());
+      ArrayNode stages = e.putArray("stages");
+      for (RunStats[] pair : c.stagePairs()) {
+        ObjectNode s = stages.addObject();
+        s.put("stage", pair[0].stage());
+        s.set("observed", statsJson(pair[0]));
+        s.set("predicted", statsJson(pair[1]));
+        s.set("ape_pct", apeJson(pair[1], pair[0]));
+      }
+    }
+    ObjectNode summary = root.putObject("summary");
+    summary.set("non_saturated", summaryJson(false));
+    summary.set("saturated", summaryJson(true));
+    try {
+      return new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(root) + "\n";
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("cannot render validation JSON", e);
+    }
+  }
+
+  private ObjectNode summaryJson(boolean saturated) {
+    ObjectNode s = NODES.objectNode();
+    s.put("experiments", select(c -> c.saturated() == saturated).size());
+    ObjectNode ape = s.putObject("ape_pct");
+    for (Metric m : REPORTED) {
+      ape.set(m.key(), aggregateJson(aggregate(m, saturated)));
+    }
+    s.set("failure_fraction_diff_pp", aggregateJson(failureDiff(saturated)));
+    return s;
+  }
+
+  private static ObjectNode aggregateJson(Aggregate a) {
+    ObjectNode n = NODES.objectNode();
+    n.put("count", a.count());
+    put(n, "median", a.median());
+    put(n, "mean", a.mean());
+    put(n, "max", a.max());
+    return n;
+  }
+
+  private static ObjectNode statsJson(RunStats s) {
+    ObjectNode n = NODES.objectNode();
+    n.put("count_success", s.countSuccess());
+    n.put("count_failed", s.countFailed());
+    put(n, "failure_fraction", s.failureFraction());
+    put(n, "e2e_mean", s.e2eMeanMs());
+    put(n, "e2e_p50", s.e2eP50Ms());
+    put(n, "e2e_p90", s.e2eP90Ms());
+    put(n, "e2e_p99", s.e2eP99Ms());
+    put(n, "ttft_mean", s.ttftMeanMs());
+    put(n, "ttft_p50", s.ttftP50Ms());
+    put(n, "ttft_p90", s.ttftP90Ms());
+    put(n, "ttft_p99", s.ttftP99Ms());
+    put(n, "decode_ms_per_token", s.decodeMsPerToken());
+    put(n, "throughput_rps", s.throughputRps());
+    return n;
+  }
+
+  private static ObjectNode apeJson(RunStats predicted, RunStats observed) {
+    ObjectNode n = NODES.objectNode();
+    for (Metric m : REPORTED) {
+      put(n, m.key(), m.ape(predicted, observed));
+    }
+    return n;
+  }
+
+  private static void put(ObjectNode n, String key, double v) {
+    if (Double.isFinite(v)) {
+      n.put(key, BigDecimal.valueOf(v).setScale(3, RoundingMode.HALF_EVEN).stripTrailingZeros());
+    } else {
+      n.putNull(key);
+    }
+  }
+
+  /** A fixed-width text table: observed, predicted and APE of the main metrics per experiment. */
+  public String table() {
+    StringBuilder sb = new StringBuilder();
+    sb.append(String.format(Locale.ROOT, "%-48s %3s | %-25s | %-25s | %-23s | %-21s | %s%n",
+        "experiment", "sat", "E2E mean ms obs/pred/APE", "TTFT mean ms obs/pred/APE",
+        "decode ms/tok obs/pred", "p90/p99 E2E APE %", "fail % obs/pred"));
+    for (ExperimentComparison c : comparisons) {
+      RunStats o = c.observed().overall();
+      RunStats p = c.predicted().overall();
+      sb.append(String.format(Locale.ROOT,
+          "%-48s %3s | %8.1f %8.1f %6.1f%% | %8.1f %8.1f %6.1f%% | %6.2f %6.2f %6.1f%% | %9.1f %9.1f | %5.1f %5.1f%n",
+          c.id(), c.saturated() ? "yes" : "no", o.e2eMeanMs(), p.e2eMeanMs(), c.ape(Metric.E2E_MEAN),
+          o.ttftMeanMs(), p.ttftMeanMs(), c.ape(Metric.TTFT_MEAN), o.decodeMsPerToken(),
+          p.decodeMsPerToken(), c.ape(Metric.DECODE_MS_PER_TOKEN), c.ape(Metric.E2E_P90),
+          c.ape(Metric.E2E_P99), 100 * o.failureFraction(), 100 * p.failureFraction()));
+    }
+    for (boolean sat : new boolean[] {false, true}) {
+      if (select(c -> c.saturated() == sat).isEmpty()) {
+        continue;
+      }
+      sb.append(String.format(Locale.ROOT, "%n%s experiments: APE %% median / mean / max%n",
+          sat ? "saturated" : "non-saturated"));
+      for (Metric m : REPORTED) {
+        Aggregate a = aggregate(m, sat);
+        sb.append(String.format(Locale.ROOT, "  %-22s %7.2f %7.2f %7.2f%n", m.key(), a.median(), a.mean(), a.max()));
+      }
+      Aggregate f = failureDiff(sat);
+      sb.append(String.format(Locale.ROOT, "  %-22s %7.2f %7.2f %7.2f (percentage points)%n",
+          "failure_fraction_diff", f.median(), f.mean(), f.max()));
+    }
+    return sb.toString();
+  }
+
+  /** A self-contained HTML page: per experiment, observed vs predicted bars for each metric. */
+  public String html() {
+    List<Metric> shown = List.of(Metric.E2E_MEAN, Metric.E2E_P90, Metric.E2E_P99, Metric.TTFT_MEAN,
+        Metric.TTFT_P90, Metric.DECODE_MS_PER_TOKEN, Metric.THROUGHPUT);
+    StringBuilder sb = new StringBuilder();
+    sb.append("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>BLIS validation</title>\n")
+        .append("<style>body{font-family:sans-serif;margin:20px}h2{font-size:15px;margin:18px 0 4px}")
+        .append("text{font-size:11px}.obs{fill:#555}.pred{fill:#2b7bb9}</style></head><body>\n")
+        .append("<h1>BLIS validation: predicted vs observed</h1>\n<p>mode: ").append(escape(mode))
+        .append("; coefficients: ").append(escape(coefficients))
+        .append(". Grey = observed, blue = predicted; bars are scaled per metric to the larger of the two.</p>\n");
+    int rowH = 22;
+    int width = 760;
+    for (ExperimentComparison c : comparisons) {
+      sb.append("<h2>").append(escape(c.id())).append(c.saturated() ? " (saturated)" : "").append("</h2>\n");
+      int height = rowH * shown.size() + 4;
+      sb.append("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"").append(width)
+          .append("\" height=\"").append(height).append("\">\n");
+      int y = 2;
+      for (Metric m : shown) {
+        double o = m.of(c.observed().overall());
+        double p = m.of(c.predicted().overall());
+        double max = Math.max(Double.isFinite(o) ? o : 0, Double.isFinite(p) ? p : 0);
+        double scale = max > 0 ? 380.0 / max : 0;
+        sb.append(String.format(Locale.ROOT, "<text x=\"0\" y=\"%d\">%s</text>", y + 14, m.key()));
+        sb.append(String.format(Locale.ROOT, "<rect class=\"obs\" x=\"160\" y=\"%d\" width=\"%.1f\" height=\"9\"/>",
+            y + 1, Double.isFinite(o) ? o * scale : 0));
+        sb.append(String.format(Locale.ROOT, "<rect class=\"pred\" x=\"160\" y=\"%d\" width=\"%.1f\" height=\"9\"/>",
+            y + 10, Double.isFinite(p) ? p * scale : 0));
+        sb.append(String.format(Locale.ROOT, "<text x=\"550\" y=\"%d\">%s / %s (APE %s%%)</text>%n", y + 14,
+            fmt(o), fmt(p), fmt(c.ape(m))));
+        y += rowH;
+      }
+      sb.append("</svg>\n");
+    }
+    sb.append("<pre>").append(escape(table())).append("</pre>\n</body></html>\n");
+    return sb.toString();
+  }
+
+  private static String fmt(double v) {
+    return Double.isFinite(v) ? String.format(Locale.ROOT, "%.2f", v) : "n/a";
+  }
+
+  private static String escape(String s) {
+    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
+  }
+
+  /** Ids of experiments whose metric APE is at or above the threshold, for reports and tests. */
+  public List<String> above(Metric m, double thresholdPct, boolean saturated) {
+    List<String> out = new ArrayList<>();
+    for (ExperimentComparison c : select(x -> x.saturated() == saturated)) {
+      if (!(c.ape(m) < thresholdPct)) {
+        out.add(c.id());
+      }
+    }
+    return out;
+  }
+}

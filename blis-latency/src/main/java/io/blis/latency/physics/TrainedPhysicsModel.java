@@ -1,0 +1,60 @@
+package io.blis.latency.physics;
+
+import io.blis.api.BatchView;
+import io.blis.api.HardwareSpec;
+import io.blis.api.ModelSpec;
+import io.blis.api.RequestView;
+import io.blis.latency.coeff.RequestTimes;
+
+/** The trained-physics model; see {@link TrainedPhysicsProvider} for the formula. */
+final class TrainedPhysicsModel extends RequestTimes {
+
+  private final StepBasis basis;
+  private final double prefillCompute;
+  private final double prefillMemory;
+  private final double decodeCompute;
+  private final double decodeMemory;
+  private final double weightLoad;
+  private final double expertWeightLoad;
+  private final double tpComm;
+  private final double moeRouting;
+  private final double perRequestUs;
+  /** Everything that does not depend on the batch: per layer, per all-reduce, per step, per MoE layer. */
+  private final double fixedPerStepUs;
+
+  TrainedPhysicsModel(ModelSpec model, HardwareSpec gpu, int tp, TrainedPhysicsParameters p) {
+    super(p.alpha()[0], 0.0, p.alpha()[2], p.alpha()[1], p.alpha()[3]);
+    this.basis = new StepBasis(model, gpu, tp);
+    double[] b = p.beta();
+    this.prefillCompute = b[0];
+    this.prefillMemory = b[1];
+    this.decodeCompute = b[2];
+    this.decodeMemory = b[3];
+    this.weightLoad = b[4];
+    this.expertWeightLoad = b[5];
+    this.tpComm = b[6];
+    this.moeRouting = b[7];
+    this.perRequestUs = b[10];
+    this.fixedPerStepUs =
+        b[8] * basis.layers + b[9] * basis.allReducesPerStep + b[11] + b[12] * basis.moeLayers;
+  }
+
+  @Override
+  public long stepTime(BatchView batch) {
+    StepBasis s = basis;
+    s.compute(batch);
+    double compute = prefillCompute * s.prefillComputeUs + decodeCompute * s.decodeComputeUs;
+    double memory =
+        weightLoad * s.weightLoadUs
+            + expertWeightLoad * s.expertWeightLoadUs
+            + prefillMemory * s.prefillMemoryUs
+            + decodeMemory * s.decodeMemoryUs;
+    double us =
+        Math.max(compute, memory)
+            + tpComm * s.tpCommUs
+            + moeRouting * s.moeRoutingUs
+            + perRequestUs * s.requests
+            + fixedPerStepUs;
+    return Math.max(1L, (long) us);
+  }
+}

@@ -1,0 +1,52 @@
+package io.blis.latency.physics;
+
+import io.blis.api.LatencyModel;
+import io.blis.api.LatencyModelProvider;
+import io.blis.api.ProviderContext;
+
+/**
+ * The {@code trained-physics} latency model (the default): a roofline over physically derived
+ * basis terms with learned inverse efficiencies, plus learned overheads.
+ *
+ * <pre>
+ *   compute = b0 x prefillCompute + b2 x decodeCompute
+ *   memory  = b4 x weightLoad + b5 x expertWeightLoad + b1 x prefillMemory + b3 x decodeMemory
+ *   step    = max(compute, memory) + b6 x tpComm + b7 x moeRouting
+ *             + b8 x layers + b9 x allReduces + b10 x requests + b11 + b12 x moeLayers   (us, >= 1)
+ *   queueingTime = a0,  schedulingProcessingTime = a1,  outputTokenProcessingTime = a2,
+ *   preemptionProcessingTime = a3                                                      (us)
+ * </pre>
+ *
+ * The basis terms are ideal microseconds at the GPU's peak rates, per GPU of the TP group
+ * (definitions in docs/latency-models.md): they read each scheduled request's {@code newTokens},
+ * {@code progressIndex} (context already in the KV cache, prefix hits included) and {@code phase}.
+ * {@code b0..b7} are dimensionless multipliers (inverse efficiencies), {@code b8..b12} and {@code
+ * a0..a3} microseconds; names, bounds and defaults are in {@link TrainedPhysicsCoefficients}.
+ * Coefficients come from vectors {@code beta} (13) and {@code alpha} (3 or 4); a vector not given
+ * is taken from the bundled {@code coefficients/trained-physics.yaml}.
+ */
+public final class TrainedPhysicsProvider implements LatencyModelProvider {
+
+  /** The name this model is selected by. */
+  public static final String NAME = TrainedPhysicsCoefficients.LATENCY_MODEL;
+
+  @Override
+  public String name() {
+    return NAME;
+  }
+
+  @Override
+  public String description() {
+    return "roofline of physically derived terms (FLOPs, KV and weight bytes, all-reduce) with"
+        + " learned efficiencies and overheads; the default";
+  }
+
+  @Override
+  public LatencyModel create(ProviderContext context) {
+    return new TrainedPhysicsModel(
+        context.model(),
+        context.hardware(),
+        context.deployment().tensorParallel(),
+        TrainedPhysicsParameters.of(context.coefficients()));
+  }
+}
