@@ -215,7 +215,7 @@ final class Engine {
     long e2e = done ? r.lastTokenClientUs - r.arrivalUs
         : outcome == RequestOutcome.TIMED_OUT ? endUs - r.arrivalUs : -1;
     return new RequestRecord(r.spec.id(), r.spec.stage(), r.arrivalUs, r.inputTokens,
-        done ? r.outputTokens : r.generated, outcome,
+        r.generated, outcome,
         r.firstTokenClientUs < 0 ? -1 : r.firstTokenClientUs - r.arrivalUs, e2e,
         r.firstScheduledUs < 0 ? -1 : r.firstScheduledUs - r.arrivalUs, r.preemptions,
         Math.max(0, r.cachedPromptTokens), reason == null ? "" : reason);
