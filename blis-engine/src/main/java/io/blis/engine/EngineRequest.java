@@ -46,6 +46,8 @@ final class EngineRequest implements RequestView {
   /** Whether the request is part of the step in flight. */
   boolean inFlight;
   long firstScheduledUs = -1;
+  /** Engine time the request last joined the waiting queue (arrival or preemption). */
+  long queuedUs;
   /** Latency charged once at first scheduling (not on the engine clock). */
   long schedulingOverheadUs;
   /** Latency charged per preemption so far. */

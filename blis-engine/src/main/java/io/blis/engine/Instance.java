@@ -29,6 +29,7 @@ final class Instance implements InstanceSnapshot {
 
   private boolean stepPending;
   private long transferBusyUntilUs;
+  private long lastStepStartUs;
   private long preemptionEvents;
   private long steps;
   private int inFlightRequests;
@@ -163,6 +164,7 @@ final class Instance implements InstanceSnapshot {
       return;
     }
     r.state = EngineRequest.State.WAITING;
+    r.queuedUs = engine.nowUs();
     waiting.addLast(r);
     if (!stepPending) {
       stepPending = true;
@@ -189,10 +191,16 @@ final class Instance implements InstanceSnapshot {
 
   void onStep() {
     stepPending = false;
+    // With async scheduling, the batch starting now was formed when the previous step started:
+    // only requests queued by then can join it (see EngineLimits#asyncScheduling).
+    long admitCutoffUs = Long.MAX_VALUE;
     if (!batch.isEmpty()) {
       completeStep();
+      if (limits.asyncScheduling()) {
+        admitCutoffUs = lastStepStartUs;
+      }
     }
-    formAndLaunch();
+    formAndLaunch(admitCutoffUs);
   }
 
   /** Applies the step in flight: progress, emitted tokens, completions. */
@@ -234,7 +242,7 @@ final class Instance implements InstanceSnapshot {
   }
 
   /** Forms the next batch (vLLM v1: running requests first, then waiting ones) and launches it. */
-  private void formAndLaunch() {
+  private void formAndLaunch(long admitCutoffUs) {
     if (running.isEmpty() && waiting.isEmpty()) {
       return; // idle until the next request is queued
     }
@@ -280,10 +288,28 @@ final class Instance implements InstanceSnapshot {
       i++;
     }
 
+    if (!preempted) {
+      budget = admitWaiting(budget, threshold, admitCutoffUs);
+      if (batch.isEmpty() && admitCutoffUs != Long.MAX_VALUE && !anyLoading()) {
+        // The engine would idle: an idle async engine schedules immediately.
+        admitWaiting(budget, threshold, Long.MAX_VALUE);
+      }
+    }
+    launch(preempted);
+  }
+
+  /**
+   * vLLM v1's second pass: admits waiting requests in queue order while the token budget and
+   * max-num-seqs allow, stopping at the first that cannot get KV blocks or was queued after
+   * {@code admitCutoffUs}. Returns the remaining budget.
+   */
+  private int admitWaiting(int budget, int threshold, long admitCutoffUs) {
     int blockSize = pool.blockSizeTokens();
-    while (!preempted && budget > 0 && !waiting.isEmpty()
-        && running.size() < limits.maxNumSeqs()) {
+    while (budget > 0 && !waiting.isEmpty() && running.size() < limits.maxNumSeqs()) {
       EngineRequest r = waiting.peekFirst();
+      if (r.queuedUs > admitCutoffUs) {
+        break; // not yet visible to the scheduler that formed this batch
+      }
       if (r.table == null) {
         r.table = pool.newTable(r.spec.promptTokens(), (long) r.inputTokens + r.outputTokens);
       }
@@ -315,7 +341,11 @@ final class Instance implements InstanceSnapshot {
         addToBatch(r);
       }
     }
+    return budget;
+  }
 
+  /** Asks the latency model for the step time of the formed batch and schedules its end. */
+  private void launch(boolean preempted) {
     if (batch.isEmpty()) {
       if (!preempted && anyLoading()) {
         return; // the next LOADED event resumes stepping
@@ -334,6 +364,7 @@ final class Instance implements InstanceSnapshot {
           + " us for a batch of " + batch.size() + " requests; it must be at least 1");
     }
     steps++;
+    lastStepStartUs = engine.nowUs();
     if (observer != null) {
       observer.onStep(engine.nowUs(), stepUs, batch, running, waiting.size(), pool);
     }
@@ -392,6 +423,7 @@ final class Instance implements InstanceSnapshot {
     victim.preemptions++;
     victim.preemptionOverheadUs += model.preemptionProcessingTime();
     victim.state = EngineRequest.State.WAITING;
+    victim.queuedUs = engine.nowUs();
     waiting.addFirst(victim);
     preemptionEvents++;
     return refund;
