@@ -19,7 +19,7 @@ class BlisCliTest {
 
   record Outcome(int code, String out, String err) {}
 
-  private static Outcome blis(String... args) {
+  static Outcome blis(String... args) {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
     int code = BlisCli.execute(args, new PrintWriter(out), new PrintWriter(err));
@@ -85,8 +85,12 @@ class BlisCliTest {
       "bad utilization|run --gpu-memory-utilization 1.5|--gpu-memory-utilization must be in",
       "unknown command|fly|Unmatched argument"})
   void badInputPrintsOneLineAndExitsWithUsageError(String name, String args, String expected) {
-    Outcome o = blis(args.split(" "));
-    assertThat(o.code()).as(name).isEqualTo(2);
+    assertUsageError(name, blis(args.split(" ")), expected);
+  }
+
+  /** Exit 2, nothing on stdout, one line on stderr containing {@code expected}, no stack trace. */
+  static void assertUsageError(String name, Outcome o, String expected) {
+    assertThat(o.code()).as(name + ": " + o.err()).isEqualTo(2);
     assertThat(o.out()).isEmpty();
     assertThat(o.err().strip()).doesNotContain("\n").contains(expected)
         .doesNotContain("Exception").doesNotContain("\tat ");

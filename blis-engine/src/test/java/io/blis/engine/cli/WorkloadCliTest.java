@@ -1,16 +1,17 @@
 package io.blis.engine.cli;
 
+import static io.blis.engine.cli.BlisCliTest.assertUsageError;
+import static io.blis.engine.cli.BlisCliTest.blis;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.blis.engine.cli.BlisCliTest.Outcome;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.OutputStreamWriter;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -84,15 +85,6 @@ class WorkloadCliTest {
           question_len: 200
           output_len: 40
       """;
-
-  record Outcome(int code, String out, String err) {}
-
-  static Outcome blis(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    int code = BlisCli.execute(args, new PrintWriter(out), new PrintWriter(err));
-    return new Outcome(code, out.toString(), err.toString());
-  }
 
   static Outcome ok(String... args) {
     Outcome o = blis(args);
@@ -338,11 +330,7 @@ class WorkloadCliTest {
       case "BLIS" -> blisTrace.toString();
       default -> a.replace("DIR", dir.toString());
     }).toArray(String[]::new);
-    Outcome o = blis(argv);
-    assertThat(o.code()).as(name + ": " + o.err()).isEqualTo(2);
-    assertThat(o.out()).isEmpty();
-    assertThat(o.err().strip()).doesNotContain("\n").contains(expected)
-        .doesNotContain("Exception").doesNotContain("\tat ");
+    assertUsageError(name, blis(argv), expected);
   }
 
   @Test
