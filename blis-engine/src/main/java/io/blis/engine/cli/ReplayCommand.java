@@ -46,7 +46,8 @@ final class ReplayCommand implements Callable<Integer> {
   String experiment;
 
   @Option(names = "--seed",
-      description = "Seed of the prompt contents of a ground-truth CSV, also passed to the providers (default: ${DEFAULT-VALUE}).")
+      description = "Seed of the prompt contents of a ground-truth CSV, also passed to the providers"
+          + " (default: a BLIS trace's token_seed, which is the seed of the run that wrote it; else ${DEFAULT-VALUE}).")
   long seed = 42;
 
   @Mixin DeploymentOptions deployment;
@@ -57,16 +58,20 @@ final class ReplayCommand implements Callable<Integer> {
     Cli.requireFile("--trace", trace);
     boolean hasProfile = inferencePerf != null || experiments != null || experiment != null;
     RequestSource source;
+    long providerSeed = seed;
     if (TraceReader.isBlisTrace(trace)) {
       require(!hasProfile, "--trace " + trace + " is a BLIS trace, which carries its own prompt"
           + " structure: --inference-perf, --experiments and --experiment apply only to a ground-truth CSV");
+      if (!spec.commandLine().getParseResult().hasMatchedOption("--seed")) {
+        providerSeed = TraceReader.header(trace).tokenSeed();
+      }
       source = TraceReader.open(trace);
     } else {
       source = InferencePerfWorkload.replay(profile(), trace, seed);
     }
     SimulationResult result;
     try (source) {
-      result = deployment.simulate(source, seed);
+      result = deployment.simulate(source, providerSeed);
     }
     deployment.emit(spec.commandLine(), result);
     return 0;
