@@ -177,6 +177,23 @@ class WorkloadCliTest {
   }
 
   @Test
+  void aHorizonRunReplaysIdenticallyUnderTheSameHorizon(@TempDir Path dir) throws IOException {
+    Path spec = write(dir, "spec.yaml", SPEC);
+    Path trace = dir.resolve("t.csv");
+    Outcome run = ok("run", "--workload-spec", spec.toString(), "--horizon-s", "2",
+        "--trace-out", trace.toString(), "--per-request");
+    Outcome same = ok("replay", "--trace", trace.toString(), "--horizon-s", "2", "--per-request");
+    Outcome unbounded = ok("replay", "--trace", trace.toString(), "--per-request");
+    assertThat(same.out()).isEqualTo(run.out());
+    long injected = JSON.readTree(run.out()).path("overall").path("injected_requests").asLong();
+    long rows = lines(trace).size() - 2;
+    assertThat(rows).as("pulled requests include ones arriving after the horizon")
+        .isGreaterThan(injected);
+    assertThat(JSON.readTree(unbounded.out()).path("overall").path("injected_requests").asLong())
+        .isEqualTo(rows);
+  }
+
+  @Test
   void presetLengthsFollowThePreset() throws IOException {
     JsonNode r = JSON.readTree(ok("run", "--workload", "summarization", "--rate", "2",
         "--num-requests", "30", "--max-model-len", "0").out());
