@@ -282,4 +282,25 @@ class EngineScenarioTest {
     assertThat(o.completedRequests()).isZero();
     assertThat(res.simulatedDurationUs()).isEqualTo(1000);
   }
+
+  @Test
+  void cpuTierReloadsAnEvictedPrefixInsteadOfRecomputingIt() {
+    int[] prompt = tokens(5, 64);
+    RequestSpec a = RequestSpec.simple(1, 0, prompt, 2);
+    RequestSpec b = RequestSpec.simple(2, 100_000, tokens(900, 64), 2); // evicts a's blocks
+    RequestSpec c = RequestSpec.simple(3, 200_000, prompt, 2);
+    LinearTestModel m = new LinearTestModel(100, 10, 0, 0, 0, 0);
+    SimulationResult withCpu = run(m, List.of(a, b, c),
+        Simulation.builder().totalKvBlocks(5).cpuKvTier(100, 100));
+    SimulationResult gpuOnly = run(m, List.of(a, b, c), Simulation.builder().totalKvBlocks(5));
+    // GPU only: c recomputes 64 tokens: step 100 + 640
+    assertThat(only(gpuOnly, 3).cachedPromptTokens()).isZero();
+    assertThat(only(gpuOnly, 3).ttftUs()).isEqualTo(740);
+    // CPU tier: 3 blocks (capped below the last prompt token) load in 300 us, then 16 tokens
+    assertThat(only(withCpu, 3).cachedPromptTokens()).isEqualTo(48);
+    assertThat(only(withCpu, 3).ttftUs()).isEqualTo(300 + 100 + 160);
+    assertThat(only(withCpu, 3).schedulingDelayUs()).isEqualTo(300);
+    assertThat(withCpu.engine().cpuLoadedBlocks()).isEqualTo(3);
+    assertThat(withCpu.toJson()).contains("\"kv_cpu_loaded_blocks\" : 3");
+  }
 }

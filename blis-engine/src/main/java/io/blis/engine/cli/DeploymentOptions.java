@@ -6,6 +6,8 @@ import io.blis.api.LatencyModel;
 import io.blis.api.LatencyModelProvider;
 import io.blis.api.ModelSpec;
 import io.blis.api.Providers;
+import io.blis.api.Router;
+import io.blis.api.RouterProvider;
 import io.blis.api.Scheduler;
 import io.blis.api.SchedulerProvider;
 import io.blis.engine.Context;
@@ -15,6 +17,7 @@ import io.blis.engine.Simulation;
 import io.blis.engine.SimulationResult;
 import io.blis.latency.catalog.GpuCatalog;
 import io.blis.latency.catalog.ModelCatalog;
+import io.blis.latency.catalog.ModelSizes;
 import io.blis.latency.coeff.CoefficientFiles;
 import io.blis.latency.kv.KvCapacity;
 import io.blis.workload.RequestSource;
@@ -31,8 +34,9 @@ import picocli.CommandLine.Option;
 /**
  * The deployment and output flags shared by {@code blis run} and {@code blis replay} (a picocli
  * mixin): which model on which GPU, the latency model and its coefficients, the vLLM limits, the
- * KV cache size, the horizon and where the result JSON goes. Both commands hand it a request
- * source; it simulates one instance and prints the result.
+ * KV cache size (GPU and CPU tier), the number of instances and the router, the horizon and
+ * where the result JSON goes. Both commands hand it a request source; it simulates and prints the
+ * result.
  */
 final class DeploymentOptions {
 
@@ -96,6 +100,26 @@ final class DeploymentOptions {
       description = "Scheduler provider: fcfs, priority-fcfs, sjf, ... (default: ${DEFAULT-VALUE}).")
   String scheduler = "fcfs";
 
+  @Option(names = "--num-instances",
+      description = "Identical serving instances behind the router (default: ${DEFAULT-VALUE}).")
+  int numInstances = 1;
+
+  @Option(names = {"--routing-policy", "--router"}, paramLabel = "NAME",
+      description = "Router provider: round-robin, least-loaded, ... (default: ${DEFAULT-VALUE}).")
+  String routingPolicy = "round-robin";
+
+  @Option(names = "--kv-cpu-blocks",
+      description = "Blocks of a CPU KV tier (vLLM OffloadingConnector); 0 = none (default: ${DEFAULT-VALUE}).")
+  long kvCpuBlocks = 0;
+
+  @Option(names = "--kv-offloading-size-gib",
+      description = "CPU KV tier size in GiB summed over TP ranks (vLLM --kv-offloading-size); overrides --kv-cpu-blocks.")
+  Double kvOffloadingSizeGib;
+
+  @Option(names = "--kv-transfer-bandwidth-gbps",
+      description = "Host-to-GPU copy bandwidth per GPU for CPU-tier reloads, GB/s (default: ${DEFAULT-VALUE}).")
+  double kvTransferBandwidthGbps = 25.0;
+
   @Option(names = "--horizon-s", description = "Stop the simulation at this simulated time, seconds (default: none).")
   Double horizonS;
 
@@ -112,6 +136,7 @@ final class DeploymentOptions {
 
   /** Checks the flag values; a bad one is a {@link CommandLine.ParameterException} of {@code cl}. */
   void validate(CommandLine cl) {
+    require(cl, numInstances >= 1, "--num-instances must be at least 1, got " + numInstances);
     require(cl, tp >= 1, "--tp must be at least 1, got " + tp);
     require(cl, maxNumSeqs >= 1, "--max-num-seqs must be at least 1, got " + maxNumSeqs);
     require(cl, maxNumBatchedTokens >= 1, "--max-num-batched-tokens must be at least 1, got " + maxNumBatchedTokens);
@@ -121,6 +146,11 @@ final class DeploymentOptions {
     require(cl, maxModelLen == null || maxModelLen >= 0, "--max-model-len must be >= 0, got " + maxModelLen);
     require(cl, gpuMemoryUtilization > 0 && gpuMemoryUtilization <= 1,
         "--gpu-memory-utilization must be in (0, 1], got " + gpuMemoryUtilization);
+    require(cl, kvCpuBlocks >= 0, "--kv-cpu-blocks must be >= 0, got " + kvCpuBlocks);
+    require(cl, kvOffloadingSizeGib == null || (kvOffloadingSizeGib >= 0 && Double.isFinite(kvOffloadingSizeGib)),
+        "--kv-offloading-size-gib must be >= 0, got " + kvOffloadingSizeGib);
+    require(cl, kvTransferBandwidthGbps > 0 && Double.isFinite(kvTransferBandwidthGbps),
+        "--kv-transfer-bandwidth-gbps must be positive, got " + kvTransferBandwidthGbps);
     require(cl, horizonS == null || (horizonS >= 0 && Double.isFinite(horizonS)), "--horizon-s must be >= 0, got " + horizonS);
   }
 
@@ -148,12 +178,22 @@ final class DeploymentOptions {
     Context context = new Context(modelSpec, hw,
         Deployment.of(limits, tp, blockSize, kvBlocks, gpuMemoryUtilization), loadCoefficients(),
         options, seed);
-    LatencyModel lm = Providers.select(LatencyModelProvider.class, latencyModelName())
-        .create(context);
     Scheduler sched = Providers.select(SchedulerProvider.class, scheduler).create(context);
-    Simulation.Builder b = Simulation.builder().latencyModel(lm).scheduler(sched).limits(limits)
+    Router router = Providers.select(RouterProvider.class, routingPolicy).create(context);
+    LatencyModelProvider lmp = Providers.select(LatencyModelProvider.class, latencyModelName());
+    LatencyModel first = lmp.create(context); // fails fast on bad coefficients
+    Simulation.Builder b = Simulation.builder()
+        .latencyModels(i -> i == 0 ? first : lmp.create(context))
+        .instances(numInstances).router(router).scheduler(sched).limits(limits)
         .totalKvBlocks(kvBlocks).blockSizeTokens(blockSize).source(source)
         .recordRequests(perRequest).streamingMetrics(streamingMetrics);
+    long blockBytesPerGpu = ModelSizes.kvBytesPerTokenPerGpu(modelSpec, tp) * blockSize;
+    long cpuBlocks = kvOffloadingSizeGib != null
+        ? (long) Math.floor(kvOffloadingSizeGib * (1L << 30) / ((double) blockBytesPerGpu * tp))
+        : kvCpuBlocks;
+    if (cpuBlocks > 0) {
+      b.cpuKvTier(cpuBlocks, blockBytesPerGpu / (kvTransferBandwidthGbps * 1e9) * 1e6);
+    }
     if (horizonS != null) {
       b.horizonUs((long) Math.floor(horizonS * 1e6));
     }

@@ -15,7 +15,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code blis replay}: simulates one instance on a recorded trace and prints the result JSON. The
+ * {@code blis replay}: simulates the deployment on a recorded trace and prints the result JSON. The
  * trace is a BLIS trace (as written by {@code blis run --trace-out}), or a ground-truth
  * inference-perf CSV ({@code requests/<id>.csv.gz}) together with the profile that produced it.
  */
@@ -23,8 +23,8 @@ import picocli.CommandLine.Spec;
     name = "replay",
     mixinStandardHelpOptions = true,
     sortOptions = false,
-    description = "Replay a BLIS trace (or a ground-truth inference-perf CSV with its profile) on one"
-        + " simulated vLLM instance, print the result JSON.")
+    description = "Replay a BLIS trace (or a ground-truth inference-perf CSV with its profile) on"
+        + " simulated vLLM instance(s), print the result JSON.")
 final class ReplayCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;

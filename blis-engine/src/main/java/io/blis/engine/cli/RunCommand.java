@@ -22,7 +22,7 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code blis run}: generates a workload (Poisson arrivals with Gaussian lengths by default, or a
- * workload spec, a preset or an inference-perf profile), simulates one instance and prints the
+ * workload spec, a preset or an inference-perf profile), simulates the deployment and prints the
  * result JSON; {@code --trace-out} records every request the engine pulled as a BLIS trace that
  * {@code blis replay} reads back.
  */
@@ -30,7 +30,7 @@ import picocli.CommandLine.Spec;
     name = "run",
     mixinStandardHelpOptions = true,
     sortOptions = false,
-    description = "Generate a workload, simulate one vLLM instance, print the result JSON.")
+    description = "Generate a workload, simulate vLLM instance(s), print the result JSON.")
 final class RunCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;

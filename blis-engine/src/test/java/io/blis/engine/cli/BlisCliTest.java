@@ -71,6 +71,29 @@ class BlisCliTest {
     assertThat(slowE2e).isGreaterThan(baseE2e);
   }
 
+  @Test
+  void cpuTierFlagsSizeTheTier() throws Exception {
+    JsonNode root = JSON.readTree(blis("run", "--num-requests", "5", "--kv-offloading-size-gib",
+        "8").out());
+    // Llama-2-7B, TP1: K and V x 32 layers x 32 heads x 128 dims x 2 bytes x 16 tokens
+    long blockBytes = 2L * 32 * 32 * 128 * 2 * 16;
+    assertThat(root.path("engine").path("kv_cpu_tier_blocks").asLong())
+        .isEqualTo((8L << 30) / blockBytes);
+  }
+
+  @Test
+  void moreInstancesLowerLatencyUnderLoad() throws Exception {
+    String[] common = {"run", "--num-requests", "60", "--rate", "40", "--max-num-seqs", "4"};
+    JsonNode one = JSON.readTree(blis(common).out());
+    String[] two = java.util.Arrays.copyOf(common, common.length + 4);
+    System.arraycopy(new String[] {"--num-instances", "2", "--routing-policy", "least-loaded"}, 0,
+        two, common.length, 4);
+    JsonNode twoRes = JSON.readTree(blis(two).out());
+    assertThat(twoRes.path("engine").path("instances").asInt()).isEqualTo(2);
+    assertThat(twoRes.path("overall").path("e2e_ms").path("mean").asDouble())
+        .isLessThan(one.path("overall").path("e2e_ms").path("mean").asDouble());
+  }
+
   @ParameterizedTest(name = "{0}")
   @CsvSource(delimiter = '|', value = {
       "unknown flag|run --bogus 1|Unknown option",
@@ -83,7 +106,10 @@ class BlisCliTest {
       "unknown scheduler|run --scheduler lifo|unknown scheduler 'lifo'",
       "non-numeric value|run --num-requests many|'many'",
       "bad utilization|run --gpu-memory-utilization 1.5|--gpu-memory-utilization must be in",
-      "unknown command|fly|Unmatched argument"})
+      "unknown command|fly|Unmatched argument",
+      "negative cpu blocks|run --kv-cpu-blocks -1|--kv-cpu-blocks must be >= 0",
+      "zero instances|run --num-instances 0|--num-instances must be at least 1",
+      "unknown router|run --routing-policy random|unknown router 'random'"})
   void badInputPrintsOneLineAndExitsWithUsageError(String name, String args, String expected) {
     assertUsageError(name, blis(args.split(" ")), expected);
   }

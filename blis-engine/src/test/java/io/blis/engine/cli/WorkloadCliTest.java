@@ -351,6 +351,24 @@ class WorkloadCliTest {
   }
 
   @Test
+  void replayTakesTheSameDeploymentFlagsAsRun(@TempDir Path dir) throws IOException {
+    Path trace = dir.resolve("t.csv");
+    String[] deployment = {"--num-instances", "2", "--routing-policy", "least-loaded",
+        "--max-num-seqs", "4", "--kv-cpu-blocks", "100", "--latency-model", "blackbox",
+        "--coefficients", "beta=6000,2,80"};
+    Outcome run = ok(concat(new String[] {"run", "--rate", "30", "--num-requests", "40",
+        "--trace-out", trace.toString()}, deployment));
+    Outcome same = ok(concat(new String[] {"replay", "--trace", trace.toString()}, deployment));
+    Outcome oneInstance = ok("replay", "--trace", trace.toString(), "--max-num-seqs", "4");
+    assertThat(same.out()).isEqualTo(run.out());
+    JsonNode engine = JSON.readTree(same.out()).path("engine");
+    assertThat(engine.path("instances").asInt()).isEqualTo(2);
+    assertThat(engine.path("kv_cpu_tier_blocks").asLong()).as("summed over the instances")
+        .isEqualTo(2 * 100);
+    assertThat(oneInstance.out()).isNotEqualTo(run.out());
+  }
+
+  @Test
   void helpListsReplay() {
     Outcome o = ok("--help");
     assertThat(o.out()).contains("replay");
