@@ -19,7 +19,7 @@ class BlisCliTest {
 
   record Outcome(int code, String out, String err) {}
 
-  private static Outcome blis(String... args) {
+  static Outcome blis(String... args) {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
     int code = BlisCli.execute(args, new PrintWriter(out), new PrintWriter(err));
@@ -111,8 +111,12 @@ class BlisCliTest {
       "zero instances|run --num-instances 0|--num-instances must be at least 1",
       "unknown router|run --routing-policy random|unknown router 'random'"})
   void badInputPrintsOneLineAndExitsWithUsageError(String name, String args, String expected) {
-    Outcome o = blis(args.split(" "));
-    assertThat(o.code()).as(name).isEqualTo(2);
+    assertUsageError(name, blis(args.split(" ")), expected);
+  }
+
+  /** Exit 2, nothing on stdout, one line on stderr containing {@code expected}, no stack trace. */
+  static void assertUsageError(String name, Outcome o, String expected) {
+    assertThat(o.code()).as(name + ": " + o.err()).isEqualTo(2);
     assertThat(o.out()).isEmpty();
     assertThat(o.err().strip()).doesNotContain("\n").contains(expected)
         .doesNotContain("Exception").doesNotContain("\tat ");
