@@ -80,6 +80,11 @@ final class DeploymentOptions {
       description = "Cap on one request's prefill chunk per step, 0 = none (default: ${DEFAULT-VALUE}).")
   int longPrefillTokenThreshold = 0;
 
+  @Option(names = "--async-scheduling", negatable = true, defaultValue = "true", fallbackValue = "true",
+      description = "vLLM async scheduling: a request queued mid-step joins the step after next "
+          + "(default: on, as in vLLM; --no-async-scheduling turns it off).")
+  boolean asyncScheduling = true;
+
   @Option(names = {"--block-size", "--block-size-in-tokens"},
       description = "Tokens per KV block (default: ${DEFAULT-VALUE}).")
   int blockSize = 16;
@@ -174,7 +179,8 @@ final class DeploymentOptions {
         : KvCapacity.totalBlocks(modelSpec, hw, tp, gpuMemoryUtilization, blockSize);
     int maxLen = maxModelLen != null ? maxModelLen : autoMaxModelLen(modelSpec, kvBlocks, blockSize);
     EngineLimits limits =
-        new EngineLimits(maxNumSeqs, maxNumBatchedTokens, longPrefillTokenThreshold, maxLen);
+        new EngineLimits(maxNumSeqs, maxNumBatchedTokens, longPrefillTokenThreshold, maxLen,
+            asyncScheduling);
     Context context = new Context(modelSpec, hw,
         Deployment.of(limits, tp, blockSize, kvBlocks, gpuMemoryUtilization), loadCoefficients(),
         options, seed);
