@@ -190,7 +190,8 @@ public final class Calibrator implements AutoCloseable {
     double objective(double[] u) {
       double[] x = point(u);
       List<ExperimentComparison> cs = evaluate(experiments, space.coefficients(x), stage.maxRequestsPerStage());
-      double loss = CalibrationLoss.loss(cs, stage.e2eWeight(), stage.ttftWeight(), stage.decodeWeight());
+      double objective = CalibrationLoss.squared(cs, stage.e2eWeight(), stage.ttftWeight(), stage.decodeWeight());
+      double loss = Math.sqrt(objective);
       evaluations++;
       stageEvaluations++;
       if (loss < bestLoss) {
@@ -201,7 +202,7 @@ public final class Calibrator implements AutoCloseable {
               + " decode %.2f)%n", stage.name(), stageEvaluations, loss, bestLoss,
           CalibrationLoss.rmse(cs, Metric.E2E_MEAN), CalibrationLoss.rmse(cs, Metric.TTFT_MEAN),
           CalibrationLoss.rmse(cs, Metric.DECODE_MS_PER_TOKEN));
-      return loss;
+      return objective;
     }
 
     void optimize() {
