@@ -1,16 +1,10 @@
 package io.blis.latency;
 
 import io.blis.api.BatchView;
-import io.blis.api.Coefficients;
-import io.blis.api.DeploymentSpec;
-import io.blis.api.HardwareSpec;
-import io.blis.api.ModelSpec;
 import io.blis.api.Phase;
-import io.blis.api.ProviderContext;
 import io.blis.api.RequestView;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /** Simple immutable test implementations of the SPI views. */
 public final class Fixtures {
@@ -89,53 +83,6 @@ public final class Fixtures {
     @Override
     public RequestView get(int index) {
       return requests.get(index);
-    }
-  }
-
-  /** A deployment with vLLM-like defaults and the given TP. */
-  public record Deployment(int tensorParallel) implements DeploymentSpec {
-    @Override
-    public int blockSizeTokens() {
-      return 16;
-    }
-
-    @Override
-    public int maxNumSeqs() {
-      return 128;
-    }
-
-    @Override
-    public int maxNumBatchedTokens() {
-      return 2048;
-    }
-
-    @Override
-    public int maxModelLen() {
-      return 4096;
-    }
-
-    @Override
-    public long totalKvBlocks() {
-      return 10_000;
-    }
-
-    @Override
-    public double gpuMemoryUtilization() {
-      return 0.9;
-    }
-  }
-
-  /** A provider context. */
-  public record Context(
-      ModelSpec model,
-      HardwareSpec hardware,
-      DeploymentSpec deployment,
-      Coefficients coefficients,
-      Map<String, String> options)
-      implements ProviderContext {
-
-    public static Context of(ModelSpec m, HardwareSpec h, int tp, Coefficients c) {
-      return new Context(m, h, new Deployment(tp), c, Map.of());
     }
   }
 }

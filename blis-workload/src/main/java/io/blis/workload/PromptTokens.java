@@ -73,17 +73,59 @@ public final class PromptTokens {
     return key(seed, "content", contentId);
   }
 
+  /** Content tokens a fingerprint encodes exactly. */
+  public static final int FINGERPRINT_TOKENS = 4;
+
+  private static final long RADIX = VOCAB_SIZE - FIRST_ID + 1;
+
   /**
-   * A 64-bit fingerprint of the first {@code min(16, count)} tokens from {@code offset}: two
-   * contents with equal fingerprints are taken to be the same content (traces use it as content id).
+   * A 64-bit content id for the {@code count} tokens from {@code offset}, used by traces. When the
+   * first {@value #FINGERPRINT_TOKENS} (or fewer) tokens are ids in [{@value #FIRST_ID}, {@value
+   * #VOCAB_SIZE}), the id encodes them exactly as digits (a non-negative number); otherwise it is a
+   * hash of them with the sign bit set. Contents that start alike get the same id, and {@link
+   * #rebuild} turns an id back into a content that starts with the same tokens.
    */
   public static long fingerprint(int[] tokens, int offset, int count) {
-    long h = 0x9E3779B97F4A7C15L;
-    int n = Math.min(16, count);
+    int n = Math.min(FINGERPRINT_TOKENS, count);
+    long digits = 0;
+    long scale = 1;
     for (int i = 0; i < n; i++) {
-      h = Sampling.mix(h, tokens[offset + i]);
+      int t = tokens[offset + i];
+      if (t < FIRST_ID || t >= VOCAB_SIZE) {
+        long h = 0x9E3779B97F4A7C15L;
+        for (int j = 0; j < n; j++) {
+          h = Sampling.mix(h, tokens[offset + j]);
+        }
+        return h | Long.MIN_VALUE;
+      }
+      digits += (t - FIRST_ID + 1) * scale;
+      scale *= RADIX;
     }
-    return h;
+    return digits;
+  }
+
+  /**
+   * A prompt with the structure a trace row records: {@code prefixLength} tokens of the group's
+   * content, then {@code inputTokens - prefixLength} tokens of content {@code contentId}: the
+   * tokens encoded in a non-negative id first (see {@link #fingerprint}), then a stream keyed by the
+   * id. {@code fingerprint} of the rebuilt content equals {@code contentId} whenever the id was
+   * produced by {@code fingerprint} for a content of at least as many tokens.
+   */
+  public static int[] rebuild(
+      long seed, String prefixGroup, int prefixLength, long contentId, int inputTokens) {
+    int[] tokens = build(seed, prefixGroup, prefixLength, contentId, inputTokens);
+    if (contentId > 0) {
+      long rest = contentId;
+      for (int i = prefixLength; i < inputTokens && rest > 0; i++) {
+        int digit = (int) (rest % RADIX);
+        rest /= RADIX;
+        if (digit == 0) {
+          break;
+        }
+        tokens[i] = FIRST_ID + digit - 1;
+      }
+    }
+    return tokens;
   }
 
   /** A key identifying named content (a prefix group, for example) under a seed. */

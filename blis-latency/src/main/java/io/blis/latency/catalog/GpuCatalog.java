@@ -95,6 +95,26 @@ public final class GpuCatalog {
   }
 
   /**
+   * A GPU given on the command line: a path to a GPU JSON file (when such a file exists), else a
+   * bundled name or alias.
+   *
+   * @throws IllegalArgumentException if it is neither (the message lists the bundled GPUs)
+   */
+  public static GpuSpec resolve(String nameOrPath) {
+    if (nameOrPath != null && !nameOrPath.isBlank()) {
+      try {
+        Path p = Path.of(nameOrPath);
+        if (Files.isRegularFile(p)) {
+          return fromFile(p);
+        }
+      } catch (java.nio.file.InvalidPathException notAPath) {
+        // fall through to the catalog
+      }
+    }
+    return byName(nameOrPath);
+  }
+
+  /**
    * Reads a GPU file (format in the class documentation).
    *
    * @throws IllegalArgumentException if the file cannot be read or a field is missing or invalid;

@@ -102,6 +102,29 @@ public final class ModelCatalog {
   }
 
   /**
+   * A model given on the command line: a path to a {@code config.json} file or to a directory
+   * holding one (when such a path exists), else a bundled model name or alias.
+   *
+   * @throws IllegalArgumentException if it is neither (the message lists the bundled models)
+   */
+  public static ModelConfig resolve(String nameOrPath) {
+    if (nameOrPath != null && !nameOrPath.isBlank()) {
+      try {
+        Path p = Path.of(nameOrPath);
+        if (Files.isDirectory(p) && Files.isRegularFile(p.resolve("config.json"))) {
+          return fromFile(p.resolve("config.json"));
+        }
+        if (Files.isRegularFile(p)) {
+          return fromFile(p);
+        }
+      } catch (java.nio.file.InvalidPathException notAPath) {
+        // fall through to the catalog
+      }
+    }
+    return byName(nameOrPath);
+  }
+
+  /**
    * Parses a HuggingFace {@code config.json}. The model is named after the file's parent
    * directory, with {@code org--name} turned into {@code org/name}.
    *
@@ -135,7 +158,7 @@ public final class ModelCatalog {
    * @param name the model name to record
    * @param source where the JSON came from, used in error messages
    */
-  public static ModelConfig parse(String name, String source, JsonNode root) {
+  static ModelConfig parse(String name, String source, JsonNode root) {
     if (root == null || !root.isObject()) {
       throw new IllegalArgumentException(source + ": expected a JSON object (HF config.json)");
     }

@@ -25,8 +25,8 @@ import io.blis.latency.catalog.ModelSizes;
  * profiling forward pass is {@value #DENSE_ACTIVATION_GIB} GiB for dense models and {@value
  * #MOE_ACTIVATION_GIB} GiB for MoE models (fused-MoE intermediate buffers); non-torch runtime
  * memory (NCCL and cuBLAS workspaces, allocator slack) is {@value #RUNTIME_GIB_PER_TP_RANK} GiB per
- * GPU of the group. With these, Llama-2-7B TP1 gives 7462 blocks (vLLM: 7462), Llama-2-70B TP4
- * 31356 (31356) and Mixtral-8x7B TP2 27510 (27510) within 0.1%.
+ * GPU of the group. With these, Llama-2-7B TP1 gives 7462 blocks (vLLM logged 7462), Llama-2-70B
+ * TP4 31359 (31356) and Mixtral-8x7B TP2 27520 (27510), all within 0.1%.
  */
 public final class KvCapacity {
 

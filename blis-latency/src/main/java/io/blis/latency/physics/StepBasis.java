@@ -44,19 +44,17 @@ final class StepBasis {
   final int layers;
   final int moeLayers;
   final int allReducesPerStep;
-  private final double flopsPerUs;
-  private final double hbmBytesPerUs;
-  private final double linkBytesPerUs;
-  private final double linearFlopsPerToken;
-  private final double attentionFlopsPerPair;
-  private final double lmHeadFlopsPerRequest;
-  private final double kvBytesPerToken;
-  private final double denseWeightBytes;
-  private final double expertBytesPerMoeLayerPerExpert;
   private final int experts;
-  private final double missRatio; // (N - k) / N
-  private final double allReduceBytesPerToken;
-  private final double routingBytesPerToken;
+  private final double missRatio; // (N - k) / N, chance that one token misses a given expert
+  // ideal microseconds per unit of work, computed once here (no division per step)
+  private final double linearUsPerToken;
+  private final double attentionUsPerPair;
+  private final double lmHeadUsPerRequest;
+  private final double kvUsPerToken;
+  private final double denseWeightUs;
+  private final double expertUsPerDistinctExpert;
+  private final double routingUsPerToken;
+  private final double tpCommUsPerToken;
 
   // results of the last compute(): ideal microseconds at peak rates
   double prefillComputeUs;
@@ -78,9 +76,9 @@ final class StepBasis {
     this.layers = m.numLayers();
     this.moeLayers = m.isMoe() ? m.numMoeLayers() : 0;
     this.allReducesPerStep = tp > 1 ? 2 * layers : 0;
-    this.flopsPerUs = GpuSpec.peakFlopsFor(gpu, w) / 1e6;
-    this.hbmBytesPerUs = gpu.memoryBandwidthBytesPerS() / 1e6;
-    this.linkBytesPerUs = gpu.interconnectBandwidthBytesPerS() / 1e6;
+    double flopsPerUs = GpuSpec.peakFlopsFor(gpu, w) / 1e6;
+    double hbmBytesPerUs = gpu.memoryBandwidthBytesPerS() / 1e6;
+    double linkBytesPerUs = gpu.interconnectBandwidthBytesPerS() / 1e6;
 
     double attnParams = ModelSizes.attentionParamsPerLayer(m);
     double denseParams = ModelSizes.denseMlpParamsPerLayer(m);
@@ -89,72 +87,79 @@ final class StepBasis {
     double routerParams = m.isMoe() ? d * m.numExperts() : 0;
     int k = m.isMoe() ? m.expertsPerToken() : 0;
 
-    this.linearFlopsPerToken =
+    double linearFlopsPerToken =
         2.0 * (layers * attnParams + denseLayers * denseParams
                 + moeLayers * (k * expertParams + sharedParams)) / tp
             + 2.0 * moeLayers * routerParams;
-    this.attentionFlopsPerPair = 4.0 * layers * ((double) m.numAttentionHeads() / tp) * m.headDim();
-    this.lmHeadFlopsPerRequest = 2.0 * d * m.vocabSize() / tp;
-    this.kvBytesPerToken = ModelSizes.kvBytesPerTokenPerGpu(m, tp);
+    double attentionFlopsPerPair = 4.0 * layers * ((double) m.numAttentionHeads() / tp) * m.headDim();
+    double lmHeadFlopsPerRequest = 2.0 * d * m.vocabSize() / tp;
+    double kvBytesPerToken = ModelSizes.kvBytesPerTokenPerGpu(m, tp);
     double lmHead = (double) m.vocabSize() * d;
     double norms = layers * 2.0 * d + d;
-    this.denseWeightBytes =
+    double denseWeightBytes =
         w * ((layers * attnParams + denseLayers * denseParams
                     + moeLayers * (sharedParams + routerParams) + lmHead) / tp + norms);
     this.experts = m.isMoe() ? m.numExperts() : 0;
-    this.expertBytesPerMoeLayerPerExpert = w * expertParams / tp;
+    double expertBytesPerMoeLayerPerExpert = w * expertParams / tp;
     this.missRatio = m.isMoe() ? (double) (m.numExperts() - k) / m.numExperts() : 1.0;
-    this.allReduceBytesPerToken =
+    double allReduceBytesPerToken =
         tp > 1 ? d * m.activationBytes() * 2.0 * (tp - 1) / tp : 0.0;
-    this.routingBytesPerToken = 4.0 * k * d * m.activationBytes();
+    double routingBytesPerToken = 4.0 * k * d * m.activationBytes();
+    this.linearUsPerToken = linearFlopsPerToken / flopsPerUs;
+    this.attentionUsPerPair = attentionFlopsPerPair / flopsPerUs;
+    this.lmHeadUsPerRequest = lmHeadFlopsPerRequest / flopsPerUs;
+    this.kvUsPerToken = kvBytesPerToken / hbmBytesPerUs;
+    this.denseWeightUs = denseWeightBytes / hbmBytesPerUs;
+    this.expertUsPerDistinctExpert = moeLayers * expertBytesPerMoeLayerPerExpert / hbmBytesPerUs;
+    this.routingUsPerToken = moeLayers * routingBytesPerToken / hbmBytesPerUs;
+    this.tpCommUsPerToken = allReducesPerStep * allReduceBytesPerToken / linkBytesPerUs;
   }
 
   /** Computes every term for {@code batch}; the results are left in the fields. */
   void compute(BatchView batch) {
-    double pfTokens = 0;
-    double pfPairs = 0;
-    double pfKvTokens = 0;
+    // exact integer sums; one pass, no allocation
+    long pfTokens = 0;
+    long pfPairs = 0;
+    long pfContext = 0;
     int pfRequests = 0;
-    double dcTokens = 0;
-    double dcPairs = 0;
-    double dcKvTokens = 0;
+    long dcTokens = 0;
+    long dcPairs = 0;
+    long dcContext = 0;
     int n = batch.size();
     for (int i = 0; i < n; i++) {
       RequestView r = batch.get(i);
-      double t = r.newTokens();
-      double s = r.progressIndex();
-      double pairs = t * s + t * (t + 1) * 0.5;
+      long t = r.newTokens();
+      long s = r.progressIndex();
+      long pairs = t * s + (t * (t + 1) >> 1);
       if (r.phase() == Phase.PREFILL) {
         pfTokens += t;
         pfPairs += pairs;
-        pfKvTokens += s + t;
+        pfContext += s;
         pfRequests++;
       } else {
         dcTokens += t;
         dcPairs += pairs;
-        dcKvTokens += s + t;
+        dcContext += s;
       }
     }
     double total = pfTokens + dcTokens;
     requests = n;
-    tokens = (long) total;
+    tokens = pfTokens + dcTokens;
     prefillComputeUs =
-        (pfTokens * linearFlopsPerToken + pfPairs * attentionFlopsPerPair
-                + pfRequests * lmHeadFlopsPerRequest) / flopsPerUs;
+        pfTokens * linearUsPerToken + pfPairs * attentionUsPerPair + pfRequests * lmHeadUsPerRequest;
     decodeComputeUs =
-        (dcTokens * linearFlopsPerToken + dcPairs * attentionFlopsPerPair
-                + (n - pfRequests) * lmHeadFlopsPerRequest) / flopsPerUs;
-    prefillMemoryUs = pfKvTokens * kvBytesPerToken / hbmBytesPerUs;
-    decodeMemoryUs = dcKvTokens * kvBytesPerToken / hbmBytesPerUs;
-    weightLoadUs = denseWeightBytes / hbmBytesPerUs;
+        dcTokens * linearUsPerToken + dcPairs * attentionUsPerPair
+            + (n - pfRequests) * lmHeadUsPerRequest;
+    prefillMemoryUs = (pfContext + pfTokens) * kvUsPerToken;
+    decodeMemoryUs = (dcContext + dcTokens) * kvUsPerToken;
+    weightLoadUs = denseWeightUs;
     if (experts > 0) {
-      double distinct = experts * (1.0 - Math.pow(missRatio, total));
-      expertWeightLoadUs = moeLayers * distinct * expertBytesPerMoeLayerPerExpert / hbmBytesPerUs;
-      moeRoutingUs = moeLayers * total * routingBytesPerToken / hbmBytesPerUs;
+      expertWeightLoadUs = experts * (1.0 - Math.pow(missRatio, total)) * expertUsPerDistinctExpert;
+      moeRoutingUs = total * routingUsPerToken;
     } else {
       expertWeightLoadUs = 0;
       moeRoutingUs = 0;
     }
-    tpCommUs = allReducesPerStep * total * allReduceBytesPerToken / linkBytesPerUs;
+    tpCommUs = total * tpCommUsPerToken;
   }
 }

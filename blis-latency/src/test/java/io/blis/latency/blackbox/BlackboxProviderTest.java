@@ -10,7 +10,7 @@ import io.blis.api.LatencyModel;
 import io.blis.api.LatencyModelProvider;
 import io.blis.api.Providers;
 import io.blis.latency.Fixtures.Batch;
-import io.blis.latency.Fixtures.Context;
+import io.blis.latency.LatencyModels;
 import io.blis.latency.catalog.GpuCatalog;
 import io.blis.latency.catalog.ModelCatalog;
 import io.blis.latency.coeff.CoefficientFiles;
@@ -19,9 +19,8 @@ import org.junit.jupiter.api.Test;
 class BlackboxProviderTest {
 
   private static LatencyModel model(Coefficients c) {
-    LatencyModelProvider p = Providers.select(LatencyModelProvider.class, "blackbox");
-    return p.create(
-        Context.of(ModelCatalog.byName("llama-2-7b"), GpuCatalog.byName("H100"), 1, c));
+    return LatencyModels.create(
+        "blackbox", ModelCatalog.byName("llama-2-7b"), GpuCatalog.byName("H100"), 1, c);
   }
 
   @Test

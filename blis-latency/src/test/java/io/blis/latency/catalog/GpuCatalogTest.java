@@ -59,6 +59,15 @@ class GpuCatalogTest {
   }
 
   @Test
+  void resolveAcceptsAFileOrAName() throws IOException {
+    Path f = dir.resolve("mine.json");
+    Files.writeString(f, "{\"bf16_dense_tflops\": 100, \"hbm_bandwidth_tb_s\": 1, \"memory_gib\": 10}");
+    assertThat(GpuCatalog.resolve(f.toString()).name()).isEqualTo("mine");
+    assertThat(GpuCatalog.resolve(f.toString()).interconnectBandwidthBytesPerS()).isEqualTo(32e9);
+    assertThat(GpuCatalog.resolve("h100").name()).isEqualTo("H100");
+  }
+
+  @Test
   void userGpuFileErrorsNameFileAndField() throws IOException {
     Path f = dir.resolve("bad.json");
     Files.writeString(f, "{\"bf16_dense_tflops\": 100, \"memory_gib\": 10}");

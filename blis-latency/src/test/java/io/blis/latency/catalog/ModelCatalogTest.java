@@ -138,6 +138,19 @@ class ModelCatalogTest {
   }
 
   @Test
+  void resolveAcceptsAFileADirectoryOrAName() throws IOException {
+    Path file = write("acme--small", """
+        {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+         "intermediate_size": 128, "vocab_size": 1000}
+        """);
+    assertThat(ModelCatalog.resolve(file.toString()).name()).isEqualTo("acme/small");
+    assertThat(ModelCatalog.resolve(file.getParent().toString()).name()).isEqualTo("acme/small");
+    assertThat(ModelCatalog.resolve("llama-2-7b").name()).isEqualTo("meta-llama/Llama-2-7b-hf");
+    assertThatThrownBy(() -> ModelCatalog.resolve(dir.resolve("missing").toString()))
+        .hasMessageContaining("unknown model");
+  }
+
+  @Test
   void missingRequiredFieldNamesFileAndField() throws IOException {
     Path file = write("bad", """
         {"num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128,

@@ -6,10 +6,8 @@ import static org.assertj.core.api.Assertions.withinPercentage;
 
 import io.blis.api.Coefficients;
 import io.blis.api.LatencyModel;
-import io.blis.api.LatencyModelProvider;
-import io.blis.api.Providers;
 import io.blis.latency.Fixtures.Batch;
-import io.blis.latency.Fixtures.Context;
+import io.blis.latency.LatencyModels;
 import io.blis.latency.Fixtures.Req;
 import io.blis.latency.catalog.GpuCatalog;
 import io.blis.latency.catalog.ModelCatalog;
@@ -47,9 +45,8 @@ class GroundTruthDecodeRateTest {
   void defaultsPredictMeasuredDecodeRatesWithinTenPercent(
       String model, int tp, int running, int context, double measuredMsPerToken) {
     LatencyModel m =
-        Providers.select(LatencyModelProvider.class, "trained-physics")
-            .create(Context.of(ModelCatalog.byName(model), GpuCatalog.byName("H100"), tp,
-                Coefficients.empty()));
+        LatencyModels.create("trained-physics", ModelCatalog.byName(model),
+            GpuCatalog.byName("H100"), tp, Coefficients.empty());
     List<Req> reqs = new ArrayList<>();
     for (int i = 0; i < running; i++) {
       reqs.add(decode(context / 2, context));

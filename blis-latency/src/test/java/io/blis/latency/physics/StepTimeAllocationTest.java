@@ -6,10 +6,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.blis.api.Coefficients;
 import io.blis.api.LatencyModel;
-import io.blis.api.LatencyModelProvider;
-import io.blis.api.Providers;
 import io.blis.latency.Fixtures.Batch;
-import io.blis.latency.Fixtures.Context;
+import io.blis.latency.LatencyModels;
 import io.blis.latency.Fixtures.Req;
 import io.blis.latency.catalog.GpuCatalog;
 import io.blis.latency.catalog.ModelCatalog;
@@ -33,9 +31,8 @@ class StepTimeAllocationTest {
     threads.setThreadAllocatedMemoryEnabled(true);
 
     LatencyModel m =
-        Providers.select(LatencyModelProvider.class, latencyModel)
-            .create(Context.of(ModelCatalog.byName("mixtral-8x7b"), GpuCatalog.byName("H100"), 2,
-                Coefficients.empty()));
+        LatencyModels.create(latencyModel, ModelCatalog.byName("mixtral-8x7b"),
+            GpuCatalog.byName("H100"), 2, Coefficients.empty());
     List<Req> reqs = new ArrayList<>();
     reqs.add(prefill(3000, 1000, 512));
     for (int i = 0; i < 127; i++) {

@@ -19,7 +19,11 @@ final class PromptSet {
   /** Per generation index: shared-prefix tokens (BOS + system) and total prompt tokens. */
   private final int[] prefixTokens;
   private final int[] inputTokens;
+  /** Null when the prompts would take too much memory to keep (they are then rebuilt). */
   private final int[][] cache;
+
+  /** Prompts are cached only while they hold at most this many tokens in total. */
+  static final long CACHE_LIMIT_TOKENS = 32L << 20;
 
   PromptSet(SharedPrefixData data, PromptLengthModel model, long seed) {
     this.seed = seed;
@@ -32,7 +36,6 @@ final class PromptSet {
     Sampling.shuffle(order, new SplittableRandom(Sampling.subSeed(seed, "inference-perf:shuffle")));
     this.prefixTokens = new int[n];
     this.inputTokens = new int[n];
-    this.cache = new int[n][];
     SplittableRandom rng = new SplittableRandom(Sampling.subSeed(seed, "inference-perf:lengths"));
     int bos = Math.min(1, model.fixedTokens());
     int join = model.fixedTokens() - bos;
@@ -45,6 +48,11 @@ final class PromptSet {
         inputTokens[i] = Math.max(1, bos + system + join + question);
       }
     }
+    long total = 0;
+    for (int len : inputTokens) {
+      total += len;
+    }
+    this.cache = total <= CACHE_LIMIT_TOKENS ? new int[n][] : null;
   }
 
   private static int part(int len, PromptLengthModel m, SplittableRandom rng) {
@@ -83,6 +91,9 @@ final class PromptSet {
   /** Token ids of the prompt at send position {@code p} (shared array: do not modify). */
   int[] tokens(int p) {
     int i = order[p];
+    if (cache == null) {
+      return build(p, inputTokens[i]);
+    }
     int[] t = cache[i];
     if (t == null) {
       t = build(p, inputTokens[i]);

@@ -63,6 +63,12 @@ public record ClientSpec(
     if (timeoutUs < 0) {
       throw new IllegalArgumentException("client " + id + ": timeout must be >= 0, got " + timeoutUs);
     }
+    for (String name : List.of(id, tenant, prefixGroup)) {
+      if (name.contains(",") || name.contains("\"") || name.contains("\n") || name.contains("\r")) {
+        throw new IllegalArgumentException("client " + id + ": name '" + name
+            + "' must not contain commas, quotes or line breaks (traces store it unquoted)");
+      }
+    }
     windows = List.copyOf(windows);
     for (int i = 1; i < windows.size(); i++) {
       if (windows.get(i).startUs() < windows.get(i - 1).endUs()) {

@@ -1,17 +1,9 @@
 package io.blis.workload.trace;
 
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
-import java.util.zip.GZIPInputStream;
 
 /**
  * Reader of the per-request ground-truth traces of real vLLM runs ({@code requests/<id>.csv.gz}:
@@ -75,50 +67,27 @@ public final class GroundTruthTrace {
 
   /** Pulls validated rows one at a time; close it when done. */
   public static final class RowReader implements AutoCloseable {
-    private final Path file;
-    private final BufferedReader reader;
-    private int lineNo = 1;
+    private final LineReader lines;
     private long expectedReq;
     private double lastArrival = Double.NEGATIVE_INFINITY;
 
     private RowReader(Path file) {
-      this.file = file;
-      try {
-        InputStream raw = Files.newInputStream(file);
-        InputStream in = file.toString().endsWith(".gz") ? new GZIPInputStream(raw, 1 << 16) : raw;
-        this.reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8), 1 << 16);
-        String header = reader.readLine();
-        if (header == null) {
-          reader.close();
-          throw new IllegalArgumentException(
-              file + ": empty file, expected header " + String.join(",", COLUMNS));
-        }
-        if (!List.of(header.strip().split(",", -1)).equals(COLUMNS)) {
-          reader.close();
-          throw new IllegalArgumentException(
-              file + ":1: header is '" + header.strip() + "', expected " + String.join(",", COLUMNS));
-        }
-      } catch (IOException e) {
-        throw new UncheckedIOException("cannot read ground-truth trace " + file + ": " + e.getMessage(), e);
+      this.lines = new LineReader(file);
+      String header = lines.line();
+      if (header == null || !List.of(header.strip().split(",", -1)).equals(COLUMNS)) {
+        lines.close();
+        throw new IllegalArgumentException(file + ":1: header is '" + header + "', expected "
+            + String.join(",", COLUMNS));
       }
     }
 
     /** The next row, or null at the end of the file. */
     public Row next() {
-      String line;
-      try {
-        do {
-          line = reader.readLine();
-          if (line == null) {
-            return null;
-          }
-          lineNo++;
-        } while (line.isBlank());
-      } catch (IOException e) {
-        throw new UncheckedIOException(
-            "cannot read ground-truth trace " + file + " after line " + lineNo + ": " + e.getMessage(), e);
+      String line = lines.nonBlankLine();
+      if (line == null) {
+        return null;
       }
-      CsvFields f = new CsvFields(file.toString(), lineNo, COLUMNS, line);
+      CsvFields f = new CsvFields(lines.file.toString(), lines.lineNo(), COLUMNS, line);
       long req = f.longValue(0);
       if (req != expectedReq) {
         throw f.error(0, "expected request index " + expectedReq + " (rows in send order)");
@@ -146,11 +115,7 @@ public final class GroundTruthTrace {
 
     @Override
     public void close() {
-      try {
-        reader.close();
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
+      lines.close();
     }
   }
 }

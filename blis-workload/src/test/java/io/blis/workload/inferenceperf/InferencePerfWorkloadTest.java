@@ -49,4 +49,47 @@ class InferencePerfWorkloadTest {
     assertThat(first1.promptTokens()).isEqualTo(stage0.get(0).promptTokens());
     assertThat(first1.id()).isEqualTo(3000);
   }
+
+  @Test
+  void sameSeedSameStreamAndPromptSharing() {
+    var a = io.blis.workload.TestSupport.drain(InferencePerfWorkload.synthetic(CODEGEN, 4));
+    var b = io.blis.workload.TestSupport.drain(InferencePerfWorkload.synthetic(CODEGEN, 4));
+    var c = io.blis.workload.TestSupport.drain(InferencePerfWorkload.synthetic(CODEGEN, 5));
+    assertThat(a).isEqualTo(b).isNotEqualTo(c);
+    // 100 distinct prompts in 10 groups of 10; prompts of a group share exactly their prefix.
+    java.util.Map<String, java.util.Set<String>> byGroup = new java.util.TreeMap<>();
+    for (RequestSpec r : a.subList(0, 100)) {
+      byGroup.computeIfAbsent(r.prefixGroup(), g -> new java.util.HashSet<>())
+          .add(Arrays.toString(r.promptTokens()));
+      for (RequestSpec o : a.subList(0, 100)) {
+        int common = 0;
+        while (common < Math.min(r.inputTokens(), o.inputTokens())
+            && r.promptTokens()[common] == o.promptTokens()[common]) {
+          common++;
+        }
+        if (r == o) {
+          continue;
+        }
+        if (o.prefixGroup().equals(r.prefixGroup())) {
+          assertThat(common).isEqualTo(r.prefixLength());
+        } else {
+          assertThat(common).isZero();
+        }
+      }
+    }
+    assertThat(byGroup).hasSize(10).allSatisfy((g, prompts) -> assertThat(prompts).hasSize(10));
+  }
+
+  @Test
+  void largePromptSetsAreRebuiltNotCachedButStayIdentical() {
+    InferencePerfProfile big = new InferencePerfProfile(
+        new SharedPrefixData(100, 100, 200, 3800, 10), List.of(new LoadStage(10_001, 1)), 1, 0);
+    RequestSource src = InferencePerfWorkload.synthetic(big, 2);
+    RequestSpec first = src.next();
+    RequestSpec r = first;
+    for (int i = 1; i <= 10_000; i++) {
+      r = src.next();
+    }
+    assertThat(r.promptTokens()).isNotSameAs(first.promptTokens()).isEqualTo(first.promptTokens());
+  }
 }

@@ -12,7 +12,7 @@ import io.blis.api.LatencyModelProvider;
 import io.blis.api.ModelSpec;
 import io.blis.api.Providers;
 import io.blis.latency.Fixtures.Batch;
-import io.blis.latency.Fixtures.Context;
+import io.blis.latency.LatencyModels;
 import io.blis.latency.Fixtures.Req;
 import io.blis.latency.catalog.GpuCatalog;
 import io.blis.latency.catalog.ModelCatalog;
@@ -30,7 +30,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
-class LatencyModelsTest {
+class PhysicsModelsTest {
 
   static final List<String> MODELS = List.of("blackbox", "roofline", "trained-physics");
   static final HardwareSpec H100 = GpuCatalog.byName("H100");
@@ -41,8 +41,7 @@ class LatencyModelsTest {
 
   static LatencyModel build(
       String latencyModel, ModelSpec m, HardwareSpec g, int tp, Coefficients c) {
-    return Providers.select(LatencyModelProvider.class, latencyModel)
-        .create(Context.of(m, g, tp, c));
+    return LatencyModels.create(latencyModel, m, g, tp, c);
   }
 
   @Test
@@ -290,6 +289,22 @@ class LatencyModelsTest {
     double expected = Math.max(compute, memory) + beta[6] * s.tpCommUs + beta[7] * s.moeRoutingUs
         + beta[8] * 32 + beta[9] * 64 + beta[10] * 21 + beta[11] + beta[12] * 32;
     assertThat(build("trained-physics", m, H100, 2, c).stepTime(b)).isEqualTo((long) expected);
+  }
+
+  @Test
+  void rooflineStepIsTheDocumentedFormula() {
+    ModelConfig m = ModelCatalog.byName("llama-2-70b");
+    Coefficients c = CoefficientFiles.parseInline("efficiency=0.5,0.25,0.8,0.6");
+    for (Batch b : List.of(decodeBatch(20, 900).with(prefill(700, 100, 300)),
+        decodeBatch(2, 100).with(prefill(4000, 0, 2048)))) {
+      StepBasis s = new StepBasis(m, H100, 4);
+      s.compute(b);
+      double compute = s.prefillComputeUs / 0.5 + s.decodeComputeUs / 0.25;
+      double memory = (s.weightLoadUs + s.expertWeightLoadUs + s.prefillMemoryUs
+          + s.decodeMemoryUs + s.moeRoutingUs) / 0.8;
+      double expected = Math.max(compute, memory) + s.tpCommUs / 0.6;
+      assertThat(build("roofline", m, H100, 4, c).stepTime(b)).isEqualTo((long) expected);
+    }
   }
 
   private static String join(double[] v) {

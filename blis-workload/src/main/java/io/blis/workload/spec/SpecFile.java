@@ -1,0 +1,279 @@
+package io.blis.workload.spec;
+
+import io.blis.workload.synthetic.ActiveWindow;
+import io.blis.workload.synthetic.ArrivalProcess;
+import io.blis.workload.synthetic.LengthDistribution;
+import io.blis.workload.synthetic.LengthSpec;
+import io.blis.workload.synthetic.SessionSpec;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Binding of a workload spec file. Every record validates itself in its constructor so errors
+ * carry the line of the offending key.
+ */
+record SpecFile(
+    Integer version,
+    Long seed,
+    Double aggregateRate,
+    Long numRequests,
+    Double horizonS,
+    List<ClientFile> clients) {
+
+  SpecFile {
+    if (version != null && version != 1) {
+      throw new IllegalArgumentException("version must be 1, got " + version);
+    }
+    if (aggregateRate == null || !(aggregateRate > 0) || aggregateRate.isInfinite()) {
+      throw new IllegalArgumentException(
+          "aggregate_rate (requests per second over all clients) must be a positive number, got "
+              + aggregateRate);
+    }
+    if (numRequests != null && numRequests < 1) {
+      throw new IllegalArgumentException("num_requests must be at least 1, got " + numRequests);
+    }
+    if (horizonS != null && (!(horizonS > 0) || horizonS.isInfinite())) {
+      throw new IllegalArgumentException("horizon_s must be a positive number, got " + horizonS);
+    }
+    if (numRequests == null && horizonS == null) {
+      throw new IllegalArgumentException("set num_requests or horizon_s (or both) to bound the workload");
+    }
+    if (clients == null || clients.isEmpty()) {
+      throw new IllegalArgumentException("clients must list at least one client");
+    }
+    java.util.Set<String> ids = new java.util.HashSet<>();
+    for (ClientFile c : clients) {
+      if (!ids.add(c.id())) {
+        throw new IllegalArgumentException("duplicate client id '" + c.id() + "'");
+      }
+    }
+  }
+
+  record ClientFile(
+      String id,
+      String preset,
+      String tenant,
+      String sloClass,
+      Double rateFraction,
+      ArrivalFile arrival,
+      LengthFile input,
+      LengthFile output,
+      String prefixGroup,
+      Integer prefixLength,
+      Double timeoutS,
+      SessionFile session,
+      List<WindowFile> lifecycle) {
+
+    ClientFile {
+      if (id == null || id.isBlank()) {
+        throw new IllegalArgumentException("every client needs an id");
+      }
+      if (preset != null && !Presets.NAMES.contains(preset)) {
+        throw new IllegalArgumentException(
+            "unknown preset '" + preset + "', expected one of " + Presets.NAMES);
+      }
+      if (preset == null && (input == null || output == null)) {
+        throw new IllegalArgumentException(
+            "client " + id + " needs input and output distributions (or a preset)");
+      }
+      if (rateFraction != null && (!(rateFraction > 0) || rateFraction.isInfinite())) {
+        throw new IllegalArgumentException("rate_fraction must be a positive number, got " + rateFraction);
+      }
+      if (timeoutS != null && (!(timeoutS >= 0) || timeoutS.isInfinite())) {
+        throw new IllegalArgumentException("timeout_s must be >= 0 seconds, got " + timeoutS);
+      }
+      if (prefixLength != null && prefixLength < 0) {
+        throw new IllegalArgumentException("prefix_length must be >= 0, got " + prefixLength);
+      }
+      if (prefixLength != null && prefixLength > 0 && (prefixGroup == null || prefixGroup.isEmpty())) {
+        throw new IllegalArgumentException("prefix_length needs a prefix_group");
+      }
+      if (sloClass != null && !io.blis.workload.synthetic.ClientSpec.SLO_CLASSES.contains(sloClass)) {
+        throw new IllegalArgumentException("unknown slo_class '" + sloClass + "', expected one of "
+            + io.blis.workload.synthetic.ClientSpec.SLO_CLASSES);
+      }
+    }
+
+    double fraction() {
+      return rateFraction == null ? 1.0 : rateFraction;
+    }
+
+    LengthDistribution inputDistribution() {
+      return input != null ? input.distribution() : Presets.input(preset);
+    }
+
+    LengthDistribution outputDistribution() {
+      return output != null ? output.distribution() : Presets.output(preset);
+    }
+  }
+
+  /** {@code process}: poisson, constant, gamma or weibull; {@code cv} for gamma and weibull. */
+  record ArrivalFile(String process, Double cv) {
+    ArrivalFile {
+      if (process == null) {
+        throw new IllegalArgumentException("arrival.process is required: poisson, constant, gamma or weibull");
+      }
+      switch (process) {
+        case "poisson", "constant" -> {
+          if (cv != null) {
+            throw new IllegalArgumentException("arrival process " + process + " takes no cv");
+          }
+        }
+        case "gamma", "weibull" -> {
+          if (cv == null) {
+            throw new IllegalArgumentException("arrival process " + process + " needs cv");
+          }
+        }
+        default -> throw new IllegalArgumentException(
+            "unknown arrival process '" + process + "', expected poisson, constant, gamma or weibull");
+      }
+      process(process, cv, 1.0);
+    }
+
+    ArrivalProcess at(double rateRps) {
+      return process(process, cv, rateRps);
+    }
+
+    private static ArrivalProcess process(String process, Double cv, double rate) {
+      return switch (process) {
+        case "poisson" -> new ArrivalProcess.Poisson(rate);
+        case "constant" -> new ArrivalProcess.Constant(rate);
+        case "gamma" -> new ArrivalProcess.Gamma(rate, cv);
+        default -> new ArrivalProcess.Weibull(rate, cv);
+      };
+    }
+  }
+
+  /**
+   * {@code type}: gaussian (mean, std, min, max), exponential (mean, min, max), lognormal (mu,
+   * sigma, min, max), constant (value), empirical (probabilities: {length: probability}).
+   */
+  record LengthFile(
+      String type,
+      Double mean,
+      Double std,
+      Integer min,
+      Integer max,
+      Double mu,
+      Double sigma,
+      Integer value,
+      Map<Integer, Double> probabilities) {
+
+    LengthFile {
+      if (type == null) {
+        throw new IllegalArgumentException(
+            "length distribution type is required: gaussian, exponential, lognormal, constant or empirical");
+      }
+      build(type, mean, std, min, max, mu, sigma, value, probabilities);
+    }
+
+    LengthDistribution distribution() {
+      return build(type, mean, std, min, max, mu, sigma, value, probabilities);
+    }
+
+    private static LengthDistribution build(String type, Double mean, Double std, Integer min,
+        Integer max, Double mu, Double sigma, Integer value, Map<Integer, Double> probabilities) {
+      int lo = min == null ? 1 : min;
+      int hi = max == null ? Integer.MAX_VALUE / 4 : max;
+      return switch (type) {
+        case "gaussian" -> {
+          only(type, "mean, std, min, max", mu, sigma, value, probabilities);
+          yield new LengthSpec(required(type, "mean", mean), std == null ? 0 : std, lo, hi);
+        }
+        case "exponential" -> {
+          only(type, "mean, min, max", std, mu, sigma, value, probabilities);
+          yield new LengthDistribution.Exponential(required(type, "mean", mean), lo, hi);
+        }
+        case "lognormal" -> {
+          only(type, "mu, sigma, min, max", mean, std, value, probabilities);
+          yield new LengthDistribution.LogNormal(
+              required(type, "mu", mu), required(type, "sigma", sigma), lo, hi);
+        }
+        case "constant" -> {
+          only(type, "value", mean, std, min, max, mu, sigma, probabilities);
+          if (value == null) {
+            throw new IllegalArgumentException("constant length needs value");
+          }
+          yield new LengthDistribution.Constant(value);
+        }
+        case "empirical" -> {
+          only(type, "probabilities", mean, std, min, max, mu, sigma, value);
+          if (probabilities == null || probabilities.isEmpty()) {
+            throw new IllegalArgumentException("empirical length needs probabilities: {length: probability, ...}");
+          }
+          int[] values = new int[probabilities.size()];
+          double[] ps = new double[values.length];
+          int i = 0;
+          for (Map.Entry<Integer, Double> e : probabilities.entrySet()) {
+            if (e.getValue() == null) {
+              throw new IllegalArgumentException("empirical probability of length " + e.getKey() + " is missing");
+            }
+            values[i] = e.getKey();
+            ps[i++] = e.getValue();
+          }
+          yield new LengthDistribution.Empirical(values, ps);
+        }
+        default -> throw new IllegalArgumentException("unknown length distribution '" + type
+            + "', expected gaussian, exponential, lognormal, constant or empirical");
+      };
+    }
+
+    private static double required(String type, String key, Double v) {
+      if (v == null) {
+        throw new IllegalArgumentException(type + " length needs " + key);
+      }
+      return v;
+    }
+
+    private static void only(String type, String allowed, Object... others) {
+      for (Object o : others) {
+        if (o != null) {
+          throw new IllegalArgumentException(type + " length takes only " + allowed);
+        }
+      }
+    }
+  }
+
+  /** Multi-turn sessions: rounds, think time (s), context accumulation. */
+  record SessionFile(Integer rounds, Double thinkTimeS, Boolean accumulateContext) {
+    SessionFile {
+      if (rounds == null) {
+        throw new IllegalArgumentException("session.rounds is required");
+      }
+      if (thinkTimeS != null && (!(thinkTimeS >= 0) || thinkTimeS.isInfinite())) {
+        throw new IllegalArgumentException("think_time_s must be >= 0, got " + thinkTimeS);
+      }
+      spec(rounds, thinkTimeS, accumulateContext);
+    }
+
+    SessionSpec spec() {
+      return spec(rounds, thinkTimeS, accumulateContext);
+    }
+
+    private static SessionSpec spec(int rounds, Double think, Boolean accumulate) {
+      return new SessionSpec(
+          rounds, think == null ? 0 : Math.round(think * 1e6), Boolean.TRUE.equals(accumulate));
+    }
+  }
+
+  /** An activity window {@code [start_s, end_s)}. */
+  record WindowFile(Double startS, Double endS) {
+    WindowFile {
+      if (startS == null || endS == null) {
+        throw new IllegalArgumentException("a lifecycle window needs start_s and end_s");
+      }
+      window(startS, endS);
+    }
+
+    ActiveWindow window() {
+      return window(startS, endS);
+    }
+
+    private static ActiveWindow window(double start, double end) {
+      if (!Double.isFinite(start) || !Double.isFinite(end)) {
+        throw new IllegalArgumentException("lifecycle window bounds must be finite");
+      }
+      return new ActiveWindow(Math.round(start * 1e6), Math.round(end * 1e6));
+    }
+  }
+}

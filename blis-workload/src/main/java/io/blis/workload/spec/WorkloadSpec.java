@@ -1,0 +1,89 @@
+package io.blis.workload.spec;
+
+import io.blis.workload.RequestSource;
+import io.blis.workload.StrictYaml;
+import io.blis.workload.synthetic.ArrivalProcess;
+import io.blis.workload.synthetic.ClientSpec;
+import io.blis.workload.synthetic.SessionSpec;
+import io.blis.workload.synthetic.SyntheticWorkload;
+import io.blis.workload.synthetic.ActiveWindow;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A parsed workload spec (YAML): clients sharing an aggregate rate, with their arrival processes,
+ * length distributions, prefix groups, SLO classes, tenants, timeouts, multi-turn sessions and
+ * activity windows. Each client's rate is {@code aggregate_rate x rate_fraction / (sum of all
+ * rate fractions)} requests per second. See docs/workloads.md for the format.
+ *
+ * @param seed seed of every random choice
+ * @param clients the clients, each at its own rate
+ * @param maxRequests cap on open-loop requests (session first rounds count, follow-ups do not);
+ *     {@code Long.MAX_VALUE} when not set
+ * @param horizonUs no request arrives after this time, microseconds; {@code Long.MAX_VALUE} when
+ *     not set
+ */
+public record WorkloadSpec(long seed, List<ClientSpec> clients, long maxRequests, long horizonUs) {
+
+  public WorkloadSpec {
+    clients = List.copyOf(clients);
+  }
+
+  /** Reads and validates a spec file. */
+  public static WorkloadSpec load(Path file) {
+    return from(StrictYaml.load(file, SpecFile.class));
+  }
+
+  /** Parses and validates spec text; {@code sourceName} names it in error messages. */
+  public static WorkloadSpec parse(String text, String sourceName) {
+    return from(StrictYaml.parse(text, sourceName, SpecFile.class));
+  }
+
+  private static WorkloadSpec from(SpecFile f) {
+    double total = 0;
+    for (SpecFile.ClientFile c : f.clients()) {
+      total += c.fraction();
+    }
+    List<ClientSpec> clients = new ArrayList<>();
+    for (SpecFile.ClientFile c : f.clients()) {
+      double rate = f.aggregateRate() * c.fraction() / total;
+      ArrivalProcess arrival = c.arrival() == null
+          ? new ArrivalProcess.Poisson(rate)
+          : c.arrival().at(rate);
+      List<ActiveWindow> windows = new ArrayList<>();
+      if (c.lifecycle() != null) {
+        for (SpecFile.WindowFile w : c.lifecycle()) {
+          windows.add(w.window());
+        }
+      }
+      clients.add(new ClientSpec(
+          c.id(),
+          c.tenant() == null ? "" : c.tenant(),
+          c.sloClass() == null ? "standard" : c.sloClass(),
+          arrival,
+          c.inputDistribution(),
+          c.outputDistribution(),
+          c.prefixGroup() == null ? "" : c.prefixGroup(),
+          c.prefixLength() == null ? 0 : c.prefixLength(),
+          c.timeoutS() == null ? 0 : Math.round(c.timeoutS() * 1e6),
+          c.session() == null ? SessionSpec.NONE : c.session().spec(),
+          windows));
+    }
+    return new WorkloadSpec(
+        f.seed() == null ? 0 : f.seed(),
+        clients,
+        f.numRequests() == null ? Long.MAX_VALUE : f.numRequests(),
+        f.horizonS() == null ? Long.MAX_VALUE : Math.round(f.horizonS() * 1e6));
+  }
+
+  /** A fresh request stream of this spec (streaming: requests are generated as pulled). */
+  public RequestSource source() {
+    return SyntheticWorkload.of(clients, seed, maxRequests, horizonUs);
+  }
+
+  /** A fresh request stream with another seed. */
+  public RequestSource source(long overrideSeed) {
+    return SyntheticWorkload.of(clients, overrideSeed, maxRequests, horizonUs);
+  }
+}

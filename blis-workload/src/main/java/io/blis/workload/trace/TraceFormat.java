@@ -1,0 +1,27 @@
+package io.blis.workload.trace;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/** Column layout of BLIS trace files, shared by {@link TraceWriter} and {@link TraceReader}. */
+final class TraceFormat {
+
+  static final String MAGIC = "# blis-trace ";
+
+  static final List<String> COLUMNS = List.of(
+      "id", "arrival_us", "input_tokens", "output_tokens", "prefix_group", "prefix_length",
+      "content_id", "session_id", "round", "slo_class", "tenant", "stage", "timeout_us");
+
+  static final String TOKEN_COLUMN = "token_ids";
+
+  private TraceFormat() {}
+
+  static List<String> columns(boolean tokenIds) {
+    if (!tokenIds) {
+      return COLUMNS;
+    }
+    List<String> all = new ArrayList<>(COLUMNS);
+    all.add(TOKEN_COLUMN);
+    return List.copyOf(all);
+  }
+}

@@ -1,0 +1,136 @@
+package io.blis.workload.trace;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.blis.workload.PromptTokens;
+import io.blis.workload.RequestSpec;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.OutputStreamWriter;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.zip.GZIPOutputStream;
+
+/**
+ * Streams requests to a BLIS trace file, one CSV row per {@link #write} call (nothing is kept in
+ * memory). Call it for every request the engine admits: open-loop requests pulled from {@code
+ * next()} and session follow-ups returned by {@code onFinished}, so that {@link TraceReader} can
+ * rebuild the sessions. The format is described in docs/workloads.md.
+ *
+ * <p>Without token ids, a row records the prompt's structure: prefix group and length, and a
+ * {@code content_id}, the {@link PromptTokens#fingerprint} of the first (up to 4) tokens after the
+ * prefix. Requests whose content starts identically get the same content id, and the reader
+ * rebuilds them from that id so they share ids again.
+ */
+public final class TraceWriter implements AutoCloseable {
+
+  private final Writer out;
+  private final boolean tokenIds;
+  private final StringBuilder line = new StringBuilder(256);
+  private long rows;
+
+  /** Writes to {@code out} (closed by {@link #close}). */
+  public TraceWriter(Writer out, TraceHeader header) {
+    this.out = out;
+    this.tokenIds = header.tokenIds();
+    ObjectNode json = new ObjectMapper().createObjectNode();
+    json.put("version", header.version());
+    json.put("time_unit", "us");
+    json.put("token_seed", header.tokenSeed());
+    json.put("token_ids", header.tokenIds());
+    json.put("description", header.description());
+    try {
+      out.write(TraceFormat.MAGIC);
+      out.write(json.toString());
+      out.write('\n');
+      out.write(String.join(",", TraceFormat.columns(tokenIds)));
+      out.write('\n');
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write trace header: " + e.getMessage(), e);
+    }
+  }
+
+  /** Creates {@code file} (gzip-compressed when the name ends in {@code .gz}). */
+  public static TraceWriter create(Path file, TraceHeader header) {
+    try {
+      OutputStream raw = Files.newOutputStream(file);
+      OutputStream os = file.toString().endsWith(".gz") ? new GZIPOutputStream(raw, 1 << 16) : raw;
+      return new TraceWriter(
+          new BufferedWriter(new OutputStreamWriter(os, StandardCharsets.UTF_8), 1 << 16), header);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot create trace " + file + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** Appends one request. */
+  public void write(RequestSpec r) {
+    int[] p = r.promptTokens();
+    line.setLength(0);
+    line.append(r.id()).append(',')
+        .append(r.arrivalTimeUs()).append(',')
+        .append(p.length).append(',')
+        .append(r.outputTokens()).append(',')
+        .append(name("prefix_group", r.prefixGroup(), r)).append(',')
+        .append(r.prefixLength()).append(',')
+        .append(PromptTokens.fingerprint(p, r.prefixLength(), p.length - r.prefixLength())).append(',')
+        .append(r.sessionId()).append(',')
+        .append(r.round()).append(',')
+        .append(name("slo_class", r.sloClass(), r)).append(',')
+        .append(name("tenant", r.tenant(), r)).append(',')
+        .append(r.stage()).append(',')
+        .append(r.timeoutUs());
+    if (tokenIds) {
+      line.append(',');
+      for (int i = 0; i < p.length; i++) {
+        if (i > 0) {
+          line.append(' ');
+        }
+        line.append(p[i]);
+      }
+    }
+    line.append('\n');
+    try {
+      out.append(line);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write trace row " + rows + ": " + e.getMessage(), e);
+    }
+    rows++;
+  }
+
+  private static String name(String field, String value, RequestSpec r) {
+    for (int i = 0; i < value.length(); i++) {
+      char c = value.charAt(i);
+      if (c == ',' || c == '\n' || c == '\r' || c == '"') {
+        throw new IllegalArgumentException("request " + r.id() + ": " + field + " '" + value
+            + "' cannot be written to a trace (no commas, quotes or line breaks)");
+      }
+    }
+    return value;
+  }
+
+  /** Rows written so far. */
+  public long rowsWritten() {
+    return rows;
+  }
+
+  public void flush() {
+    try {
+      out.flush();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+  }
+
+  @Override
+  public void close() {
+    try {
+      out.close();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot close trace: " + e.getMessage(), e);
+    }
+  }
+}
