@@ -109,6 +109,15 @@ public final class CalibrateCommand implements Callable<Integer> {
     var out1 = spec.commandLine().getOut();
     EngineRunSimulator sim = new EngineRunSimulator(m, TrainedPhysicsCoefficients.LATENCY_MODEL, run.seed);
     try (Calibrator cal = new Calibrator(sim, space, new Calibrator.Settings(run.seed, n, 0, sigma), progress)) {
+      CoefficientWriter writer = CoefficientWriter.yaml(TrainedPhysicsCoefficients.LATENCY_MODEL);
+      cal.onStageDone((stage, values) -> {
+        try {
+          writer.write(space.coefficients(values), out, List.of("Checkpoint after calibration stage " + stage
+              + " (the calibration was not finished when this was written)"));
+        } catch (IOException e) {
+          throw new UncheckedIOException("cannot write " + out + ": " + e.getMessage(), e);
+        }
+      });
       Calibrator.Result r = cal.fit(fitSet, stages);
       List<String> provenance = new ArrayList<>(List.of(
           "Fitted by: blis calibrate --experiments " + run.experiments + " --mode " + run.mode + " --subsample " + subsample
@@ -117,7 +126,7 @@ public final class CalibrateCommand implements Callable<Integer> {
           String.format(Locale.ROOT, "Experiments fitted: %d; evaluations: %d; final loss %.3f", fitSet.size(),
               r.evaluations(), r.loss())));
       try {
-        CoefficientWriter.yaml(TrainedPhysicsCoefficients.LATENCY_MODEL).write(r.coefficients(), out, provenance);
+        writer.write(r.coefficients(), out, provenance);
       } catch (IOException e) {
         throw new UncheckedIOException("cannot write " + out + ": " + e.getMessage(), e);
       }

@@ -78,12 +78,21 @@ public final class Calibrator implements AutoCloseable {
   private final PrintStream progress;
   private final ParallelRuns runs;
   private int evaluations;
+  private java.util.function.BiConsumer<String, double[]> checkpoint = (stage, values) -> {};
 
   public Calibrator(RunSimulator simulator, ParameterSpace space, Settings settings, PrintStream progress) {
     this.space = space;
     this.settings = settings;
     this.progress = progress;
     this.runs = new ParallelRuns(simulator, settings.threads());
+  }
+
+  /**
+   * Called with the stage name and the best values after every stage (for example to write a
+   * checkpoint file), so a long calibration that is stopped keeps its progress.
+   */
+  public void onStageDone(java.util.function.BiConsumer<String, double[]> listener) {
+    this.checkpoint = listener;
   }
 
   /** Simulates every experiment with the coefficients and compares with the observations. */
@@ -109,6 +118,7 @@ public final class Calibrator implements AutoCloseable {
       run.optimize();
       best = run.bestX;
       bestLoss = run.bestLoss;
+      checkpoint.accept(stage.name(), best.clone());
     }
     Coefficients c = space.coefficients(best);
     List<ExperimentComparison> finalComparisons = evaluate(experiments, c, 0);
