@@ -65,7 +65,7 @@ public final class CalibrateCommand implements Callable<Integer> {
       description = "Multiplier of the evaluation budgets of the search stages (default: ${DEFAULT-VALUE}).")
   double budget;
 
-  @Option(names = "--sigma", defaultValue = "0.05", paramLabel = "X",
+  @Option(names = "--sigma", defaultValue = "0.01", paramLabel = "X",
       description = "Initial CMA-ES step as a fraction of each coefficient's range (default: ${DEFAULT-VALUE}).")
   double sigma;
 

@@ -242,7 +242,7 @@ public final class Calibrator implements AutoCloseable {
                 new UnivariateObjectiveFunction(v -> objective(new double[] {v})), GoalType.MINIMIZE,
                 new SearchInterval(0, 1, u(bestX)[0]));
           } else {
-            new BOBYQAOptimizer(2 * k + 1, 0.05, 1e-4).optimize(new MaxEval(stage.polishEvaluations()),
+            new BOBYQAOptimizer(2 * k + 1, 0.02, 1e-4).optimize(new MaxEval(stage.polishEvaluations()),
                 new ObjectiveFunction(this::objective), GoalType.MINIMIZE, new InitialGuess(u(bestX)),
                 new SimpleBounds(lo, hi));
           }
