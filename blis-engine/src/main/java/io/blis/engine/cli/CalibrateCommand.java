@@ -57,13 +57,17 @@ public final class CalibrateCommand implements Callable<Integer> {
   @Option(names = "--include-saturated", description = "Also fit to saturated (overloaded) runs.")
   boolean includeSaturated;
 
-  @Option(names = "--subsample", defaultValue = "300", paramLabel = "N",
+  @Option(names = "--subsample", defaultValue = "400", paramLabel = "N",
       description = "Requests per load stage simulated during the search; 0 = whole runs (default: ${DEFAULT-VALUE}).")
   int subsample;
 
   @Option(names = "--budget", defaultValue = "1.0", paramLabel = "X",
       description = "Multiplier of the evaluation budgets of the search stages (default: ${DEFAULT-VALUE}).")
   double budget;
+
+  @Option(names = "--sigma", defaultValue = "0.01", paramLabel = "X",
+      description = "Initial CMA-ES step as a fraction of each coefficient's range (default: ${DEFAULT-VALUE}).")
+  double sigma;
 
   @Option(names = "--cross-validate", defaultValue = "none", paramLabel = "none|model|workload|both",
       description = "Leave-one-model-out and/or leave-one-workload-out refits with held-out errors (default: ${DEFAULT-VALUE}).")
@@ -104,16 +108,25 @@ public final class CalibrateCommand implements Callable<Integer> {
         StandardCharsets.UTF_8);
     var out1 = spec.commandLine().getOut();
     EngineRunSimulator sim = new EngineRunSimulator(m, TrainedPhysicsCoefficients.LATENCY_MODEL, run.seed);
-    try (Calibrator cal = new Calibrator(sim, space, new Calibrator.Settings(run.seed, n, 0, 0.2), progress)) {
+    try (Calibrator cal = new Calibrator(sim, space, new Calibrator.Settings(run.seed, n, 0, sigma), progress)) {
+      CoefficientWriter writer = CoefficientWriter.yaml(TrainedPhysicsCoefficients.LATENCY_MODEL);
+      cal.onStageDone((stage, values) -> {
+        try {
+          writer.write(space.coefficients(values), out, List.of("Checkpoint after calibration stage " + stage
+              + " (the calibration was not finished when this was written)"));
+        } catch (IOException e) {
+          throw new UncheckedIOException("cannot write " + out + ": " + e.getMessage(), e);
+        }
+      });
       Calibrator.Result r = cal.fit(fitSet, stages);
       List<String> provenance = new ArrayList<>(List.of(
           "Fitted by: blis calibrate --experiments " + run.experiments + " --mode " + run.mode + " --subsample " + subsample
-              + " --budget " + budget + " --seed " + run.seed + (includeSaturated ? " --include-saturated" : "")
+              + " --budget " + budget + " --sigma " + sigma + " --seed " + run.seed + (includeSaturated ? " --include-saturated" : "")
               + (run.only == null ? "" : " --only '" + run.only + "'"),
           String.format(Locale.ROOT, "Experiments fitted: %d; evaluations: %d; final loss %.3f", fitSet.size(),
               r.evaluations(), r.loss())));
       try {
-        CoefficientWriter.yaml(TrainedPhysicsCoefficients.LATENCY_MODEL).write(r.coefficients(), out, provenance);
+        writer.write(r.coefficients(), out, provenance);
       } catch (IOException e) {
         throw new UncheckedIOException("cannot write " + out + ": " + e.getMessage(), e);
       }

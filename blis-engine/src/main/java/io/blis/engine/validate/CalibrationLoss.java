@@ -3,10 +3,13 @@ package io.blis.engine.validate;
 import java.util.List;
 
 /**
- * The calibration objective: for each error term (mean E2E, mean TTFT, decode time per output
- * token) the root mean square over experiments of the per-experiment APE (percent), then a
- * weighted sum. RMSE across experiments penalizes the worst experiment, so no model family is
- * sacrificed to improve the others.
+ * The calibration objective over the per-experiment APEs (percent) of mean E2E, mean TTFT and
+ * decode time per output token: the weighted root mean square over all (experiment, term) pairs,
+ * {@code sqrt((w_e2e MSE_e2e + w_ttft MSE_ttft + w_decode MSE_decode) / (w_e2e + w_ttft +
+ * w_decode))}, where MSE is the mean over experiments of the squared APE. Squares across
+ * experiments penalize the worst experiment, so no model family is sacrificed to improve the
+ * others. The optimizers minimize the square of this value, which is smooth (a sum of squares)
+ * where an RMSE has a kink at zero error.
  */
 public final class CalibrationLoss {
 
@@ -30,11 +33,18 @@ public final class CalibrationLoss {
     return rms(comparisons.stream().mapToDouble(c -> c.ape(m)).toArray());
   }
 
-  /** The weighted loss of a set of comparisons. */
+  /** The weighted RMS loss of a set of comparisons (percent). */
   public static double loss(List<ExperimentComparison> comparisons, double e2eWeight, double ttftWeight,
       double decodeWeight) {
-    return e2eWeight * rmse(comparisons, Metric.E2E_MEAN)
-        + ttftWeight * rmse(comparisons, Metric.TTFT_MEAN)
-        + decodeWeight * rmse(comparisons, Metric.DECODE_MS_PER_TOKEN);
+    return Math.sqrt(squared(comparisons, e2eWeight, ttftWeight, decodeWeight));
+  }
+
+  /** The square of {@link #loss}: what the optimizers minimize. */
+  public static double squared(List<ExperimentComparison> comparisons, double e2eWeight, double ttftWeight,
+      double decodeWeight) {
+    double e = rmse(comparisons, Metric.E2E_MEAN);
+    double t = rmse(comparisons, Metric.TTFT_MEAN);
+    double d = rmse(comparisons, Metric.DECODE_MS_PER_TOKEN);
+    return (e2eWeight * e * e + ttftWeight * t * t + decodeWeight * d * d) / (e2eWeight + ttftWeight + decodeWeight);
   }
 }

@@ -78,12 +78,21 @@ public final class Calibrator implements AutoCloseable {
   private final PrintStream progress;
   private final ParallelRuns runs;
   private int evaluations;
+  private java.util.function.BiConsumer<String, double[]> checkpoint = (stage, values) -> {};
 
   public Calibrator(RunSimulator simulator, ParameterSpace space, Settings settings, PrintStream progress) {
     this.space = space;
     this.settings = settings;
     this.progress = progress;
     this.runs = new ParallelRuns(simulator, settings.threads());
+  }
+
+  /**
+   * Called with the stage name and the best values after every stage (for example to write a
+   * checkpoint file), so a long calibration that is stopped keeps its progress.
+   */
+  public void onStageDone(java.util.function.BiConsumer<String, double[]> listener) {
+    this.checkpoint = listener;
   }
 
   /** Simulates every experiment with the coefficients and compares with the observations. */
@@ -109,6 +118,7 @@ public final class Calibrator implements AutoCloseable {
       run.optimize();
       best = run.bestX;
       bestLoss = run.bestLoss;
+      checkpoint.accept(stage.name(), best.clone());
     }
     Coefficients c = space.coefficients(best);
     List<ExperimentComparison> finalComparisons = evaluate(experiments, c, 0);
@@ -190,7 +200,8 @@ public final class Calibrator implements AutoCloseable {
     double objective(double[] u) {
       double[] x = point(u);
       List<ExperimentComparison> cs = evaluate(experiments, space.coefficients(x), stage.maxRequestsPerStage());
-      double loss = CalibrationLoss.loss(cs, stage.e2eWeight(), stage.ttftWeight(), stage.decodeWeight());
+      double objective = CalibrationLoss.squared(cs, stage.e2eWeight(), stage.ttftWeight(), stage.decodeWeight());
+      double loss = Math.sqrt(objective);
       evaluations++;
       stageEvaluations++;
       if (loss < bestLoss) {
@@ -201,7 +212,7 @@ public final class Calibrator implements AutoCloseable {
               + " decode %.2f)%n", stage.name(), stageEvaluations, loss, bestLoss,
           CalibrationLoss.rmse(cs, Metric.E2E_MEAN), CalibrationLoss.rmse(cs, Metric.TTFT_MEAN),
           CalibrationLoss.rmse(cs, Metric.DECODE_MS_PER_TOKEN));
-      return loss;
+      return objective;
     }
 
     void optimize() {
@@ -231,7 +242,7 @@ public final class Calibrator implements AutoCloseable {
                 new UnivariateObjectiveFunction(v -> objective(new double[] {v})), GoalType.MINIMIZE,
                 new SearchInterval(0, 1, u(bestX)[0]));
           } else {
-            new BOBYQAOptimizer(2 * k + 1, 0.05, 1e-4).optimize(new MaxEval(stage.polishEvaluations()),
+            new BOBYQAOptimizer(2 * k + 1, 0.02, 1e-4).optimize(new MaxEval(stage.polishEvaluations()),
                 new ObjectiveFunction(this::objective), GoalType.MINIMIZE, new InitialGuess(u(bestX)),
                 new SimpleBounds(lo, hi));
           }

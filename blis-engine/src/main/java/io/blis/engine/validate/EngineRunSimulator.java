@@ -96,7 +96,7 @@ public final class EngineRunSimulator implements RunSimulator {
           .recordRequests(true)
           .build()
           .run();
-      return RunStatsCalculator.summarize(result.requests(), e.outputLen());
+      return RunStatsCalculator.summarizeFirst(result.requests(), maxRequestsPerStage, e.outputLen());
     }
   }
 

@@ -36,14 +36,21 @@ public final class RunStatsCalculator {
     return new RunSummary(stats(-1, records, outputLen), stages);
   }
 
+  /** Requests at the start of each stage left out of subsample statistics (warm-up). */
+  public static final int WARMUP_REQUESTS = 100;
+
   /**
-   * Statistics of the first {@code limit} requests (by id) of each stage, the subsample a
-   * calibration simulates; {@code limit} 0 keeps every request.
+   * Statistics of the subsample a calibration simulates: of the first {@code limit} requests (by
+   * id) of each stage, those after the first {@code min(WARMUP_REQUESTS, limit / 4)}. The real
+   * server was cold for the first ~100 requests of a run (prefix cache empty, warm-up; see the
+   * ground-truth README, caveat 6) and a simulation of a prefix starts from an empty server, so
+   * both sides leave those requests out. {@code limit} 0 keeps every request.
    */
   public static RunSummary summarizeFirst(List<RequestRecord> records, int limit, int outputLen) {
     if (limit == 0) {
       return summarize(records, outputLen);
     }
+    int skip = Math.min(WARMUP_REQUESTS, limit / 4);
     List<RequestRecord> sorted = new ArrayList<>(records);
     sorted.sort(java.util.Comparator.comparingInt(RequestRecord::stage).thenComparingLong(RequestRecord::id));
     List<RequestRecord> kept = new ArrayList<>();
@@ -54,9 +61,10 @@ public final class RunStatsCalculator {
         stage = r.stage();
         n = 0;
       }
-      if (n++ < limit) {
+      if (n >= skip && n < limit) {
         kept.add(r);
       }
+      n++;
     }
     return summarize(kept, outputLen);
   }

@@ -15,8 +15,8 @@ import java.util.List;
  *       decode-per-token error, with half weight on mean E2E;
  *   <li>{@code ttft}: queueing and scheduling overheads and the prefill multipliers on mean TTFT,
  *       with half weight on mean E2E and decode;
- *   <li>{@code joint}: a BOBYQA polish of all of them together on the full loss, over more
- *       requests per stage.
+ *   <li>{@code joint}: a short CMA-ES search over all of them together on the full loss, over
+ *       twice as many requests per stage.
  * </ol>
  *
  * The search simulates the first {@code subsample} requests of each load stage; the final
@@ -51,7 +51,7 @@ public final class TrainedPhysicsCalibration {
    * The staged search.
    *
    * @param subsample requests per load stage simulated in the search stages (0 = whole runs)
-   * @param budget multiplier of the evaluation budgets (1 = the default, about 400 evaluations)
+   * @param budget multiplier of the evaluation budgets (1 = the default, about 530 evaluations)
    */
   public static List<CalibrationStage> stages(int subsample, double budget) {
     int polishRequests = subsample == 0 ? 0 : subsample * 2;
@@ -59,8 +59,8 @@ public final class TrainedPhysicsCalibration {
     all.addAll(TTFT);
     return List.of(
         new CalibrationStage("decode", DECODE, 0.5, 0, 1, subsample, evals(150, budget), evals(60, budget)),
-        new CalibrationStage("ttft", TTFT, 0.5, 1, 0.5, subsample, evals(80, budget), evals(40, budget)),
-        new CalibrationStage("joint", List.copyOf(all), 1, 0.5, 1, polishRequests, 0, evals(60, budget)));
+        new CalibrationStage("ttft", TTFT, 0.5, 1, 0.5, subsample, evals(120, budget), evals(40, budget)),
+        new CalibrationStage("joint", List.copyOf(all), 1, 0.5, 1, polishRequests, evals(80, budget), 0));
   }
 
   private static int evals(int base, double budget) {

@@ -56,14 +56,15 @@ class FirstPerStageSourceTest {
   @Test
   void summarizeFirstUsesTheSameRequestsPerStage() {
     List<RequestRecord> records = new ArrayList<>();
-    for (int i = 0; i < 6; i++) {
-      records.add(TraceFixtures.completed(i, i < 3 ? 0 : 1, i * 1000L, 1000, (i + 1) * 10_000L));
+    for (int i = 0; i < 20; i++) {
+      records.add(TraceFixtures.completed(i, i < 10 ? 0 : 1, i * 1000L, 1000, (i + 1) * 10_000L));
     }
-    RunSummary s = RunStatsCalculator.summarizeFirst(records, 2, 11);
-    assertThat(s.overall().countSuccess()).isEqualTo(4);
-    // stage 0 keeps ids 0, 1 (10 and 20 ms), stage 1 keeps 3, 4 (40 and 50 ms)
-    assertThat(s.stages().get(0).e2eMeanMs()).isEqualTo(15.0);
-    assertThat(s.stages().get(1).e2eMeanMs()).isEqualTo(45.0);
-    assertThat(RunStatsCalculator.summarizeFirst(records, 0, 11).overall().countSuccess()).isEqualTo(6);
+    // limit 8: the first 8 of each stage, without the first 8 / 4 = 2 (warm-up)
+    RunSummary s = RunStatsCalculator.summarizeFirst(records, 8, 11);
+    assertThat(s.overall().countSuccess()).isEqualTo(12);
+    // stage 0 keeps ids 2..7 (30..80 ms), stage 1 keeps 12..17 (130..180 ms)
+    assertThat(s.stages().get(0).e2eMeanMs()).isEqualTo(55.0);
+    assertThat(s.stages().get(1).e2eMeanMs()).isEqualTo(155.0);
+    assertThat(RunStatsCalculator.summarizeFirst(records, 0, 11).overall().countSuccess()).isEqualTo(20);
   }
 }

@@ -1,0 +1,61 @@
+package io.blis.engine.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.blis.api.Coefficients;
+import io.blis.latency.coeff.CoefficientFiles;
+import io.blis.latency.physics.TrainedPhysicsCoefficients;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code blis calibrate} end to end with a tiny budget on the small experiments file. */
+class CalibrateCommandTest {
+
+  private static String small() throws Exception {
+    return Path.of(CalibrateCommandTest.class.getResource("/validate/experiments-small.json").toURI()).toString();
+  }
+
+  private static int run(StringWriter out, StringWriter err, String... args) {
+    return BlisCli.execute(args, new PrintWriter(out), new PrintWriter(err));
+  }
+
+  @Test
+  void writesALoadableCoefficientFileWithinTheBounds(@TempDir Path dir) throws Exception {
+    Path coeffs = dir.resolve("fit.yaml");
+    Path report = dir.resolve("fit.json");
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int code = run(out, err, "calibrate", "--experiments", small(), "--out", coeffs.toString(), "--report",
+        report.toString(), "--budget", "0.02", "--subsample", "0", "--threads", "1");
+    assertThat(code).as(err.toString()).isZero();
+    assertThat(out.toString()).contains("Fitted coefficients written to").contains("test-llama-2-7b-tp1-codegen-first300");
+    assertThat(Files.readString(coeffs)).startsWith("# Fitted by: blis calibrate --experiments");
+    Coefficients c = CoefficientFiles.load(coeffs);
+    double[] v = TrainedPhysicsCoefficients.toArray(c);
+    double[] lo = TrainedPhysicsCoefficients.lowerBounds();
+    double[] hi = TrainedPhysicsCoefficients.upperBounds();
+    for (int i = 0; i < v.length; i++) {
+      assertThat(v[i]).as(TrainedPhysicsCoefficients.names().get(i)).isBetween(lo[i], hi[i]);
+    }
+    assertThat(Files.readString(report)).contains("\"ape_pct\"");
+    // the fitted file is usable by validate
+    StringWriter out2 = new StringWriter();
+    assertThat(run(out2, new StringWriter(), "validate", "--experiments", small(), "--coefficients", coeffs.toString()))
+        .isZero();
+  }
+
+  @Test
+  void badOptionsAreOneLineErrors() throws Exception {
+    StringWriter err = new StringWriter();
+    assertThat(run(new StringWriter(), err, "calibrate", "--experiments", small(), "--cross-validate", "sometimes"))
+        .isEqualTo(2);
+    assertThat(err.toString()).contains("--cross-validate: expected none, model, workload or both");
+    StringWriter err2 = new StringWriter();
+    assertThat(run(new StringWriter(), err2, "calibrate", "--experiments", small(), "--budget", "-1")).isEqualTo(2);
+    assertThat(err2.toString()).contains("--budget must be a positive number");
+  }
+}

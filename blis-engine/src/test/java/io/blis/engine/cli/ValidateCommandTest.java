@@ -1,0 +1,83 @@
+package io.blis.engine.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code blis validate} end to end on the small experiments file (first 300 requests of a run). */
+class ValidateCommandTest {
+
+  private static Path small() throws Exception {
+    return Path.of(ValidateCommandTest.class.getResource("/validate/experiments-small.json").toURI());
+  }
+
+  private record Run(int code, String out, String err) {}
+
+  private static Run run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    int code = BlisCli.execute(args, new PrintWriter(out), new PrintWriter(err));
+    return new Run(code, out.toString(), err.toString());
+  }
+
+  @Test
+  void writesTableJsonAndHtml(@TempDir Path dir) throws Exception {
+    Path json = dir.resolve("results.json");
+    Run r = run("validate", "--experiments", small().toString(), "--out", json.toString(), "--threads", "1");
+    assertThat(r.code()).as(r.err()).isZero();
+    assertThat(r.out()).contains("test-llama-2-7b-tp1-codegen-first300").contains("non-saturated experiments");
+    JsonNode root = new ObjectMapper().readTree(json.toFile());
+    JsonNode e = root.get("experiments").get(0);
+    assertThat(e.get("id").asText()).isEqualTo("test-llama-2-7b-tp1-codegen-first300");
+    assertThat(e.get("saturated").asBoolean()).isFalse();
+    for (String block : List.of("observed", "predicted")) {
+      for (String key : List.of("e2e_mean", "e2e_p50", "e2e_p90", "e2e_p99", "ttft_mean", "ttft_p90", "ttft_p99",
+          "decode_ms_per_token", "throughput_rps", "count_success", "count_failed")) {
+        assertThat(e.get(block).has(key)).as(block + "." + key).isTrue();
+      }
+    }
+    // every request of the small run succeeds in the simulation too
+    assertThat(e.get("predicted").get("count_success").asInt()).isEqualTo(300);
+    assertThat(e.get("observed").get("e2e_mean").asDouble()).isEqualTo(1897.97);
+    // the APE in the file is the APE of the file's own observed and predicted values
+    for (String key : List.of("e2e_mean", "e2e_p90", "e2e_p99", "ttft_mean", "ttft_p90", "decode_ms_per_token")) {
+      double o = e.get("observed").get(key).asDouble();
+      double p = e.get("predicted").get(key).asDouble();
+      assertThat(e.get("ape_pct").get(key).asDouble()).as(key)
+          .isCloseTo(Math.abs(p - o) / o * 100, org.assertj.core.api.Assertions.within(0.002));
+    }
+    assertThat(e.get("stages")).hasSize(1);
+    assertThat(root.get("summary").get("non_saturated").get("experiments").asInt()).isEqualTo(1);
+    assertThat(root.get("summary").get("saturated").get("experiments").asInt()).isZero();
+    assertThat(Files.readString(dir.resolve("results.html"))).contains("<svg").contains("first300");
+    // deterministic: a second run writes the same bytes
+    Path again = dir.resolve("again.json");
+    assertThat(run("validate", "--experiments", small().toString(), "--out", again.toString()).code()).isZero();
+    assertThat(Files.readString(again)).isEqualTo(Files.readString(json));
+  }
+
+  @Test
+  void badInputGivesOneLineAndExitCode2(@TempDir Path dir) throws Exception {
+    Run mode = run("validate", "--experiments", small().toString(), "--mode", "bogus");
+    assertThat(mode.code()).isEqualTo(2);
+    assertThat(mode.err()).contains("--mode: expected replay or synthetic, got 'bogus'");
+    assertThat(mode.err().strip().lines()).hasSize(1);
+    Run missing = run("validate", "--experiments", dir.resolve("none.json").toString());
+    assertThat(missing.code()).isEqualTo(2);
+    assertThat(missing.err()).contains("none.json");
+    Run only = run("validate", "--experiments", small().toString(), "--only", "mixtral");
+    assertThat(only.code()).isEqualTo(2);
+    assertThat(only.err()).contains("--only 'mixtral' matches no experiment id");
+    Run coeffs = run("validate", "--experiments", small().toString(), "--coefficients", dir.resolve("c.yaml").toString());
+    assertThat(coeffs.code()).isEqualTo(2);
+    assertThat(coeffs.err()).contains("--coefficients: no such file");
+  }
+}
