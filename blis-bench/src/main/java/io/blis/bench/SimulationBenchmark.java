@@ -54,7 +54,7 @@ import org.openjdk.jmh.annotations.Warmup;
 @Fork(1)
 public class SimulationBenchmark {
 
-  /** The codegen profile of the ground truth, in inference-perf's YAML shape. */
+  /** The codegen profile of the ground truth, in inference-perf's YAML shape (load and data). */
   static final String CODEGEN_PROFILE = """
       load:
         type: constant
@@ -64,12 +64,6 @@ public class SimulationBenchmark {
           duration: 600
         - rate: 10
           duration: 600
-      api:
-        type: completion
-        streaming: true
-      server:
-        type: vllm
-        ignore_eos: true
       data:
         type: shared_prefix
         shared_prefix:
