@@ -42,7 +42,11 @@ class EngineCalibrationTest {
     }
 
     ParameterSpace space = TrainedPhysicsCalibration.space(TrainedPhysicsCoefficients.bundled());
-    List<CalibrationStage> stages = List.of(new CalibrationStage("recover", FREE, 1, 1, 1, 0, 150, 60));
+    // Staged like the real calibration: the step-time multipliers from the decode time per
+    // token (which the per-request overhead does not touch), then the overhead from TTFT.
+    List<CalibrationStage> stages = List.of(
+        new CalibrationStage("steps", FREE.subList(0, 2), 0, 0, 1, 0, 150, 60),
+        new CalibrationStage("overhead", FREE.subList(2, 3), 0, 1, 0, 0, 0, 60));
     PrintStream quiet = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
     try (Calibrator cal = new Calibrator(sim, space, new Calibrator.Settings(11, 2, 0, 0.05), quiet)) {
       Calibrator.Result r = cal.fit(exps, stages);
