@@ -26,6 +26,10 @@ final class EngineRequest implements RequestView {
   final long deadlineUs;
 
   State state = State.ARRIVED;
+  /** The instance it was routed to. */
+  Instance instance;
+  /** Prompt full-block hashes computed for routing (prefix-aware routers), or null. */
+  long[] promptBlockHashes;
   BlockTable table;
   /** Tokens whose KV is computed (prompt, then generated tokens). */
   int progress;
@@ -34,9 +38,16 @@ final class EngineRequest implements RequestView {
   int generated;
   int newTokens;
   int preemptions;
+  /**
+   * While its prefix is being copied from the CPU KV tier: the time the copy completes (it is in
+   * the running list, holds its blocks, and gets no tokens until then); 0 otherwise.
+   */
+  long loadDoneUs;
   /** Whether the request is part of the step in flight. */
   boolean inFlight;
   long firstScheduledUs = -1;
+  /** Engine time the request last joined the waiting queue (arrival or preemption). */
+  long queuedUs;
   /** Latency charged once at first scheduling (not on the engine clock). */
   long schedulingOverheadUs;
   /** Latency charged per preemption so far. */

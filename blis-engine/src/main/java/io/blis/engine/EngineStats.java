@@ -3,14 +3,19 @@ package io.blis.engine;
 /**
  * Engine-wide figures of a whole run: KV cache, preemptions, steps.
  *
- * @param totalBlocks blocks in the GPU pool
+ * @param instances serving instances
+ * @param totalBlocks blocks in the GPU pools of all instances
  * @param blockSizeTokens tokens per block
- * @param peakUsedBlocks most blocks referenced at once
+ * @param peakUsedBlocks sum over instances of the most blocks each referenced at once
  * @param tokenHitRate prompt tokens served from the prefix cache over prompt tokens queried, over
  *     every admission (re-admissions after preemption included)
  * @param blockHitRate the same at full-block granularity
+ * @param cpuTierBlocks block slots of the CPU KV tiers, 0 without one
+ * @param cpuLoadedBlocks blocks reloaded from the CPU tier instead of recomputed
  * @param preemptions preemption events (a request preempted twice counts twice)
  * @param steps engine steps executed
  */
-public record EngineStats(int totalBlocks, int blockSizeTokens, int peakUsedBlocks,
-    double tokenHitRate, double blockHitRate, long preemptions, long steps) {}
+public record EngineStats(int instances, long totalBlocks, int blockSizeTokens,
+    long peakUsedBlocks, double tokenHitRate, double blockHitRate, long cpuTierBlocks,
+    long cpuLoadedBlocks,
+    long preemptions, long steps) {}

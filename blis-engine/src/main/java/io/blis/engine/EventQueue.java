@@ -13,10 +13,12 @@ final class EventQueue {
   static final int ARRIVAL = 0;
   /** A request joins the waiting queue (after the latency model's queueing time). */
   static final int QUEUED = 1;
+  /** A request's prefix finished loading from the CPU KV tier. */
+  static final int LOADED = 2;
   /** A step boundary: the step in flight ends and the next batch is formed. */
-  static final int STEP = 2;
+  static final int STEP = 3;
   /** A client deadline passes. */
-  static final int TIMEOUT = 3;
+  static final int TIMEOUT = 4;
 
   private long[] timeUs = new long[64];
   private long[] order = new long[64];

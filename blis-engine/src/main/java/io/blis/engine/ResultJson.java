@@ -36,6 +36,7 @@ final class ResultJson {
       g.writeEndArray();
       EngineStats e = result.engine();
       g.writeObjectFieldStart("engine");
+      g.writeNumberField("instances", e.instances());
       g.writeNumberField("kv_total_blocks", e.totalBlocks());
       g.writeNumberField("kv_block_size_tokens", e.blockSizeTokens());
       g.writeNumberField("kv_peak_used_blocks", e.peakUsedBlocks());
@@ -43,6 +44,8 @@ final class ResultJson {
       number(g, e.tokenHitRate(), 6);
       g.writeFieldName("kv_block_hit_rate");
       number(g, e.blockHitRate(), 6);
+      g.writeNumberField("kv_cpu_tier_blocks", e.cpuTierBlocks());
+      g.writeNumberField("kv_cpu_loaded_blocks", e.cpuLoadedBlocks());
       g.writeNumberField("preemption_events", e.preemptions());
       g.writeNumberField("steps", e.steps());
       g.writeEndObject();

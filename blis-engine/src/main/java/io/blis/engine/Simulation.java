@@ -1,15 +1,20 @@
 package io.blis.engine;
 
 import io.blis.api.LatencyModel;
+import io.blis.api.Router;
 import io.blis.api.Scheduler;
+import io.blis.engine.cluster.Routers;
 import io.blis.engine.sched.Schedulers;
 import io.blis.kvcache.KvBlockPool;
 import io.blis.workload.RequestSource;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
+import java.util.function.IntFunction;
 
 /**
- * A discrete-event simulation of one vLLM v1 serving instance. Time is an integer number of
- * microseconds.
+ * A discrete-event simulation of a vLLM v1 serving instance (or of several identical ones behind
+ * a router). Time is an integer number of microseconds.
  *
  * <h2>Timeline of a request</h2>
  *
@@ -50,8 +55,8 @@ import java.util.Objects;
  *
  * <h2>Events</h2>
  *
- * Events at the same microsecond fire in the order arrival, queue entry, step boundary, client
- * timeout, then in the order they were scheduled. The engine never idles while a request waits.
+ * Events at the same microsecond fire in the order arrival, queue entry, end of a CPU-tier copy,
+ * step boundary, client timeout, then in the order they were scheduled. The engine never idles while a request waits.
  *
  * <p>Requests are pulled lazily from the {@link RequestSource} (one pulled ahead); finished
  * requests keep only their metric samples (and a {@link RequestRecord} when requested).
@@ -96,12 +101,45 @@ public final class Simulation {
     private boolean streamingMetrics;
     private long horizonUs = Long.MAX_VALUE;
     private Engine.StepObserver observer;
+    private long cpuKvBlocks;
+    private double cpuLoadUsPerBlock;
+    private int instances = 1;
+    private Router router = Routers.roundRobin();
+    private IntFunction<LatencyModel> latencyModels;
 
     private Builder() {}
 
     /** The latency model timing every step (required). */
     public Builder latencyModel(LatencyModel m) {
       this.latencyModel = Objects.requireNonNull(m, "latencyModel");
+      return this;
+    }
+
+    /**
+     * One latency model per instance, created by {@code factory} from the instance index (for
+     * {@link #instances(int)} > 1 with stateful models); overrides {@link #latencyModel}.
+     */
+    public Builder latencyModels(IntFunction<LatencyModel> factory) {
+      this.latencyModels = Objects.requireNonNull(factory, "factory");
+      return this;
+    }
+
+    /**
+     * Number of identical serving instances (default 1), each with its own queue, running batch
+     * and KV cache of {@link #totalKvBlocks} blocks. Arriving requests are routed by the {@link
+     * #router}; queueing time is charged by the chosen instance's latency model.
+     */
+    public Builder instances(int n) {
+      if (n < 1) {
+        throw new IllegalArgumentException("number of instances must be at least 1, got " + n);
+      }
+      this.instances = n;
+      return this;
+    }
+
+    /** How requests are spread over instances (default round robin); unused with 1 instance. */
+    public Builder router(Router r) {
+      this.router = Objects.requireNonNull(r, "router");
       return this;
     }
 
@@ -165,6 +203,27 @@ public final class Simulation {
       return this;
     }
 
+    /**
+     * Adds a CPU KV tier (vLLM OffloadingConnector with a CPU backend): {@code cpuBlocks} block
+     * slots in host memory hold copies of computed prompt blocks (least recently stored evicted
+     * first). A newly admitted request whose prefix continues in the CPU tier beyond the GPU hit
+     * gets GPU blocks for it and joins the running list, but gets no tokens while the blocks are
+     * copied, {@code loadUsPerBlock} each, one transfer at a time per instance; it then skips
+     * their prefill. Default: no CPU tier.
+     */
+    public Builder cpuKvTier(long cpuBlocks, double loadUsPerBlock) {
+      if (cpuBlocks < 0) {
+        throw new IllegalArgumentException("CPU KV blocks must be >= 0, got " + cpuBlocks);
+      }
+      if (!(loadUsPerBlock >= 0) || !Double.isFinite(loadUsPerBlock)) {
+        throw new IllegalArgumentException(
+            "CPU KV load time per block must be >= 0 us, got " + loadUsPerBlock);
+      }
+      this.cpuKvBlocks = cpuBlocks;
+      this.cpuLoadUsPerBlock = loadUsPerBlock;
+      return this;
+    }
+
     Builder stepObserver(Engine.StepObserver o) {
       this.observer = o;
       return this;
@@ -176,14 +235,21 @@ public final class Simulation {
      * @throws IllegalArgumentException if the latency model or the source is missing
      */
     public Simulation build() {
-      if (latencyModel == null) {
+      if (latencyModel == null && latencyModels == null) {
         throw new IllegalArgumentException("simulation: a latency model is required");
       }
       if (source == null) {
         throw new IllegalArgumentException("simulation: a request source is required");
       }
-      KvBlockPool pool = new KvBlockPool(totalKvBlocks, blockSizeTokens);
-      return new Simulation(new Engine(latencyModel, scheduler, limits, pool, source,
+      List<Engine.InstanceConfig> configs = new ArrayList<>();
+      for (int i = 0; i < instances; i++) {
+        LatencyModel m = latencyModels != null
+            ? Objects.requireNonNull(latencyModels.apply(i), "latency model of instance " + i)
+            : latencyModel;
+        configs.add(new Engine.InstanceConfig(m, scheduler,
+            new KvBlockPool(totalKvBlocks, blockSizeTokens, cpuKvBlocks)));
+      }
+      return new Simulation(new Engine(configs, router, limits, cpuLoadUsPerBlock, source,
           recordRequests, streamingMetrics, horizonUs, observer));
     }
   }

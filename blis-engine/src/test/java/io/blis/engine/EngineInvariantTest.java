@@ -3,6 +3,7 @@ package io.blis.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.blis.api.Scheduler;
+import io.blis.engine.cluster.Routers;
 import io.blis.engine.sched.Schedulers;
 import io.blis.kvcache.KvBlockPool;
 import io.blis.workload.RequestOutcome;
@@ -24,7 +25,8 @@ class EngineInvariantTest {
 
   /** One random scenario: workload, limits, cache size and scheduler, all from the seed. */
   record Scenario(long seed, List<RequestSpec> requests, EngineLimits limits, long kvBlocks,
-      int blockSize, String scheduler, LinearTestModel model) {
+      int blockSize, String scheduler, LinearTestModel model, long cpuBlocks, double loadUs,
+      int instances, boolean leastLoaded) {
 
     static Scenario of(long seed) {
       SplittableRandom rnd = new SplittableRandom(seed);
@@ -53,7 +55,11 @@ class EngineInvariantTest {
       String sched = new String[] {"fcfs", "priority-fcfs", "sjf"}[rnd.nextInt(3)];
       LinearTestModel model = new LinearTestModel(50 + rnd.nextInt(500), rnd.nextInt(5),
           rnd.nextInt(100), rnd.nextInt(50), rnd.nextInt(20), rnd.nextInt(200));
-      return new Scenario(seed, reqs, limits, kvBlocks, blockSize, sched, model);
+      long cpuBlocks = rnd.nextBoolean() ? 0 : 4 + rnd.nextInt(200);
+      double loadUs = rnd.nextInt(300) / 7.0;
+      int instances = rnd.nextInt(3) == 0 ? 2 + rnd.nextInt(2) : 1;
+      return new Scenario(seed, reqs, limits, kvBlocks, blockSize, sched, model, cpuBlocks,
+          loadUs, instances, rnd.nextBoolean());
     }
 
     Scheduler newScheduler() {
@@ -67,7 +73,9 @@ class EngineInvariantTest {
     Simulation.Builder builder() {
       return Simulation.builder().latencyModel(model).scheduler(newScheduler()).limits(limits)
           .totalKvBlocks(kvBlocks).blockSizeTokens(blockSize)
-          .source(RequestSource.of(requests)).recordRequests(true);
+          .source(RequestSource.of(requests)).recordRequests(true).cpuKvTier(cpuBlocks, loadUs)
+          .instances(instances)
+          .router(leastLoaded ? Routers.leastLoaded() : Routers.roundRobin());
     }
   }
 
@@ -77,13 +85,14 @@ class EngineInvariantTest {
 
   @ParameterizedTest(name = "seed {0}")
   @MethodSource("seeds")
+  @org.junit.jupiter.api.Timeout(20)
   void invariantsHoldOnRandomWorkloads(long seed) {
     Scenario sc = Scenario.of(seed);
     long[] lastStart = {-1};
-    KvBlockPool[] poolRef = new KvBlockPool[1];
+    Set<KvBlockPool> pools = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
     List<String> violations = new ArrayList<>();
     Simulation sim = sc.builder().stepObserver((startUs, stepUs, batch, running, waiting, pool) -> {
-      poolRef[0] = pool;
+      pools.add(pool);
       if (startUs < lastStart[0]) {
         violations.add("clock went back at " + startUs);
       }
@@ -126,8 +135,9 @@ class EngineInvariantTest {
         + o.stillQueued() + o.stillRunning()).isEqualTo(o.injectedRequests());
     assertThat(o.stillQueued() + o.stillRunning()).isZero();
     assertThat(res.requests()).hasSize(sc.requests().size());
-    if (poolRef[0] != null) {
-      assertThat(poolRef[0].usedBlocks()).as("all KV released, seed %d", seed).isZero();
+    assertThat(pools.size()).isLessThanOrEqualTo(sc.instances());
+    for (KvBlockPool pool : pools) {
+      assertThat(pool.usedBlocks()).as("all KV released, seed %d", seed).isZero();
     }
     for (RequestRecord r : res.requests()) {
       RequestSpec spec = sc.requests().get((int) r.id());
@@ -155,17 +165,20 @@ class EngineInvariantTest {
     long timeouts = 0;
     long rejections = 0;
     long delayed = 0;
+    long cpuLoads = 0;
     for (long seed = 1; seed <= 60; seed++) {
       SimulationResult res = Scenario.of(seed).builder().build().run();
       preemptions += res.engine().preemptions();
       timeouts += res.overall().timedOutRequests();
       rejections += res.overall().rejectedRequests();
+      cpuLoads += res.engine().cpuLoadedBlocks();
       delayed += res.requests().stream().filter(r -> r.schedulingDelayUs() > 1000).count();
     }
     assertThat(preemptions).isPositive();
     assertThat(timeouts).isPositive();
     assertThat(rejections).isPositive();
     assertThat(delayed).isPositive();
+    assertThat(cpuLoads).isPositive();
   }
 
   @ParameterizedTest(name = "seed {0}")

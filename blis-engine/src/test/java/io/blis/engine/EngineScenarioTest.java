@@ -52,6 +52,36 @@ class EngineScenarioTest {
   }
 
   @Test
+  void asyncSchedulingAdmitsARequestQueuedMidStepOneStepLater() {
+    // Every step 1000 us. Request 1 arrives at 0 and decodes for a while; request 2 joins the
+    // queue at 1500, during the step that started at 1000.
+    List<RequestSpec> reqs = List.of(req(1, 0, 10, 10), req(2, 1500, 10, 2));
+    SimulationResult sync = run(LinearTestModel.constant(1000), reqs,
+        Simulation.builder().limits(EngineLimits.defaults().withAsyncScheduling(false)));
+    SimulationResult async = run(LinearTestModel.constant(1000), reqs,
+        Simulation.builder().limits(EngineLimits.defaults()));
+    // Synchronous: formed at 2000, prefill step 2000-3000, first token at 3000.
+    assertThat(only(sync, 2).schedulingDelayUs()).isEqualTo(500);
+    assertThat(only(sync, 2).ttftUs()).isEqualTo(1500);
+    // Async: the batch starting at 2000 was formed at 1000, before request 2 was queued, so it
+    // joins the step starting at 3000 and sees its first token at 4000.
+    assertThat(only(async, 2).schedulingDelayUs()).isEqualTo(1500);
+    assertThat(only(async, 2).ttftUs()).isEqualTo(2500);
+    assertThat(only(async, 2).e2eUs()).isEqualTo(3500);
+    // Request 1 continues every step either way.
+    assertThat(only(async, 1).e2eUs()).isEqualTo(only(sync, 1).e2eUs()).isEqualTo(10_000);
+  }
+
+  @Test
+  void asyncEngineThatWouldIdleSchedulesAWaitingRequestAtOnce() {
+    // Request 1 finishes at 1000 (one token); request 2 queued at 500 during that step. Nothing
+    // else runs at 1000, so an idle engine schedules request 2 immediately.
+    List<RequestSpec> reqs = List.of(req(1, 0, 10, 1), req(2, 500, 10, 1));
+    SimulationResult async = run(LinearTestModel.constant(1000), reqs, Simulation.builder());
+    assertThat(only(async, 2).ttftUs()).isEqualTo(1500);
+  }
+
+  @Test
   void singleOutputTokenRequestEndsWithItsPrefillStep() {
     SimulationResult res = run(LinearTestModel.constant(400), List.of(req(1, 0, 30, 1)),
         Simulation.builder());
@@ -281,5 +311,26 @@ class EngineScenarioTest {
     assertThat(o.stillRunning()).isEqualTo(2);
     assertThat(o.completedRequests()).isZero();
     assertThat(res.simulatedDurationUs()).isEqualTo(1000);
+  }
+
+  @Test
+  void cpuTierReloadsAnEvictedPrefixInsteadOfRecomputingIt() {
+    int[] prompt = tokens(5, 64);
+    RequestSpec a = RequestSpec.simple(1, 0, prompt, 2);
+    RequestSpec b = RequestSpec.simple(2, 100_000, tokens(900, 64), 2); // evicts a's blocks
+    RequestSpec c = RequestSpec.simple(3, 200_000, prompt, 2);
+    LinearTestModel m = new LinearTestModel(100, 10, 0, 0, 0, 0);
+    SimulationResult withCpu = run(m, List.of(a, b, c),
+        Simulation.builder().totalKvBlocks(5).cpuKvTier(100, 100));
+    SimulationResult gpuOnly = run(m, List.of(a, b, c), Simulation.builder().totalKvBlocks(5));
+    // GPU only: c recomputes 64 tokens: step 100 + 640
+    assertThat(only(gpuOnly, 3).cachedPromptTokens()).isZero();
+    assertThat(only(gpuOnly, 3).ttftUs()).isEqualTo(740);
+    // CPU tier: 3 blocks (capped below the last prompt token) load in 300 us, then 16 tokens
+    assertThat(only(withCpu, 3).cachedPromptTokens()).isEqualTo(48);
+    assertThat(only(withCpu, 3).ttftUs()).isEqualTo(300 + 100 + 160);
+    assertThat(only(withCpu, 3).schedulingDelayUs()).isEqualTo(300);
+    assertThat(withCpu.engine().cpuLoadedBlocks()).isEqualTo(3);
+    assertThat(withCpu.toJson()).contains("\"kv_cpu_loaded_blocks\" : 3");
   }
 }

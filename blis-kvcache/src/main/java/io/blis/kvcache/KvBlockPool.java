@@ -25,19 +25,15 @@ import java.util.Arrays;
  */
 public final class KvBlockPool {
 
-  private static final int NONE = -1;
-
   private final int totalBlocks;
   private final int blockSizeTokens;
   private final int[] refCount;
   private final long[] blockHash;
   private final boolean[] hashed;
-  private final int[] prev;
-  private final int[] next;
-  private int freeHead = NONE;
-  private int freeTail = NONE;
-  private int freeCount;
+  private final IntrusiveList freeList; // head = next block to reuse
   private final LongIntMap index;
+  private final CpuKvTier cpu;
+  private long cpuLoadedBlocks;
 
   private long queriedTokens;
   private long hitTokens;
@@ -51,6 +47,22 @@ public final class KvBlockPool {
    * @throws IllegalArgumentException if a size is not positive or the pool is too large
    */
   public KvBlockPool(long totalBlocks, int blockSizeTokens) {
+    this(totalBlocks, blockSizeTokens, 0);
+  }
+
+  /**
+   * A pool of {@code totalBlocks} free GPU blocks backed by a CPU tier of {@code cpuBlocks} block
+   * slots (0 for none). Every prompt block registered in the GPU prefix cache is also stored in
+   * the CPU tier (least recently stored evicted first), from where {@link #admitLoading} reloads
+   * it.
+   *
+   * @throws IllegalArgumentException if a size is out of range
+   */
+  public KvBlockPool(long totalBlocks, int blockSizeTokens, long cpuBlocks) {
+    if (cpuBlocks < 0 || cpuBlocks > (1 << 29)) {
+      throw new IllegalArgumentException(
+          "CPU KV blocks must be in [0, " + (1 << 29) + "], got " + cpuBlocks);
+    }
     if (totalBlocks < 1 || totalBlocks > (1 << 29)) {
       throw new IllegalArgumentException(
           "total KV blocks must be in [1, " + (1 << 29) + "], got " + totalBlocks);
@@ -64,12 +76,63 @@ public final class KvBlockPool {
     refCount = new int[n];
     blockHash = new long[n];
     hashed = new boolean[n];
-    prev = new int[n];
-    next = new int[n];
+    freeList = new IntrusiveList(n);
     for (int i = 0; i < n; i++) {
-      appendFree(i);
+      freeList.append(i);
     }
     index = new LongIntMap(n);
+    cpu = cpuBlocks > 0 ? new CpuKvTier((int) cpuBlocks) : null;
+  }
+
+  /** Whether a CPU tier backs this pool. */
+  public boolean hasCpuTier() {
+    return cpu != null;
+  }
+
+  /** Block slots of the CPU tier (0 without one). */
+  public int cpuTierBlocks() {
+    return cpu == null ? 0 : cpu.capacity();
+  }
+
+  /**
+   * Number of consecutive prompt blocks of {@code table}, starting at block {@code fromBlock}, held
+   * by the CPU tier; at most {@code maxBlocks}. Always 0 without a CPU tier.
+   */
+  public int cpuPrefixBlocks(BlockTable table, int fromBlock, int maxBlocks) {
+    if (cpu == null) {
+      return 0;
+    }
+    int end = Math.min(table.promptBlockHashes.length, fromBlock + Math.max(0, maxBlocks));
+    int b = fromBlock;
+    while (b < end && cpu.contains(table.promptBlockHashes[b])) {
+      b++;
+    }
+    return b - fromBlock;
+  }
+
+  /**
+   * Admits a request whose prefix is partly in the GPU cache ({@code gpuCachedBlocks}) and
+   * continues in the CPU tier ({@code cpuBlocks}, from {@link #cpuPrefixBlocks}): claims the GPU
+   * blocks and allocates GPU blocks for the reloaded ones, which are registered in the prefix
+   * cache at once. All or nothing. Counted as a GPU hit of {@code gpuCachedBlocks} and a CPU load
+   * of {@code cpuBlocks}.
+   *
+   * @return false, changing nothing, when there are not enough free blocks
+   */
+  public boolean admitLoading(BlockTable table, int gpuCachedBlocks, int cpuBlocks) {
+    if (cpu == null || cpuBlocks < 1) {
+      throw new IllegalArgumentException("admitLoading needs a CPU tier and at least one CPU block");
+    }
+    if (!admit(table, gpuCachedBlocks, (gpuCachedBlocks + cpuBlocks) * blockSizeTokens)) {
+      return false;
+    }
+    cpuLoadedBlocks += cpuBlocks;
+    return true;
+  }
+
+  /** Blocks reloaded from the CPU tier by {@link #admitLoading}. */
+  public long cpuLoadedBlocks() {
+    return cpuLoadedBlocks;
   }
 
   /** Total blocks in the pool. */
@@ -84,12 +147,12 @@ public final class KvBlockPool {
 
   /** Blocks not referenced by any request (some may still hold a cached prefix). */
   public int freeBlocks() {
-    return freeCount;
+    return freeList.size();
   }
 
   /** Blocks referenced by at least one request. */
   public int usedBlocks() {
-    return totalBlocks - freeCount;
+    return totalBlocks - freeList.size();
   }
 
   /** Highest {@link #usedBlocks()} seen after any allocation. */
@@ -164,13 +227,13 @@ public final class KvBlockPool {
       }
     }
     int newBlocks = blocksFor(totalTokens) - cachedBlocks;
-    if ((long) newBlocks + claimFromFree > freeCount) {
+    if ((long) newBlocks + claimFromFree > freeList.size()) {
       return false;
     }
     for (int b = 0; b < cachedBlocks; b++) {
       int id = index.get(table.promptBlockHashes[b]);
       if (refCount[id]++ == 0) {
-        unlinkFree(id);
+        freeList.unlink(id);
       }
       table.add(id);
     }
@@ -191,7 +254,7 @@ public final class KvBlockPool {
    */
   public boolean grow(BlockTable table, int totalTokens) {
     int newBlocks = blocksFor(totalTokens) - table.numBlocks;
-    if (newBlocks > freeCount) {
+    if (newBlocks > freeList.size()) {
       return false;
     }
     takeFreeBlocks(table, Math.max(0, newBlocks), totalTokens);
@@ -203,7 +266,7 @@ public final class KvBlockPool {
     for (int i = table.numBlocks - 1; i >= 0; i--) {
       int id = table.blockIds[i];
       if (--refCount[id] == 0) {
-        appendFree(id);
+        freeList.append(id);
       } else if (refCount[id] < 0) {
         throw new IllegalStateException("block " + id + " freed more often than referenced");
       }
@@ -252,9 +315,9 @@ public final class KvBlockPool {
    * diagnostics only.
    */
   public int[] freeListOrder() {
-    int[] out = new int[freeCount];
+    int[] out = new int[freeList.size()];
     int k = 0;
-    for (int id = freeHead; id != NONE; id = next[id]) {
+    for (int id = freeList.head(); id != IntrusiveList.NONE; id = freeList.next(id)) {
       out[k++] = id;
     }
     return Arrays.copyOf(out, k);
@@ -267,8 +330,8 @@ public final class KvBlockPool {
 
   private void takeFreeBlocks(BlockTable table, int count, int totalTokens) {
     for (int k = 0; k < count; k++) {
-      int id = freeHead;
-      unlinkFree(id);
+      int id = freeList.head();
+      freeList.unlink(id);
       if (hashed[id]) {
         index.removeIfMapsTo(blockHash[id], id);
         hashed[id] = false;
@@ -284,43 +347,16 @@ public final class KvBlockPool {
         blockHash[id] = h;
         hashed[id] = true;
       }
+      if (cpu != null) {
+        cpu.store(h);
+      }
     }
     if (fullPromptBlocksNow > table.hashedBlocks) {
       table.hashedBlocks = fullPromptBlocksNow;
     }
-    int used = totalBlocks - freeCount;
+    int used = totalBlocks - freeList.size();
     if (used > peakUsedBlocks) {
       peakUsedBlocks = used;
     }
-  }
-
-  private void appendFree(int id) {
-    prev[id] = freeTail;
-    next[id] = NONE;
-    if (freeTail == NONE) {
-      freeHead = id;
-    } else {
-      next[freeTail] = id;
-    }
-    freeTail = id;
-    freeCount++;
-  }
-
-  private void unlinkFree(int id) {
-    int p = prev[id];
-    int n = next[id];
-    if (p == NONE) {
-      freeHead = n;
-    } else {
-      next[p] = n;
-    }
-    if (n == NONE) {
-      freeTail = p;
-    } else {
-      prev[n] = p;
-    }
-    prev[id] = NONE;
-    next[id] = NONE;
-    freeCount--;
   }
 }

@@ -251,4 +251,55 @@ class KvBlockPoolTest {
     assertThat(BlockHashes.ofFullBlocks(c, 4)[1]).isNotEqualTo(ha[1]);
     assertThat(BlockHashes.ofFullBlocks(tokens(0, 7), 4)).hasSize(1);
   }
+
+  @Test
+  void cpuTierReloadsBlocksEvictedFromTheGpu() {
+    KvBlockPool pool = new KvBlockPool(2, 2, 4);
+    int[] a = tokens(0, 4);
+    BlockTable ta = pool.newTable(a, 4);
+    assertThat(pool.admit(ta, 0, 4)).isTrue();
+    pool.free(ta);
+    BlockTable tb = pool.newTable(tokens(100, 4), 4);
+    assertThat(pool.admit(tb, 0, 4)).isTrue(); // evicts a's blocks from the GPU
+    pool.free(tb);
+    BlockTable again = pool.newTable(a, 4);
+    assertThat(pool.cachedPrefixBlocks(again)).isZero();
+    assertThat(pool.cpuPrefixBlocks(again, 0, 2)).isEqualTo(2);
+    assertThat(pool.cpuPrefixBlocks(again, 0, 1)).isEqualTo(1);
+    assertThat(pool.admitLoading(again, 0, 2)).isTrue();
+    assertThat(again.numBlocks()).isEqualTo(2);
+    assertThat(pool.cpuLoadedBlocks()).isEqualTo(2);
+    assertThat(pool.cachedPrefixBlocks(pool.newTable(a, 4))).isEqualTo(2);
+    assertThat(pool.hitTokens()).isZero(); // a CPU load is not a GPU hit
+  }
+
+  @Test
+  void cpuTierEvictsLeastRecentlyStoredFirst() {
+    KvBlockPool pool = new KvBlockPool(8, 2, 3);
+    int[] a = tokens(0, 4);
+    BlockTable ta = pool.newTable(a, 4);
+    assertThat(pool.admit(ta, 0, 4)).isTrue(); // stores a0, a1
+    BlockTable tb = pool.newTable(tokens(100, 4), 4);
+    assertThat(pool.admit(tb, 0, 4)).isTrue(); // stores b0 and b1, evicting a0
+    BlockTable probe = pool.newTable(a, 4);
+    assertThat(pool.cpuPrefixBlocks(probe, 0, 2)).isZero();
+    assertThat(pool.cpuPrefixBlocks(probe, 1, 1)).isEqualTo(1);
+    assertThat(new KvBlockPool(4, 2).cpuPrefixBlocks(probe, 0, 2)).isZero();
+  }
+
+  @Test
+  void failedLoadingAdmissionChangesNothing() {
+    KvBlockPool pool = new KvBlockPool(2, 2, 8);
+    int[] a = tokens(0, 4);
+    BlockTable ta = pool.newTable(a, 4);
+    assertThat(pool.admit(ta, 0, 4)).isTrue();
+    pool.free(ta);
+    BlockTable tb = pool.newTable(tokens(100, 4), 4);
+    assertThat(pool.admit(tb, 0, 4)).isTrue(); // holds both GPU blocks
+    BlockTable again = pool.newTable(a, 4);
+    assertThat(pool.admitLoading(again, 0, 2)).isFalse();
+    assertThat(again.numBlocks()).isZero();
+    assertThat(pool.cpuLoadedBlocks()).isZero();
+    assertThat(pool.freeBlocks()).isZero();
+  }
 }

@@ -27,7 +27,8 @@ public final class PromptTokens {
     long base = Sampling.mix(contentKey, 0x5DEECE66DL);
     for (int i = 0; i < count; i++) {
       long h = Sampling.mix(base, firstPosition + i);
-      dest[offset + i] = FIRST_ID + (int) Long.remainderUnsigned(h, VOCAB_SIZE - FIRST_ID);
+      // Multiply-shift range reduction of the high 32 bits (no division).
+      dest[offset + i] = FIRST_ID + (int) (((h >>> 32) * (VOCAB_SIZE - FIRST_ID)) >>> 32);
     }
   }
 

@@ -25,7 +25,8 @@ public final class BlisCli implements Runnable {
   public static final int USAGE_ERROR = 2;
 
   /** Every subcommand, in help order. Add new commands (validate, calibrate, replay) here. */
-  static final List<Supplier<Object>> SUBCOMMANDS = List.of(RunCommand::new, ValidateCommand::new, CalibrateCommand::new);
+  static final List<Supplier<Object>> SUBCOMMANDS =
+      List.of(RunCommand::new, ReplayCommand::new, ValidateCommand::new, CalibrateCommand::new);
 
   @Override
   public void run() {

@@ -1,79 +1,43 @@
 package io.blis.engine.cli;
 
-import io.blis.api.Coefficients;
-import io.blis.api.HardwareSpec;
-import io.blis.api.LatencyModel;
-import io.blis.api.LatencyModelProvider;
-import io.blis.api.ModelSpec;
-import io.blis.api.Providers;
-import io.blis.api.Scheduler;
-import io.blis.api.SchedulerProvider;
-import io.blis.engine.Context;
-import io.blis.engine.Deployment;
-import io.blis.engine.EngineLimits;
-import io.blis.engine.Simulation;
 import io.blis.engine.SimulationResult;
-import io.blis.latency.catalog.GpuCatalog;
-import io.blis.latency.catalog.ModelCatalog;
-import io.blis.latency.coeff.CoefficientFiles;
-import io.blis.latency.kv.KvCapacity;
 import io.blis.workload.RequestSource;
+import io.blis.workload.inferenceperf.InferencePerfProfiles;
+import io.blis.workload.inferenceperf.InferencePerfWorkload;
+import io.blis.workload.spec.WorkloadSpec;
 import io.blis.workload.synthetic.LengthSpec;
 import io.blis.workload.synthetic.SyntheticWorkload;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
+import io.blis.workload.trace.TraceHeader;
+import io.blis.workload.trace.TraceWriter;
 import java.nio.file.Path;
-import java.util.Map;
-import java.util.TreeMap;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code blis run}: generates a Poisson workload with Gaussian lengths, simulates one instance and
- * prints the result JSON.
+ * {@code blis run}: generates a workload (Poisson arrivals with Gaussian lengths by default, or a
+ * workload spec, a preset or an inference-perf profile), simulates the deployment and prints the
+ * result JSON; {@code --trace-out} records every request the engine pulled as a BLIS trace that
+ * {@code blis replay} reads back.
  */
 @Command(
     name = "run",
     mixinStandardHelpOptions = true,
     sortOptions = false,
-    description = "Generate a synthetic workload, simulate one vLLM instance, print the result JSON.")
+    description = "Generate a workload, simulate vLLM instance(s), print the result JSON.")
 final class RunCommand implements Callable<Integer> {
-
-  static final String DEFAULT_MODEL = "meta-llama/Llama-2-7b-hf";
-  static final String DEFAULT_GPU = "H100";
-  static final String DEFAULT_LATENCY_MODEL = "trained-physics";
-  static final String FALLBACK_LATENCY_MODEL = "blackbox";
 
   @Spec CommandSpec spec;
 
-  @Option(names = "--model", paramLabel = "NAME|CONFIG_JSON",
-      description = "Bundled model name or alias, or a HuggingFace config.json path (default: ${DEFAULT-VALUE}).")
-  String model = DEFAULT_MODEL;
+  @Mixin DeploymentOptions deployment;
 
-  @Option(names = {"--gpu", "--hardware"}, paramLabel = "NAME|JSON",
-      description = "Bundled GPU name or alias, or a GPU JSON file (default: ${DEFAULT-VALUE}).")
-  String gpu = DEFAULT_GPU;
-
-  @Option(names = "--tp", description = "Tensor-parallel degree (default: ${DEFAULT-VALUE}).")
-  int tp = 1;
-
-  @Option(names = "--latency-model", paramLabel = "NAME",
-      description = "Latency model provider (default: trained-physics; blackbox in builds without it).")
-  String latencyModel;
-
-  @Option(names = "--coefficients", paramLabel = "FILE|INLINE",
-      description = "Coefficient file, or an inline list such as 'alpha=1,2,3;beta=4,5,6' (default: the model's bundled ones).")
-  String coefficients;
-
-  @Option(names = "--option", paramLabel = "KEY=VALUE",
-      description = "Free-form option passed to the latency model and scheduler providers (repeatable).")
-  Map<String, String> options = new TreeMap<>();
+  // ---- default synthetic workload: Poisson arrivals, Gaussian lengths ----
 
   @Option(names = "--rate", description = "Mean arrival rate, requests per second (default: ${DEFAULT-VALUE}).")
   double rate = 5.0;
@@ -83,38 +47,6 @@ final class RunCommand implements Callable<Integer> {
 
   @Option(names = "--seed", description = "Random seed of the workload (default: ${DEFAULT-VALUE}).")
   long seed = 42;
-
-  @Option(names = {"--max-num-seqs", "--max-num-running-reqs"},
-      description = "Maximum running requests (default: ${DEFAULT-VALUE}).")
-  int maxNumSeqs = 256;
-
-  @Option(names = {"--max-num-batched-tokens", "--max-num-scheduled-tokens"},
-      description = "Token budget per step (default: ${DEFAULT-VALUE}).")
-  int maxNumBatchedTokens = 2048;
-
-  @Option(names = "--long-prefill-token-threshold",
-      description = "Cap on one request's prefill chunk per step, 0 = none (default: ${DEFAULT-VALUE}).")
-  int longPrefillTokenThreshold = 0;
-
-  @Option(names = {"--block-size", "--block-size-in-tokens"},
-      description = "Tokens per KV block (default: ${DEFAULT-VALUE}).")
-  int blockSize = 16;
-
-  @Option(names = "--total-kv-blocks",
-      description = "GPU KV blocks (default: computed from model, GPU, TP and memory utilization).")
-  Long totalKvBlocks;
-
-  @Option(names = "--max-model-len",
-      description = "Maximum prompt + output tokens, 0 = unlimited (default: the model's context, capped by the KV cache).")
-  Integer maxModelLen;
-
-  @Option(names = "--gpu-memory-utilization",
-      description = "Fraction of GPU memory vLLM may use (default: ${DEFAULT-VALUE}).")
-  double gpuMemoryUtilization = 0.9;
-
-  @Option(names = "--scheduler", paramLabel = "NAME",
-      description = "Scheduler provider: fcfs, priority-fcfs, sjf, ... (default: ${DEFAULT-VALUE}).")
-  String scheduler = "fcfs";
 
   @Option(names = "--prompt-tokens", description = "Mean prompt length (default: ${DEFAULT-VALUE}).")
   double promptTokens = 512;
@@ -144,73 +76,50 @@ final class RunCommand implements Callable<Integer> {
       description = "Tokens of a prefix shared by every prompt (default: ${DEFAULT-VALUE}).")
   int prefixTokens = 0;
 
-  @Option(names = "--horizon-s", description = "Stop the simulation at this simulated time, seconds (default: none).")
-  Double horizonS;
+  // ---- other workload kinds (at most one) and the trace output ----
 
-  @Option(names = "--results-path", paramLabel = "FILE",
-      description = "Also write the result JSON to this file.")
-  Path resultsPath;
+  @Option(names = "--workload-spec", paramLabel = "FILE",
+      description = "YAML workload spec (clients, arrivals, lengths, sessions); its seed is used unless --seed is given.")
+  Path workloadSpec;
 
-  @Option(names = "--per-request", description = "Include one record per request in the result.")
-  boolean perRequest;
+  @Option(names = "--workload", paramLabel = "NAME",
+      description = "Preset workload at --rate with --num-requests: chatbot, summarization, contentgen, multidoc.")
+  String workloadPreset;
 
-  @Option(names = "--streaming-metrics",
-      description = "Bounded-memory percentiles (HdrHistogram, 3 significant digits) instead of exact ones.")
-  boolean streamingMetrics;
+  @Option(names = "--inference-perf", paramLabel = "FILE",
+      description = "inference-perf profile (YAML/JSON, shared_prefix data): regenerate the stream inference-perf sent.")
+  Path inferencePerf;
+
+  @Option(names = "--trace-out", paramLabel = "FILE",
+      description = "Write every request the engine pulled as a BLIS trace (gzip when FILE ends in .gz), for 'blis replay'.")
+  Path traceOut;
+
+  @Option(names = "--trace-token-ids", description = "Include the prompt token ids in the --trace-out trace.")
+  boolean traceTokenIds;
+
+  /** Flags of the default synthetic workload, refused together with another workload kind. */
+  private static final List<String> SYNTHETIC_FLAGS = List.of("--prompt-tokens",
+      "--prompt-tokens-stdev", "--prompt-tokens-min", "--prompt-tokens-max", "--output-tokens",
+      "--output-tokens-stdev", "--output-tokens-min", "--output-tokens-max", "--prefix-tokens");
 
   @Override
   public Integer call() {
     validate();
-    ModelSpec modelSpec = looksLikeFile(model) ? ModelCatalog.fromFile(Path.of(model))
-        : ModelCatalog.byName(model);
-    HardwareSpec hw = looksLikeFile(gpu) ? GpuCatalog.fromFile(Path.of(gpu)) : GpuCatalog.byName(gpu);
-    long kvBlocks = totalKvBlocks != null ? totalKvBlocks
-        : KvCapacity.totalBlocks(modelSpec, hw, tp, gpuMemoryUtilization, blockSize);
-    int maxLen = maxModelLen != null ? maxModelLen : autoMaxModelLen(modelSpec, kvBlocks);
-    EngineLimits limits =
-        new EngineLimits(maxNumSeqs, maxNumBatchedTokens, longPrefillTokenThreshold, maxLen);
-    Context context = new Context(modelSpec, hw,
-        Deployment.of(limits, tp, blockSize, kvBlocks, gpuMemoryUtilization), loadCoefficients(),
-        options, seed);
-    LatencyModel lm = Providers.select(LatencyModelProvider.class, latencyModelName())
-        .create(context);
-    Scheduler sched = Providers.select(SchedulerProvider.class, scheduler).create(context);
-    RequestSource source = SyntheticWorkload.poissonGaussian(rate, numRequests,
-        new LengthSpec(promptTokens, promptTokensStdev, promptTokensMin, promptTokensMax),
-        new LengthSpec(outputTokens, outputTokensStdev, outputTokensMin, outputTokensMax),
-        prefixTokens, seed);
-    Simulation.Builder b = Simulation.builder().latencyModel(lm).scheduler(sched).limits(limits)
-        .totalKvBlocks(kvBlocks).blockSizeTokens(blockSize).source(source)
-        .recordRequests(perRequest).streamingMetrics(streamingMetrics);
-    if (horizonS != null) {
-      b.horizonUs((long) Math.floor(horizonS * 1e6));
-    }
+    RequestSource source = traced(workloadSource());
     SimulationResult result;
     try (source) {
-      result = b.build().run();
+      result = deployment.simulate(source, effectiveSeed());
     }
-    String json = result.toJson();
-    spec.commandLine().getOut().print(json);
-    if (resultsPath != null) {
-      writeResults(json);
-    }
+    deployment.emit(spec.commandLine(), result);
     return 0;
   }
 
   private void validate() {
+    deployment.validate(spec.commandLine());
+    validateWorkloadSelection();
     require(Double.isFinite(rate) && rate > 0, "--rate must be a positive number of requests per second, got " + rate);
     require(numRequests >= 0, "--num-requests must be >= 0, got " + numRequests);
-    require(tp >= 1, "--tp must be at least 1, got " + tp);
-    require(maxNumSeqs >= 1, "--max-num-seqs must be at least 1, got " + maxNumSeqs);
-    require(maxNumBatchedTokens >= 1, "--max-num-batched-tokens must be at least 1, got " + maxNumBatchedTokens);
-    require(longPrefillTokenThreshold >= 0, "--long-prefill-token-threshold must be >= 0, got " + longPrefillTokenThreshold);
-    require(blockSize >= 1, "--block-size must be at least 1, got " + blockSize);
-    require(totalKvBlocks == null || totalKvBlocks >= 1, "--total-kv-blocks must be at least 1, got " + totalKvBlocks);
-    require(maxModelLen == null || maxModelLen >= 0, "--max-model-len must be >= 0, got " + maxModelLen);
-    require(gpuMemoryUtilization > 0 && gpuMemoryUtilization <= 1,
-        "--gpu-memory-utilization must be in (0, 1], got " + gpuMemoryUtilization);
     require(prefixTokens >= 0, "--prefix-tokens must be >= 0, got " + prefixTokens);
-    require(horizonS == null || (horizonS >= 0 && Double.isFinite(horizonS)), "--horizon-s must be >= 0, got " + horizonS);
     require(promptTokensMin >= 1 && promptTokensMin <= promptTokensMax,
         "--prompt-tokens-min must be >= 1 and <= --prompt-tokens-max, got " + promptTokensMin + " and " + promptTokensMax);
     require(outputTokensMin >= 1 && outputTokensMin <= outputTokensMax,
@@ -218,59 +127,94 @@ final class RunCommand implements Callable<Integer> {
     require(promptTokensStdev >= 0 && outputTokensStdev >= 0, "length standard deviations must be >= 0");
   }
 
+  /** At most one workload kind, and no flag that the chosen kind would ignore. */
+  private void validateWorkloadSelection() {
+    List<String> kinds = new ArrayList<>();
+    if (workloadSpec != null) {
+      kinds.add("--workload-spec");
+    }
+    if (workloadPreset != null) {
+      kinds.add("--workload");
+    }
+    if (inferencePerf != null) {
+      kinds.add("--inference-perf");
+    }
+    require(kinds.size() <= 1, "give at most one workload kind (--workload-spec, --workload or"
+        + " --inference-perf), got " + String.join(" and ", kinds));
+    require(traceOut != null || !traceTokenIds, "--trace-token-ids needs --trace-out");
+    if (kinds.isEmpty()) {
+      return;
+    }
+    String kind = kinds.get(0);
+    List<String> ignored = new ArrayList<>(SYNTHETIC_FLAGS);
+    if (workloadPreset == null) {
+      ignored.add("--rate");
+      ignored.add("--num-requests");
+    }
+    for (String flag : ignored) {
+      require(!spec.commandLine().getParseResult().hasMatchedOption(flag),
+          flag + " does not apply to " + kind + (workloadPreset == null
+              ? " (the file defines the rate, lengths and number of requests)"
+              : " (the preset defines the lengths; --rate and --num-requests apply)"));
+    }
+    if (workloadSpec != null) {
+      Cli.requireFile("--workload-spec", workloadSpec);
+    }
+    if (inferencePerf != null) {
+      Cli.requireFile("--inference-perf", inferencePerf);
+    }
+  }
+
   private void require(boolean ok, String message) {
-    if (!ok) {
-      throw new CommandLine.ParameterException(spec.commandLine(), message);
+    DeploymentOptions.require(spec.commandLine(), ok, message);
+  }
+
+  /** --seed when given; for a workload spec without --seed, the spec's own seed. */
+  private long effectiveSeed() {
+    if (workloadSpec != null && !spec.commandLine().getParseResult().hasMatchedOption("--seed")) {
+      return WorkloadSpec.load(workloadSpec).seed();
     }
+    return seed;
   }
 
-  private String latencyModelName() {
-    if (latencyModel != null) {
-      return latencyModel;
+  private RequestSource workloadSource() {
+    if (workloadSpec != null) {
+      return WorkloadSpec.load(workloadSpec).source(effectiveSeed());
     }
-    return Providers.names(LatencyModelProvider.class).contains(DEFAULT_LATENCY_MODEL)
-        ? DEFAULT_LATENCY_MODEL : FALLBACK_LATENCY_MODEL;
-  }
-
-  private Coefficients loadCoefficients() {
-    if (coefficients == null) {
-      return Coefficients.empty();
+    if (workloadPreset != null) {
+      require(numRequests >= 1, "--num-requests must be at least 1 with --workload, got " + numRequests);
+      return WorkloadSpec.preset(workloadPreset, rate, numRequests, seed).source();
     }
-    Path p = Path.of(coefficients.contains("=") ? "." : coefficients);
-    if (!coefficients.contains("=")) {
-      if (!Files.isRegularFile(p)) {
-        throw new IllegalArgumentException("--coefficients: no such file '" + coefficients
-            + "' (give a coefficient file or an inline list such as 'alpha=1,2,3;beta=4,5,6')");
-      }
-      return CoefficientFiles.load(p);
+    if (inferencePerf != null) {
+      return InferencePerfWorkload.synthetic(InferencePerfProfiles.load(inferencePerf), seed);
     }
-    return CoefficientFiles.parseInline(coefficients);
+    return SyntheticWorkload.poissonGaussian(rate, numRequests,
+        new LengthSpec(promptTokens, promptTokensStdev, promptTokensMin, promptTokensMax),
+        new LengthSpec(outputTokens, outputTokensStdev, outputTokensMin, outputTokensMax),
+        prefixTokens, seed);
   }
 
-  /** The model's context length, capped by what the KV cache can hold (vLLM refuses more). */
-  static int autoMaxModelLen(ModelSpec m, long kvBlocks, int blockSize) {
-    long kvTokens = kvBlocks * blockSize;
-    long ctx = m.maxPositionEmbeddings() > 0 ? m.maxPositionEmbeddings() : kvTokens;
-    return (int) Math.min(Integer.MAX_VALUE, Math.min(ctx, kvTokens));
-  }
-
-  private int autoMaxModelLen(ModelSpec m, long kvBlocks) {
-    return autoMaxModelLen(m, kvBlocks, blockSize);
-  }
-
-  private static boolean looksLikeFile(String value) {
-    return value.endsWith(".json") || Files.isRegularFile(Path.of(value));
-  }
-
-  private void writeResults(String json) {
-    try {
-      Path parent = resultsPath.toAbsolutePath().getParent();
-      if (parent != null) {
-        Files.createDirectories(parent);
-      }
-      Files.writeString(resultsPath, json, StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new UncheckedIOException("--results-path: cannot write " + resultsPath + ": " + e.getMessage(), e);
+  /** With --trace-out, wraps {@code source} so every request it hands out is written. */
+  private RequestSource traced(RequestSource source) {
+    if (traceOut == null) {
+      return source;
     }
+    TraceHeader header = TraceHeader.of(effectiveSeed(), traceTokenIds, workloadDescription());
+    return new TracingSource(source, TraceWriter.create(Cli.parentsCreated("--trace-out", traceOut), header));
+  }
+
+  /** Free text for the trace header: which workload, with which seed. */
+  private String workloadDescription() {
+    String what;
+    if (workloadSpec != null) {
+      what = "workload spec " + workloadSpec.getFileName();
+    } else if (workloadPreset != null) {
+      what = "preset " + workloadPreset + " at " + rate + " req/s, " + numRequests + " requests";
+    } else if (inferencePerf != null) {
+      what = "inference-perf profile " + inferencePerf.getFileName();
+    } else {
+      what = "poisson-gaussian at " + rate + " req/s, " + numRequests + " requests";
+    }
+    return "blis run: " + what + ", seed " + effectiveSeed();
   }
 }

@@ -19,11 +19,27 @@ class BlisCliTest {
 
   record Outcome(int code, String out, String err) {}
 
-  private static Outcome blis(String... args) {
+  static Outcome blis(String... args) {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
     int code = BlisCli.execute(args, new PrintWriter(out), new PrintWriter(err));
     return new Outcome(code, out.toString(), err.toString());
+  }
+
+  @Test
+  void asyncSchedulingCanBeSwitchedOffAndDelaysAdmissionWhenOn() throws Exception {
+    String[] common = {"run", "--rate", "20", "--num-requests", "200", "--output-tokens", "64",
+        "--output-tokens-stdev", "0", "--prompt-tokens", "256", "--prompt-tokens-stdev", "0"};
+    Outcome on = blis(common);
+    String[] offArgs = java.util.Arrays.copyOf(common, common.length + 1);
+    offArgs[common.length] = "--no-async-scheduling";
+    Outcome off = blis(offArgs);
+    assertThat(on.code()).isZero();
+    assertThat(off.code()).isZero();
+    double ttftOn = JSON.readTree(on.out()).path("overall").path("ttft_ms").path("mean").asDouble();
+    double ttftOff = JSON.readTree(off.out()).path("overall").path("ttft_ms").path("mean").asDouble();
+    // With requests arriving while steps run, async scheduling admits them one step later.
+    assertThat(ttftOn).isGreaterThan(ttftOff);
   }
 
   @Test
@@ -71,6 +87,29 @@ class BlisCliTest {
     assertThat(slowE2e).isGreaterThan(baseE2e);
   }
 
+  @Test
+  void cpuTierFlagsSizeTheTier() throws Exception {
+    JsonNode root = JSON.readTree(blis("run", "--num-requests", "5", "--kv-offloading-size-gib",
+        "8").out());
+    // Llama-2-7B, TP1: K and V x 32 layers x 32 heads x 128 dims x 2 bytes x 16 tokens
+    long blockBytes = 2L * 32 * 32 * 128 * 2 * 16;
+    assertThat(root.path("engine").path("kv_cpu_tier_blocks").asLong())
+        .isEqualTo((8L << 30) / blockBytes);
+  }
+
+  @Test
+  void moreInstancesLowerLatencyUnderLoad() throws Exception {
+    String[] common = {"run", "--num-requests", "60", "--rate", "40", "--max-num-seqs", "4"};
+    JsonNode one = JSON.readTree(blis(common).out());
+    String[] two = java.util.Arrays.copyOf(common, common.length + 4);
+    System.arraycopy(new String[] {"--num-instances", "2", "--routing-policy", "least-loaded"}, 0,
+        two, common.length, 4);
+    JsonNode twoRes = JSON.readTree(blis(two).out());
+    assertThat(twoRes.path("engine").path("instances").asInt()).isEqualTo(2);
+    assertThat(twoRes.path("overall").path("e2e_ms").path("mean").asDouble())
+        .isLessThan(one.path("overall").path("e2e_ms").path("mean").asDouble());
+  }
+
   @ParameterizedTest(name = "{0}")
   @CsvSource(delimiter = '|', value = {
       "unknown flag|run --bogus 1|Unknown option",
@@ -83,10 +122,17 @@ class BlisCliTest {
       "unknown scheduler|run --scheduler lifo|unknown scheduler 'lifo'",
       "non-numeric value|run --num-requests many|'many'",
       "bad utilization|run --gpu-memory-utilization 1.5|--gpu-memory-utilization must be in",
-      "unknown command|fly|Unmatched argument"})
+      "unknown command|fly|Unmatched argument",
+      "negative cpu blocks|run --kv-cpu-blocks -1|--kv-cpu-blocks must be >= 0",
+      "zero instances|run --num-instances 0|--num-instances must be at least 1",
+      "unknown router|run --routing-policy random|unknown router 'random'"})
   void badInputPrintsOneLineAndExitsWithUsageError(String name, String args, String expected) {
-    Outcome o = blis(args.split(" "));
-    assertThat(o.code()).as(name).isEqualTo(2);
+    assertUsageError(name, blis(args.split(" ")), expected);
+  }
+
+  /** Exit 2, nothing on stdout, one line on stderr containing {@code expected}, no stack trace. */
+  static void assertUsageError(String name, Outcome o, String expected) {
+    assertThat(o.code()).as(name + ": " + o.err()).isEqualTo(2);
     assertThat(o.out()).isEmpty();
     assertThat(o.err().strip()).doesNotContain("\n").contains(expected)
         .doesNotContain("Exception").doesNotContain("\tat ");

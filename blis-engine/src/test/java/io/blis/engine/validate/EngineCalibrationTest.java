@@ -27,7 +27,7 @@ class EngineCalibrationTest {
     EngineRunSimulator sim = new EngineRunSimulator(EngineRunSimulator.Mode.SYNTHETIC, "trained-physics", 7);
     double[] truth = TrainedPhysicsCoefficients.defaults();
     List<String> names = TrainedPhysicsCoefficients.names();
-    double[] known = {1.4, 1.6, 10000};
+    double[] known = {1.4, 1.6, 3000};
     for (int i = 0; i < FREE.size(); i++) {
       truth[names.indexOf(FREE.get(i))] = known[i];
     }
@@ -42,9 +42,11 @@ class EngineCalibrationTest {
     }
 
     ParameterSpace space = TrainedPhysicsCalibration.space(TrainedPhysicsCoefficients.bundled());
+    // Staged like the real calibration: the step-time multipliers from the decode time per
+    // token (which the per-request overhead does not touch), then the overhead from TTFT.
     List<CalibrationStage> stages = List.of(
-        new CalibrationStage("recover", FREE, 1, 1, 1, 0, 150, 60),
-        new CalibrationStage("ttft", List.of("scheduling_us"), 0, 1, 0, 0, 0, 40));
+        new CalibrationStage("steps", FREE.subList(0, 2), 0, 0, 1, 0, 150, 60),
+        new CalibrationStage("overhead", FREE.subList(2, 3), 0, 1, 0, 0, 0, 60));
     PrintStream quiet = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
     try (Calibrator cal = new Calibrator(sim, space, new Calibrator.Settings(11, 2, 0, 0.05), quiet)) {
       Calibrator.Result r = cal.fit(exps, stages);

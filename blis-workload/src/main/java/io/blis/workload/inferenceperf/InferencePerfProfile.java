@@ -5,7 +5,8 @@ import java.util.List;
 /**
  * The parts of an inference-perf profile that determine the request stream: the shared-prefix
  * data, the load stages, the pause between stages and the client timeout (seconds), and how
- * arrivals are drawn within a stage ({@link LoadType}).
+ * arrivals are drawn within a stage ({@link LoadType}); {@code multiTurnChat} selects the
+ * multi-turn chat mode of newer inference-perf builds (never in effect in the measured runs).
  *
  * <p>Parse a profile file with {@link InferencePerfProfiles}.
  */
@@ -14,7 +15,8 @@ public record InferencePerfProfile(
     List<LoadStage> stages,
     double stageIntervalS,
     double clientTimeoutS,
-    LoadType loadType) {
+    LoadType loadType,
+    boolean multiTurnChat) {
 
   /** How inference-perf spreads the requests of a stage. */
   public enum LoadType {
@@ -30,7 +32,13 @@ public record InferencePerfProfile(
   /** A profile with {@link LoadType#CONSTANT} load, as in every measured run. */
   public InferencePerfProfile(
       SharedPrefixData data, List<LoadStage> stages, double stageIntervalS, double clientTimeoutS) {
-    this(data, stages, stageIntervalS, clientTimeoutS, LoadType.CONSTANT);
+    this(data, stages, stageIntervalS, clientTimeoutS, LoadType.CONSTANT, false);
+  }
+
+  /** A single-turn profile with the given load type. */
+  public InferencePerfProfile(SharedPrefixData data, List<LoadStage> stages, double stageIntervalS,
+      double clientTimeoutS, LoadType loadType) {
+    this(data, stages, stageIntervalS, clientTimeoutS, loadType, false);
   }
 
   public InferencePerfProfile {

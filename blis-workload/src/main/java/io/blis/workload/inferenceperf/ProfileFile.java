@@ -56,10 +56,6 @@ record ProfileFile(
       Integer numUsersPerSystemPrompt) {
 
     SharedPrefix {
-      if (Boolean.TRUE.equals(enableMultiTurnChat)) {
-        throw new IllegalArgumentException(
-            "enable_multi_turn_chat: true is not supported (the measured runs were single-turn)");
-      }
       if (numGroups != null && numUniqueSystemPrompts != null) {
         throw new IllegalArgumentException(
             "give num_groups or its alias num_unique_system_prompts, not both");
@@ -119,6 +115,11 @@ record ProfileFile(
         throw new IllegalArgumentException("data.unique_prompts " + uniquePrompts
             + " differs from num_groups x num_prompts_per_group = " + d.uniquePrompts());
       }
+    }
+
+    boolean multiTurn() {
+      return Boolean.TRUE.equals(
+          sharedPrefix != null ? sharedPrefix.enableMultiTurnChat() : enableMultiTurnChat);
     }
 
     SharedPrefixData toData() {
@@ -200,7 +201,8 @@ record ProfileFile(
     InferencePerfProfile.LoadType type = load.type().equals("poisson")
         ? InferencePerfProfile.LoadType.POISSON
         : InferencePerfProfile.LoadType.CONSTANT;
-    return new InferencePerfProfile(data.toData(), stages, interval, timeout, type);
+    return new InferencePerfProfile(
+        data.toData(), stages, interval, timeout, type, data.multiTurn());
   }
 
   private static <T> T or(T value, T fallback) {

@@ -4,6 +4,9 @@ import io.blis.workload.RequestSource;
 import io.blis.workload.RequestSpec;
 import io.blis.workload.trace.GroundTruthTrace;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.TreeMap;
 
 /**
  * Replays a ground-truth trace: real send times and prompt lengths, prompt structure from the
@@ -35,9 +38,9 @@ final class ReplaySource implements RequestSource {
 
   /** Most frequent recorded length per identity (ties to the shorter); -1 when never recorded. */
   private static int[] usualLengths(Path trace, int n) {
-    java.util.List<java.util.TreeMap<Integer, Integer>> counts = new java.util.ArrayList<>(n);
+    List<TreeMap<Integer, Integer>> counts = new ArrayList<>(n);
     for (int i = 0; i < n; i++) {
-      counts.add(new java.util.TreeMap<>());
+      counts.add(new TreeMap<>());
     }
     int[] state = {-1, 0};
     GroundTruthTrace.forEach(trace, row -> {

@@ -4,6 +4,7 @@ import io.blis.workload.RequestOutcome;
 import io.blis.workload.RequestSource;
 import io.blis.workload.RequestSpec;
 import io.blis.workload.Sampling;
+import java.util.ArrayDeque;
 import java.util.List;
 
 /**
@@ -12,6 +13,15 @@ import java.util.List;
  * the stage interval. Send times within a stage come from {@link StageArrivals}; the n-th request
  * of a stage uses prompt {@code n mod N}. Until stage k+1 may start, {@code next()} returns null
  * and {@code exhausted()} false.
+ *
+ * <p>Multi-turn chat (newer inference-perf): prompt {@code u} is user u's session (session id u,
+ * rounds counted per user over the whole run). A user's prompt is its group's shared prefix, its
+ * context, then its question; after a completed round the context grows by the question, the
+ * response ({@code output_len} tokens) and a joining token, so each round's prompt extends the
+ * previous one (same token ids). Rounds of a user are serialized: a request scheduled while the
+ * user's previous round is in flight is sent when that round ends (returned by {@code
+ * onFinished}), at its scheduled time or the end time, whichever is later. Contexts persist
+ * across stages (the sessions live in the data generator, which inference-perf creates once).
  */
 final class StagedSource implements RequestSource {
 
@@ -28,12 +38,24 @@ final class StagedSource implements RequestSource {
   private long lastFinishUs;
   private long nextId;
   private boolean done;
+  /** Multi-turn state per user (send position): context tokens, rounds sent, busy, parked sends. */
+  private final int[] contextTokens;
+  private final int[] roundsSent;
+  private final boolean[] busy;
+  private final ArrayDeque<long[]>[] parked;
 
   StagedSource(InferencePerfProfile profile, PromptSet prompts, long seed) {
     this.profile = profile;
     this.prompts = prompts;
     this.seed = seed;
     this.timeoutUs = Math.round(profile.clientTimeoutS() * 1e6);
+    int users = profile.multiTurnChat() ? prompts.size() : 0;
+    this.contextTokens = new int[users];
+    this.roundsSent = new int[users];
+    this.busy = new boolean[users];
+    @SuppressWarnings("unchecked")
+    ArrayDeque<long[]>[] queues = new ArrayDeque[users];
+    this.parked = queues;
     startStage(0, 0);
   }
 
@@ -59,7 +81,11 @@ final class StagedSource implements RequestSource {
       if (!allSent) {
         double offsetS = arrivals.next();
         if (!Double.isNaN(offsetS)) {
-          return request(offsetS);
+          RequestSpec r = request(offsetS);
+          if (r != null) {
+            return r;
+          }
+          continue;
         }
         allSent = true;
       }
@@ -72,10 +98,21 @@ final class StagedSource implements RequestSource {
     return null;
   }
 
+  /** The request scheduled at {@code offsetS}, or null when it is parked behind its user. */
   private RequestSpec request(double offsetS) {
     long arrivalUs = stageStartUs + Math.round(offsetS * 1e6);
     int p = sentInStage % prompts.size();
     sentInStage++;
+    if (profile.multiTurnChat()) {
+      if (busy[p]) {
+        if (parked[p] == null) {
+          parked[p] = new ArrayDeque<>();
+        }
+        parked[p].add(new long[] {arrivalUs, stage});
+        return null;
+      }
+      return turn(p, arrivalUs, stage);
+    }
     return new RequestSpec(
         nextId++, arrivalUs, prompts.tokens(p), profile.data().outputLen(), "standard", "",
         PromptSet.groupName(prompts.group(p)), prompts.prefixTokens(p), -1, 0, timeoutUs, stage);
@@ -86,12 +123,39 @@ final class StagedSource implements RequestSource {
     return done;
   }
 
+  private RequestSpec turn(int p, long arrivalUs, int requestStage) {
+    busy[p] = true;
+    int prefix = prompts.prefixTokens(p);
+    int question = prompts.inputTokens(p) - prefix;
+    long length = (long) prefix + contextTokens[p] + question;
+    if (length > Integer.MAX_VALUE / 2) {
+      throw new IllegalStateException("multi-turn context of user " + p + " overflows");
+    }
+    int[] tokens = contextTokens[p] == 0 ? prompts.tokens(p) : prompts.build(p, (int) length);
+    return new RequestSpec(
+        nextId++, arrivalUs, tokens, profile.data().outputLen(), "standard", "",
+        PromptSet.groupName(prompts.group(p)), prefix, p, roundsSent[p]++, timeoutUs, requestStage);
+  }
+
   @Override
   public List<RequestSpec> onFinished(RequestSpec request, RequestOutcome outcome, long timeUs) {
     if (!done && request.stage() == stage) {
       finishedInStage++;
       lastFinishUs = Math.max(lastFinishUs, timeUs);
     }
-    return List.of();
+    if (!profile.multiTurnChat() || request.sessionId() < 0) {
+      return List.of();
+    }
+    int p = (int) request.sessionId();
+    busy[p] = false;
+    if (outcome == RequestOutcome.COMPLETED) {
+      int question = prompts.inputTokens(p) - prompts.prefixTokens(p);
+      contextTokens[p] += question + profile.data().outputLen() + 1;
+    }
+    if (parked[p] == null || parked[p].isEmpty()) {
+      return List.of();
+    }
+    long[] next = parked[p].poll();
+    return List.of(turn(p, Math.max(next[0], timeUs), (int) next[1]));
   }
 }

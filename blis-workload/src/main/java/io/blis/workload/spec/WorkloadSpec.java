@@ -77,6 +77,28 @@ public record WorkloadSpec(long seed, List<ClientSpec> clients, long maxRequests
         f.horizonS() == null ? Long.MAX_VALUE : Math.round(f.horizonS() * 1e6));
   }
 
+  /**
+   * One Poisson client at {@code rateRps} with the named preset's Gaussian lengths ({@code
+   * chatbot}, {@code summarization}, {@code contentgen}, {@code multidoc}).
+   */
+  public static WorkloadSpec preset(String name, double rateRps, long numRequests, long seed) {
+    if (!Presets.NAMES.contains(name)) {
+      throw new IllegalArgumentException(
+          "unknown workload preset '" + name + "', expected one of " + Presets.NAMES);
+    }
+    if (numRequests < 1) {
+      throw new IllegalArgumentException("number of requests must be at least 1, got " + numRequests);
+    }
+    ClientSpec client = ClientSpec.simple(
+        name, new ArrivalProcess.Poisson(rateRps), Presets.input(name), Presets.output(name));
+    return new WorkloadSpec(seed, List.of(client), numRequests, Long.MAX_VALUE);
+  }
+
+  /** Names accepted by {@link #preset}. */
+  public static List<String> presetNames() {
+    return Presets.NAMES;
+  }
+
   /** A fresh request stream of this spec (streaming: requests are generated as pulled). */
   public RequestSource source() {
     return SyntheticWorkload.of(clients, seed, maxRequests, horizonUs);

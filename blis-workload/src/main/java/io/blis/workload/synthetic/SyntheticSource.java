@@ -23,7 +23,7 @@ final class SyntheticSource implements RequestSource {
   private int heapSize;
   private long openLoopSent;
   private long nextId;
-  /** Live multi-turn sessions: session id to the client generator index. */
+  /** Live multi-turn sessions: session id to the client that owns it. */
   private final Map<Long, ClientSpec> liveSessions = new HashMap<>();
 
   SyntheticSource(List<ClientSpec> clients, long seed, long maxOpenLoopRequests, long horizonUs) {

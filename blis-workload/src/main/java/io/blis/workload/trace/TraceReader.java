@@ -46,21 +46,22 @@ public final class TraceReader {
     Map<Long, Map<Integer, RequestSpec>> followUps = new HashMap<>();
     try (Rows rows = new Rows(file)) {
       long lastOpenArrival = Long.MIN_VALUE;
-      RequestSpec r;
-      while ((r = rows.next()) != null) {
-        if (r.sessionId() >= 0 && r.round() > 0) {
+      RequestSpec[] followUp = new RequestSpec[1];
+      while (rows.scan(followUp)) {
+        RequestSpec r = followUp[0];
+        if (!rows.openLoop) {
           RequestSpec prev = followUps.computeIfAbsent(r.sessionId(), k -> new HashMap<>())
-              .put(r.round(), r.withArrivalTimeUs(r.arrivalTimeUs()));
+              .put(r.round(), r);
           if (prev != null) {
             throw rows.error("session " + r.sessionId() + " round " + r.round() + " appears twice");
           }
         } else {
-          if (r.arrivalTimeUs() < lastOpenArrival) {
-            throw rows.error("arrival_us " + r.arrivalTimeUs()
+          if (rows.arrivalUs < lastOpenArrival) {
+            throw rows.error("arrival_us " + rows.arrivalUs
                 + " is before the previous open-loop row's " + lastOpenArrival
                 + " (open-loop rows must be in arrival order)");
           }
-          lastOpenArrival = r.arrivalTimeUs();
+          lastOpenArrival = rows.arrivalUs;
         }
       }
     }
@@ -176,12 +177,31 @@ public final class TraceReader {
       return lines.error(message);
     }
 
+    /** Arrival of the row last parsed, microseconds. */
+    long arrivalUs;
+    /** Whether the row last parsed is open-loop (no session, or round 0). */
+    boolean openLoop;
+
     /** The next row as a request, or null at the end. */
     RequestSpec next() {
       String line = lines.nonBlankLine();
+      return line == null ? null : parse(line, true);
+    }
+
+    /**
+     * Parses and validates the next row; returns false at the end. The request (with its prompt)
+     * is built only for follow-up rows and returned through {@code followUp[0]} (else null).
+     */
+    boolean scan(RequestSpec[] followUp) {
+      String line = lines.nonBlankLine();
       if (line == null) {
-        return null;
+        return false;
       }
+      followUp[0] = parse(line, false);
+      return true;
+    }
+
+    private RequestSpec parse(String line, boolean buildOpenLoop) {
       CsvFields f = new CsvFields(file.toString(), lines.lineNo(), columns, line);
       long id = f.longValue(0);
       long arrival = f.longValue(1);
@@ -210,6 +230,8 @@ public final class TraceReader {
       String tenant = intern(f.string(10));
       int stage = f.intValue(11, 0);
       long timeout = f.longValue(12);
+      arrivalUs = arrival;
+      openLoop = session < 0 || round == 0;
       int[] tokens;
       if (header.tokenIds()) {
         String[] parts = f.string(13).strip().split(" ", -1);
@@ -224,8 +246,13 @@ public final class TraceReader {
             throw f.error(13, "token " + i + " '" + parts[i] + "' is not an integer");
           }
         }
-      } else {
+      } else if (buildOpenLoop || !openLoop) {
         tokens = PromptTokens.rebuild(header.tokenSeed(), group, prefix, contentId, input);
+      } else {
+        return null;
+      }
+      if (!buildOpenLoop && openLoop) {
+        return null;
       }
       return new RequestSpec(
           id, arrival, tokens, output, slo, tenant, group, prefix, session, round, timeout, stage);

@@ -51,6 +51,30 @@ class GroundTruthReplayTest {
   }
 
   @Test
+  void everyGroundTruthRunReplays() throws Exception {
+    var root = new com.fasterxml.jackson.databind.ObjectMapper().readTree(gt.resolve("experiments.json").toFile());
+    int runs = 0;
+    for (var e : root.path("experiments")) {
+      String id = e.path("id").asText();
+      InferencePerfProfile p = profile(id);
+      long n = 0;
+      long last = -1;
+      try (RequestSource src = InferencePerfWorkload.replay(p, trace(id), 7)) {
+        RequestSpec r;
+        while ((r = src.next()) != null) {
+          assertThat(r.arrivalTimeUs()).isGreaterThanOrEqualTo(last);
+          assertThat(r.outputTokens()).isEqualTo(p.data().outputLen());
+          last = r.arrivalTimeUs();
+          n++;
+        }
+      }
+      assertThat(n).as(id).isEqualTo(e.path("workload").path("total_requests").asLong());
+      runs++;
+    }
+    assertThat(runs).isEqualTo(12);
+  }
+
+  @Test
   void replayKeepsTimesLengthsAndPromptIdentity() {
     InferencePerfProfile p = profile(CODEGEN);
     List<GroundTruthTrace.Row> rows = GroundTruthTrace.read(trace(CODEGEN));

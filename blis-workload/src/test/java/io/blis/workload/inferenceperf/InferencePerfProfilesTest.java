@@ -70,8 +70,8 @@ class InferencePerfProfilesTest {
     assertThatThrownBy(() -> InferencePerfProfiles.parse(otherData, "p.yaml"))
         .hasMessageContaining("shared_prefix");
     String multiTurn = CONFIG.replace("output_len: 247", "output_len: 247\n    enable_multi_turn_chat: true");
-    assertThatThrownBy(() -> InferencePerfProfiles.parse(multiTurn, "p.yaml"))
-        .hasMessageContaining("enable_multi_turn_chat");
+    assertThat(InferencePerfProfiles.parse(multiTurn, "p.yaml").multiTurnChat()).isTrue();
+    assertThat(InferencePerfProfiles.parse(CONFIG, "p.yaml").multiTurnChat()).isFalse();
   }
 
   @Test

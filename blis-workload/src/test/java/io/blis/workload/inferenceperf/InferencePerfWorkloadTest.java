@@ -48,6 +48,22 @@ class InferencePerfWorkloadTest {
     // n restarts at 0 in every stage.
     assertThat(first1.promptTokens()).isEqualTo(stage0.get(0).promptTokens());
     assertThat(first1.id()).isEqualTo(3000);
+    // Stage 1 starts at the last finish (700 s) + interval (1 s); sends run from 1 s after that
+    // start to exactly 1 s + 600 s after it.
+    long stage1StartUs = 700_000_000L + 1_000_000L;
+    List<RequestSpec> stage1 = new ArrayList<>(List.of(first1));
+    while ((r = src.next()) != null) {
+      stage1.add(r);
+    }
+    assertThat(stage1).hasSize(6000).allSatisfy(x -> assertThat(x.arrivalTimeUs())
+        .isBetween(stage1StartUs + 1_000_000L, stage1StartUs + 601_000_000L));
+    assertThat(stage1.get(5999).arrivalTimeUs()).isEqualTo(stage1StartUs + 601_000_000L);
+    assertThat(src.exhausted()).isFalse();
+    for (RequestSpec x : stage1) {
+      src.onFinished(x, RequestOutcome.COMPLETED, x.arrivalTimeUs() + 1);
+    }
+    assertThat(src.next()).isNull();
+    assertThat(src.exhausted()).isTrue();
   }
 
   @Test

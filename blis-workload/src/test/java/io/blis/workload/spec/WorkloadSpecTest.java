@@ -161,4 +161,16 @@ class WorkloadSpecTest {
         .hasMessageStartingWith("x.yaml:15:")
         .hasMessageContaining("gold");
   }
+
+  @Test
+  void presetsHaveTheirLengths() {
+    List<RequestSpec> rs = TestSupport.drain(WorkloadSpec.preset("summarization", 50, 3000, 1).source());
+    assertThat(rs).hasSize(3000);
+    double in = rs.stream().mapToInt(RequestSpec::inputTokens).average().orElseThrow();
+    double out = rs.stream().mapToInt(RequestSpec::outputTokens).average().orElseThrow();
+    assertThat(in).isCloseTo(4096, Offset.offset(30.0));
+    assertThat(out).isCloseTo(512, Offset.offset(10.0));
+    assertThat(rs).allSatisfy(r -> assertThat(r.inputTokens()).isBetween(100, 8192));
+    assertThatThrownBy(() -> WorkloadSpec.preset("chat", 1, 1, 1)).hasMessageContaining("chatbot");
+  }
 }

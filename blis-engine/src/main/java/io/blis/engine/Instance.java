@@ -1,0 +1,431 @@
+package io.blis.engine;
+
+import io.blis.api.InstanceSnapshot;
+import io.blis.api.LatencyModel;
+import io.blis.api.Scheduler;
+import io.blis.kvcache.BlockHashes;
+import io.blis.kvcache.KvBlockPool;
+import io.blis.workload.RequestOutcome;
+
+/**
+ * One serving instance: its waiting queue, running list, KV pool, latency model and scheduler,
+ * and the vLLM v1 step logic. Driven by the {@link Engine}'s event loop; also the {@link
+ * InstanceSnapshot} routers see.
+ */
+final class Instance implements InstanceSnapshot {
+
+  private final Engine engine;
+  private final int index;
+  private final LatencyModel model;
+  private final Scheduler scheduler;
+  private final EngineLimits limits;
+  private final KvBlockPool pool;
+  private final double cpuLoadUsPerBlock;
+  private final Engine.StepObserver observer;
+
+  private final WaitingQueue waiting = new WaitingQueue();
+  private final RequestList running = new RequestList();
+  private final RequestList batch = new RequestList();
+
+  private boolean stepPending;
+  private long transferBusyUntilUs;
+  private long lastStepStartUs;
+  private long preemptionEvents;
+  private long steps;
+  private int inFlightRequests;
+  /** The request being routed, for {@link #cachedPrefixTokens()}. */
+  private EngineRequest routing;
+
+  Instance(Engine engine, int index, LatencyModel model, Scheduler scheduler, EngineLimits limits,
+      KvBlockPool pool, double cpuLoadUsPerBlock, Engine.StepObserver observer) {
+    this.engine = engine;
+    this.index = index;
+    this.model = model;
+    this.scheduler = scheduler;
+    this.limits = limits;
+    this.pool = pool;
+    this.cpuLoadUsPerBlock = cpuLoadUsPerBlock;
+    this.observer = observer;
+  }
+
+  KvBlockPool pool() {
+    return pool;
+  }
+
+  LatencyModel model() {
+    return model;
+  }
+
+  long preemptionEvents() {
+    return preemptionEvents;
+  }
+
+  long steps() {
+    return steps;
+  }
+
+  WaitingQueue waiting() {
+    return waiting;
+  }
+
+  RequestList running() {
+    return running;
+  }
+
+  // ---------------------------------------------------------------- router view
+
+  @Override
+  public int index() {
+    return index;
+  }
+
+  @Override
+  public int queueDepth() {
+    return waiting.size();
+  }
+
+  @Override
+  public int runningBatchSize() {
+    return running.size();
+  }
+
+  @Override
+  public double kvUtilization() {
+    return (double) pool.usedBlocks() / pool.totalBlocks();
+  }
+
+  @Override
+  public int inFlight() {
+    return inFlightRequests;
+  }
+
+  @Override
+  public int cachedPrefixTokens() {
+    EngineRequest r = routing;
+    if (r == null) {
+      return 0;
+    }
+    if (r.promptBlockHashes == null) {
+      r.promptBlockHashes = BlockHashes.ofFullBlocks(r.spec.promptTokens(), pool.blockSizeTokens());
+    }
+    return pool.cachedPrefixBlocks(r.promptBlockHashes, r.promptBlockHashes.length)
+        * pool.blockSizeTokens();
+  }
+
+  void setRouting(EngineRequest r) {
+    routing = r;
+  }
+
+  // ---------------------------------------------------------------- requests in and out
+
+  /** The request was routed here. */
+  void onRouted(EngineRequest r) {
+    r.instance = this;
+    inFlightRequests++;
+  }
+
+  /** The request ended (any outcome) after being routed here. */
+  void onEnded() {
+    inFlightRequests--;
+  }
+
+  String rejectReason(EngineRequest r) {
+    int maxLen = limits.maxModelLen();
+    if (maxLen > 0 && r.inputTokens >= maxLen) {
+      return Engine.REJECT_PROMPT_TOO_LONG;
+    }
+    if (maxLen > 0 && (long) r.inputTokens + r.outputTokens > maxLen) {
+      return Engine.REJECT_TOTAL_TOO_LONG;
+    }
+    if (pool.blocksFor((long) r.inputTokens + r.outputTokens - 1) > pool.totalBlocks()) {
+      return Engine.REJECT_KV_CAPACITY;
+    }
+    return null;
+  }
+
+  void onLoaded(EngineRequest r) {
+    if (r.state != EngineRequest.State.RUNNING || r.loadDoneUs != engine.nowUs()) {
+      return; // timed out or preempted while loading
+    }
+    r.loadDoneUs = 0;
+    if (!stepPending) {
+      stepPending = true;
+      engine.events().push(engine.nowUs(), EventQueue.STEP, this);
+    }
+  }
+
+  void onQueued(EngineRequest r) {
+    if (r.state == EngineRequest.State.FINISHED) {
+      return; // timed out before it reached the queue
+    }
+    String reason = rejectReason(r);
+    if (reason != null) {
+      engine.finish(r, RequestOutcome.REJECTED, engine.nowUs(), reason);
+      return;
+    }
+    r.state = EngineRequest.State.WAITING;
+    r.queuedUs = engine.nowUs();
+    waiting.addLast(r);
+    if (!stepPending) {
+      stepPending = true;
+      engine.events().push(engine.nowUs(), EventQueue.STEP, this);
+    }
+  }
+
+  void onTimeout(EngineRequest r) {
+    switch (r.state) {
+      case FINISHED -> {
+        return;
+      }
+      case WAITING -> waiting.remove(r);
+      case RUNNING -> {
+        running.remove(r);
+        pool.free(r.table);
+      }
+      case ARRIVED -> { }
+    }
+    engine.finish(r, RequestOutcome.TIMED_OUT, engine.nowUs(), "");
+  }
+
+  // ---------------------------------------------------------------- steps
+
+  void onStep() {
+    stepPending = false;
+    // With async scheduling, the batch starting now was formed when the previous step started:
+    // only requests queued by then can join it (see EngineLimits#asyncScheduling).
+    long admitCutoffUs = Long.MAX_VALUE;
+    if (!batch.isEmpty()) {
+      completeStep();
+      if (limits.asyncScheduling()) {
+        admitCutoffUs = lastStepStartUs;
+      }
+    }
+    formAndLaunch(admitCutoffUs);
+  }
+
+  /** Applies the step in flight: progress, emitted tokens, completions. */
+  private void completeStep() {
+    for (int i = 0, n = batch.size(); i < n; i++) {
+      EngineRequest r = batch.get(i);
+      int scheduled = r.newTokens;
+      r.newTokens = 0;
+      r.inFlight = false;
+      if (r.state != EngineRequest.State.RUNNING) {
+        continue; // aborted while the step ran
+      }
+      r.progress += scheduled;
+      if (r.progress >= r.prefillTarget) {
+        emitToken(r);
+      }
+    }
+    batch.clear();
+    running.removeFinished();
+  }
+
+  private void emitToken(EngineRequest r) {
+    r.generated++;
+    r.tokenOverheadUs += model.outputTokenProcessingTime();
+    long clientUs = engine.nowUs() + r.schedulingOverheadUs + r.preemptionOverheadUs + r.tokenOverheadUs;
+    if (r.firstTokenClientUs < 0) {
+      r.firstTokenClientUs = clientUs;
+      r.itlUs = new long[Math.max(0, r.outputTokens - 1)];
+    } else {
+      r.itlUs[r.itlCount++] = clientUs - r.lastTokenClientUs;
+    }
+    r.lastTokenClientUs = clientUs;
+    if (r.generated == r.outputTokens) {
+      pool.free(r.table);
+      boolean late = r.deadlineUs > 0 && clientUs > r.deadlineUs;
+      engine.finish(r, late ? RequestOutcome.TIMED_OUT : RequestOutcome.COMPLETED,
+          late ? Math.max(engine.nowUs(), r.deadlineUs) : clientUs, "");
+    }
+  }
+
+  /** Forms the next batch (vLLM v1: running requests first, then waiting ones) and launches it. */
+  private void formAndLaunch(long admitCutoffUs) {
+    if (running.isEmpty() && waiting.isEmpty()) {
+      return; // idle until the next request is queued
+    }
+    if (scheduler.ordersWaitingQueue()) {
+      waiting.sort(scheduler);
+    }
+    int budget = limits.maxNumBatchedTokens();
+    int threshold = limits.longPrefillTokenThreshold();
+    boolean preempted = false;
+
+    int i = 0;
+    while (i < running.size() && budget > 0) {
+      EngineRequest r = running.get(i);
+      if (r.loadDoneUs > 0) {
+        i++; // its prefix is still being copied from the CPU tier
+        continue;
+      }
+      int n = r.inPrefill() ? Math.min(capChunk(r.prefillTarget - r.progress, threshold), budget) : 1;
+      boolean selfPreempted = false;
+      while (!pool.grow(r.table, r.progress + n)) {
+        int v = scheduler.preemptionVictim(running);
+        if (v < 0 || v >= running.size()) {
+          throw new IllegalStateException("scheduler chose preemption victim " + v
+              + " outside the running list of " + running.size());
+        }
+        EngineRequest victim = running.removeAt(v);
+        budget += preempt(victim);
+        preempted = true;
+        if (victim == r) {
+          selfPreempted = true;
+          break;
+        }
+        if (v < i) {
+          i--;
+        }
+      }
+      if (selfPreempted) {
+        break;
+      }
+      r.newTokens = n;
+      budget -= n;
+      addToBatch(r);
+      i++;
+    }
+
+    if (!preempted) {
+      budget = admitWaiting(budget, threshold, admitCutoffUs);
+      if (batch.isEmpty() && admitCutoffUs != Long.MAX_VALUE && !anyLoading()) {
+        // The engine would idle: an idle async engine schedules immediately.
+        admitWaiting(budget, threshold, Long.MAX_VALUE);
+      }
+    }
+    launch(preempted);
+  }
+
+  /**
+   * vLLM v1's second pass: admits waiting requests in queue order while the token budget and
+   * max-num-seqs allow, stopping at the first that cannot get KV blocks or was queued after
+   * {@code admitCutoffUs}. Returns the remaining budget.
+   */
+  private int admitWaiting(int budget, int threshold, long admitCutoffUs) {
+    int blockSize = pool.blockSizeTokens();
+    while (budget > 0 && !waiting.isEmpty() && running.size() < limits.maxNumSeqs()) {
+      EngineRequest r = waiting.peekFirst();
+      if (r.queuedUs > admitCutoffUs) {
+        break; // not yet visible to the scheduler that formed this batch
+      }
+      if (r.table == null) {
+        r.table = pool.newTable(r.spec.promptTokens(), (long) r.inputTokens + r.outputTokens);
+      }
+      int target = r.inputTokens + r.generated;
+      int maxCachedBlocks = (target - 1) / blockSize;
+      int cachedBlocks = Math.min(pool.cachedPrefixBlocks(r.table), maxCachedBlocks);
+      int cpuBlocks = pool.cpuPrefixBlocks(r.table, cachedBlocks, maxCachedBlocks - cachedBlocks);
+      int start = (cachedBlocks + cpuBlocks) * blockSize;
+      int n = Math.min(capChunk(target - start, threshold), budget);
+      boolean admitted = cpuBlocks > 0
+          ? pool.admitLoading(r.table, cachedBlocks, cpuBlocks)
+          : pool.admit(r.table, cachedBlocks, start + n);
+      if (!admitted) {
+        break; // head of line: nothing behind it is admitted this step
+      }
+      waiting.pollFirst();
+      r.state = EngineRequest.State.RUNNING;
+      r.progress = start;
+      r.prefillTarget = target;
+      if (r.cachedPromptTokens < 0) {
+        r.cachedPromptTokens = start;
+      }
+      running.add(r);
+      if (cpuBlocks > 0) {
+        startLoading(r, cpuBlocks); // computes from the next step after the copy
+      } else {
+        r.newTokens = n;
+        budget -= n;
+        addToBatch(r);
+      }
+    }
+    return budget;
+  }
+
+  /** Asks the latency model for the step time of the formed batch and schedules its end. */
+  private void launch(boolean preempted) {
+    if (batch.isEmpty()) {
+      if (!preempted && anyLoading()) {
+        return; // the next LOADED event resumes stepping
+      }
+      if (!preempted) {
+        throw new IllegalStateException("engine stalled at " + engine.nowUs() + " us: " + running.size()
+            + " running, " + waiting.size() + " waiting, " + pool.freeBlocks() + " free KV blocks");
+      }
+      stepPending = true;
+      engine.events().push(engine.nowUs(), EventQueue.STEP, this);
+      return;
+    }
+    long stepUs = model.stepTime(batch);
+    if (stepUs < 1) {
+      throw new IllegalStateException("latency model returned step time " + stepUs
+          + " us for a batch of " + batch.size() + " requests; it must be at least 1");
+    }
+    steps++;
+    lastStepStartUs = engine.nowUs();
+    if (observer != null) {
+      observer.onStep(engine.nowUs(), stepUs, batch, running, waiting.size(), pool);
+    }
+    for (int k = 0, n = batch.size(); k < n; k++) {
+      batch.get(k).inFlight = true;
+    }
+    stepPending = true;
+    engine.events().push(engine.nowUs() + stepUs, EventQueue.STEP, this);
+  }
+
+  private boolean anyLoading() {
+    for (int k = 0; k < running.size(); k++) {
+      if (running.get(k).loadDoneUs > 0) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private void addToBatch(EngineRequest r) {
+    if (r.firstScheduledUs < 0) {
+      r.firstScheduledUs = engine.nowUs();
+      r.schedulingOverheadUs = model.schedulingProcessingTime();
+    }
+    batch.add(r);
+  }
+
+  private static int capChunk(int n, int threshold) {
+    return threshold > 0 && n > threshold ? threshold : n;
+  }
+
+  /**
+   * Starts reloading {@code cpuBlocks} prefix blocks of {@code r} from the CPU tier: transfers are
+   * serialized on one host-to-device channel, each block taking {@code cpuLoadUsPerBlock}.
+   */
+  private void startLoading(EngineRequest r, int cpuBlocks) {
+    long startUs = Math.max(engine.nowUs(), transferBusyUntilUs);
+    long doneUs = startUs + Math.max(1L, (long) Math.ceil(cpuBlocks * cpuLoadUsPerBlock));
+    transferBusyUntilUs = doneUs;
+    r.loadDoneUs = doneUs;
+    engine.events().push(doneUs, EventQueue.LOADED, r);
+  }
+
+  /** Preempts {@code victim} (already removed from the running list); returns refunded tokens. */
+  private int preempt(EngineRequest victim) {
+    int refund = 0;
+    if (victim.newTokens > 0) {
+      refund = victim.newTokens;
+      victim.newTokens = 0;
+      batch.remove(victim);
+    }
+    pool.free(victim.table);
+    victim.progress = 0;
+    victim.prefillTarget = 0;
+    victim.loadDoneUs = 0;
+    victim.preemptions++;
+    victim.preemptionOverheadUs += model.preemptionProcessingTime();
+    victim.state = EngineRequest.State.WAITING;
+    victim.queuedUs = engine.nowUs();
+    waiting.addFirst(victim);
+    preemptionEvents++;
+    return refund;
+  }
+}

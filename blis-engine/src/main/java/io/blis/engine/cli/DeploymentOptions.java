@@ -1,0 +1,259 @@
+package io.blis.engine.cli;
+
+import io.blis.api.Coefficients;
+import io.blis.api.HardwareSpec;
+import io.blis.api.LatencyModel;
+import io.blis.api.LatencyModelProvider;
+import io.blis.api.ModelSpec;
+import io.blis.api.Providers;
+import io.blis.api.Router;
+import io.blis.api.RouterProvider;
+import io.blis.api.Scheduler;
+import io.blis.api.SchedulerProvider;
+import io.blis.engine.Context;
+import io.blis.engine.Deployment;
+import io.blis.engine.EngineLimits;
+import io.blis.engine.Simulation;
+import io.blis.engine.SimulationResult;
+import io.blis.latency.catalog.GpuCatalog;
+import io.blis.latency.catalog.ModelCatalog;
+import io.blis.latency.catalog.ModelSizes;
+import io.blis.latency.coeff.CoefficientFiles;
+import io.blis.latency.kv.KvCapacity;
+import io.blis.workload.RequestSource;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
+import picocli.CommandLine;
+import picocli.CommandLine.Option;
+
+/**
+ * The deployment and output flags shared by {@code blis run} and {@code blis replay} (a picocli
+ * mixin): which model on which GPU, the latency model and its coefficients, the vLLM limits, the
+ * KV cache size (GPU and CPU tier), the number of instances and the router, the horizon and
+ * where the result JSON goes. Both commands hand it a request source; it simulates and prints the
+ * result.
+ */
+final class DeploymentOptions {
+
+  static final String DEFAULT_MODEL = "meta-llama/Llama-2-7b-hf";
+  static final String DEFAULT_GPU = "H100";
+  static final String DEFAULT_LATENCY_MODEL = "trained-physics";
+  static final String FALLBACK_LATENCY_MODEL = "blackbox";
+
+  @Option(names = "--model", paramLabel = "NAME|CONFIG_JSON",
+      description = "Bundled model name or alias, or a HuggingFace config.json path (default: ${DEFAULT-VALUE}).")
+  String model = DEFAULT_MODEL;
+
+  @Option(names = {"--gpu", "--hardware"}, paramLabel = "NAME|JSON",
+      description = "Bundled GPU name or alias, or a GPU JSON file (default: ${DEFAULT-VALUE}).")
+  String gpu = DEFAULT_GPU;
+
+  @Option(names = "--tp", description = "Tensor-parallel degree (default: ${DEFAULT-VALUE}).")
+  int tp = 1;
+
+  @Option(names = "--latency-model", paramLabel = "NAME",
+      description = "Latency model provider (default: trained-physics; blackbox in builds without it).")
+  String latencyModel;
+
+  @Option(names = "--coefficients", paramLabel = "FILE|INLINE",
+      description = "Coefficient file, or an inline list such as 'alpha=1,2,3;beta=4,5,6' (default: the model's bundled ones).")
+  String coefficients;
+
+  @Option(names = "--option", paramLabel = "KEY=VALUE",
+      description = "Free-form option passed to the latency model and scheduler providers (repeatable).")
+  Map<String, String> options = new TreeMap<>();
+
+  @Option(names = {"--max-num-seqs", "--max-num-running-reqs"},
+      description = "Maximum running requests (default: ${DEFAULT-VALUE}).")
+  int maxNumSeqs = 256;
+
+  @Option(names = {"--max-num-batched-tokens", "--max-num-scheduled-tokens"},
+      description = "Token budget per step (default: ${DEFAULT-VALUE}).")
+  int maxNumBatchedTokens = 2048;
+
+  @Option(names = "--long-prefill-token-threshold",
+      description = "Cap on one request's prefill chunk per step, 0 = none (default: ${DEFAULT-VALUE}).")
+  int longPrefillTokenThreshold = 0;
+
+  @Option(names = "--async-scheduling", negatable = true, defaultValue = "true", fallbackValue = "true",
+      description = "vLLM async scheduling: a request queued mid-step joins the step after next "
+          + "(default: on, as in vLLM; --no-async-scheduling turns it off).")
+  boolean asyncScheduling = true;
+
+  @Option(names = {"--block-size", "--block-size-in-tokens"},
+      description = "Tokens per KV block (default: ${DEFAULT-VALUE}).")
+  int blockSize = 16;
+
+  @Option(names = "--total-kv-blocks",
+      description = "GPU KV blocks (default: computed from model, GPU, TP and memory utilization).")
+  Long totalKvBlocks;
+
+  @Option(names = "--max-model-len",
+      description = "Maximum prompt + output tokens, 0 = unlimited (default: the model's context, capped by the KV cache).")
+  Integer maxModelLen;
+
+  @Option(names = "--gpu-memory-utilization",
+      description = "Fraction of GPU memory vLLM may use (default: ${DEFAULT-VALUE}).")
+  double gpuMemoryUtilization = 0.9;
+
+  @Option(names = "--scheduler", paramLabel = "NAME",
+      description = "Scheduler provider: fcfs, priority-fcfs, sjf, ... (default: ${DEFAULT-VALUE}).")
+  String scheduler = "fcfs";
+
+  @Option(names = "--num-instances",
+      description = "Identical serving instances behind the router (default: ${DEFAULT-VALUE}).")
+  int numInstances = 1;
+
+  @Option(names = {"--routing-policy", "--router"}, paramLabel = "NAME",
+      description = "Router provider: round-robin, least-loaded, ... (default: ${DEFAULT-VALUE}).")
+  String routingPolicy = "round-robin";
+
+  @Option(names = "--kv-cpu-blocks",
+      description = "Blocks of a CPU KV tier (vLLM OffloadingConnector); 0 = none (default: ${DEFAULT-VALUE}).")
+  long kvCpuBlocks = 0;
+
+  @Option(names = "--kv-offloading-size-gib",
+      description = "CPU KV tier size in GiB summed over TP ranks (vLLM --kv-offloading-size); overrides --kv-cpu-blocks.")
+  Double kvOffloadingSizeGib;
+
+  @Option(names = "--kv-transfer-bandwidth-gbps",
+      description = "Host-to-GPU copy bandwidth per GPU for CPU-tier reloads, GB/s (default: ${DEFAULT-VALUE}).")
+  double kvTransferBandwidthGbps = 25.0;
+
+  @Option(names = "--horizon-s", description = "Stop the simulation at this simulated time, seconds (default: none).")
+  Double horizonS;
+
+  @Option(names = "--results-path", paramLabel = "FILE",
+      description = "Also write the result JSON to this file.")
+  Path resultsPath;
+
+  @Option(names = "--per-request", description = "Include one record per request in the result.")
+  boolean perRequest;
+
+  @Option(names = "--streaming-metrics",
+      description = "Bounded-memory percentiles (HdrHistogram, 3 significant digits) instead of exact ones.")
+  boolean streamingMetrics;
+
+  /** Checks the flag values; a bad one is a {@link CommandLine.ParameterException} of {@code cl}. */
+  void validate(CommandLine cl) {
+    require(cl, numInstances >= 1, "--num-instances must be at least 1, got " + numInstances);
+    require(cl, tp >= 1, "--tp must be at least 1, got " + tp);
+    require(cl, maxNumSeqs >= 1, "--max-num-seqs must be at least 1, got " + maxNumSeqs);
+    require(cl, maxNumBatchedTokens >= 1, "--max-num-batched-tokens must be at least 1, got " + maxNumBatchedTokens);
+    require(cl, longPrefillTokenThreshold >= 0, "--long-prefill-token-threshold must be >= 0, got " + longPrefillTokenThreshold);
+    require(cl, blockSize >= 1, "--block-size must be at least 1, got " + blockSize);
+    require(cl, totalKvBlocks == null || totalKvBlocks >= 1, "--total-kv-blocks must be at least 1, got " + totalKvBlocks);
+    require(cl, maxModelLen == null || maxModelLen >= 0, "--max-model-len must be >= 0, got " + maxModelLen);
+    require(cl, gpuMemoryUtilization > 0 && gpuMemoryUtilization <= 1,
+        "--gpu-memory-utilization must be in (0, 1], got " + gpuMemoryUtilization);
+    require(cl, kvCpuBlocks >= 0, "--kv-cpu-blocks must be >= 0, got " + kvCpuBlocks);
+    require(cl, kvOffloadingSizeGib == null || (kvOffloadingSizeGib >= 0 && Double.isFinite(kvOffloadingSizeGib)),
+        "--kv-offloading-size-gib must be >= 0, got " + kvOffloadingSizeGib);
+    require(cl, kvTransferBandwidthGbps > 0 && Double.isFinite(kvTransferBandwidthGbps),
+        "--kv-transfer-bandwidth-gbps must be positive, got " + kvTransferBandwidthGbps);
+    require(cl, horizonS == null || (horizonS >= 0 && Double.isFinite(horizonS)), "--horizon-s must be >= 0, got " + horizonS);
+  }
+
+  static void require(CommandLine cl, boolean ok, String message) {
+    if (!ok) {
+      throw new CommandLine.ParameterException(cl, message);
+    }
+  }
+
+  /**
+   * Builds the deployment (model, GPU, latency model, scheduler, limits, KV cache) and simulates
+   * {@code source} on it to the end of the workload or the horizon. Does not close the source.
+   *
+   * @param seed seed handed to the providers through the {@link Context}
+   */
+  SimulationResult simulate(RequestSource source, long seed) {
+    ModelSpec modelSpec = looksLikeFile(model) ? ModelCatalog.fromFile(Path.of(model))
+        : ModelCatalog.byName(model);
+    HardwareSpec hw = looksLikeFile(gpu) ? GpuCatalog.fromFile(Path.of(gpu)) : GpuCatalog.byName(gpu);
+    long kvBlocks = totalKvBlocks != null ? totalKvBlocks
+        : KvCapacity.totalBlocks(modelSpec, hw, tp, gpuMemoryUtilization, blockSize);
+    int maxLen = maxModelLen != null ? maxModelLen : autoMaxModelLen(modelSpec, kvBlocks, blockSize);
+    EngineLimits limits =
+        new EngineLimits(maxNumSeqs, maxNumBatchedTokens, longPrefillTokenThreshold, maxLen,
+            asyncScheduling);
+    Context context = new Context(modelSpec, hw,
+        Deployment.of(limits, tp, blockSize, kvBlocks, gpuMemoryUtilization), loadCoefficients(),
+        options, seed);
+    Scheduler sched = Providers.select(SchedulerProvider.class, scheduler).create(context);
+    Router router = Providers.select(RouterProvider.class, routingPolicy).create(context);
+    LatencyModelProvider lmp = Providers.select(LatencyModelProvider.class, latencyModelName());
+    LatencyModel first = lmp.create(context); // fails fast on bad coefficients
+    Simulation.Builder b = Simulation.builder()
+        .latencyModels(i -> i == 0 ? first : lmp.create(context))
+        .instances(numInstances).router(router).scheduler(sched).limits(limits)
+        .totalKvBlocks(kvBlocks).blockSizeTokens(blockSize).source(source)
+        .recordRequests(perRequest).streamingMetrics(streamingMetrics);
+    long blockBytesPerGpu = ModelSizes.kvBytesPerTokenPerGpu(modelSpec, tp) * blockSize;
+    long cpuBlocks = kvOffloadingSizeGib != null
+        ? (long) Math.floor(kvOffloadingSizeGib * (1L << 30) / ((double) blockBytesPerGpu * tp))
+        : kvCpuBlocks;
+    if (cpuBlocks > 0) {
+      b.cpuKvTier(cpuBlocks, blockBytesPerGpu / (kvTransferBandwidthGbps * 1e9) * 1e6);
+    }
+    if (horizonS != null) {
+      b.horizonUs((long) Math.floor(horizonS * 1e6));
+    }
+    return b.build().run();
+  }
+
+  /** Prints the result JSON to the command's stdout and writes it to {@code --results-path}. */
+  void emit(CommandLine cl, SimulationResult result) {
+    String json = result.toJson();
+    cl.getOut().print(json);
+    if (resultsPath != null) {
+      writeResults(json);
+    }
+  }
+
+  private String latencyModelName() {
+    if (latencyModel != null) {
+      return latencyModel;
+    }
+    return Providers.names(LatencyModelProvider.class).contains(DEFAULT_LATENCY_MODEL)
+        ? DEFAULT_LATENCY_MODEL : FALLBACK_LATENCY_MODEL;
+  }
+
+  private Coefficients loadCoefficients() {
+    if (coefficients == null) {
+      return Coefficients.empty();
+    }
+    if (!coefficients.contains("=")) {
+      Path p = Path.of(coefficients);
+      if (!Files.isRegularFile(p)) {
+        throw new IllegalArgumentException("--coefficients: no such file '" + coefficients
+            + "' (give a coefficient file or an inline list such as 'alpha=1,2,3;beta=4,5,6')");
+      }
+      return CoefficientFiles.load(p);
+    }
+    return CoefficientFiles.parseInline(coefficients);
+  }
+
+  /** The model's context length, capped by what the KV cache can hold (vLLM refuses more). */
+  static int autoMaxModelLen(ModelSpec m, long kvBlocks, int blockSize) {
+    long kvTokens = kvBlocks * blockSize;
+    long ctx = m.maxPositionEmbeddings() > 0 ? m.maxPositionEmbeddings() : kvTokens;
+    return (int) Math.min(Integer.MAX_VALUE, Math.min(ctx, kvTokens));
+  }
+
+  private static boolean looksLikeFile(String value) {
+    return value.endsWith(".json") || Files.isRegularFile(Path.of(value));
+  }
+
+  private void writeResults(String json) {
+    try {
+      Files.writeString(Cli.parentsCreated("--results-path", resultsPath), json, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException("--results-path: cannot write " + resultsPath + ": " + e.getMessage(), e);
+    }
+  }
+}
