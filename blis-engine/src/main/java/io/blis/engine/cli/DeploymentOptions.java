@@ -13,6 +13,7 @@ import io.blis.api.SchedulerProvider;
 import io.blis.engine.Context;
 import io.blis.engine.Deployment;
 import io.blis.engine.EngineLimits;
+import io.blis.engine.KvOffload;
 import io.blis.engine.Simulation;
 import io.blis.engine.SimulationResult;
 import io.blis.latency.catalog.GpuCatalog;
@@ -123,7 +124,7 @@ final class DeploymentOptions {
 
   @Option(names = "--kv-transfer-bandwidth-gbps",
       description = "Host-to-GPU copy bandwidth per GPU for CPU-tier reloads, GB/s (default: ${DEFAULT-VALUE}).")
-  double kvTransferBandwidthGbps = 25.0;
+  double kvTransferBandwidthGbps = KvOffload.DEFAULT_BANDWIDTH_GBPS;
 
   @Option(names = "--horizon-s", description = "Stop the simulation at this simulated time, seconds (default: none).")
   Double horizonS;
@@ -195,10 +196,10 @@ final class DeploymentOptions {
         .recordRequests(perRequest).streamingMetrics(streamingMetrics);
     long blockBytesPerGpu = ModelSizes.kvBytesPerTokenPerGpu(modelSpec, tp) * blockSize;
     long cpuBlocks = kvOffloadingSizeGib != null
-        ? (long) Math.floor(kvOffloadingSizeGib * (1L << 30) / ((double) blockBytesPerGpu * tp))
+        ? KvOffload.cpuBlocks(kvOffloadingSizeGib * (1L << 30), blockBytesPerGpu, tp)
         : kvCpuBlocks;
     if (cpuBlocks > 0) {
-      b.cpuKvTier(cpuBlocks, blockBytesPerGpu / (kvTransferBandwidthGbps * 1e9) * 1e6);
+      b.cpuKvTier(cpuBlocks, KvOffload.loadUsPerBlock(blockBytesPerGpu, kvTransferBandwidthGbps));
     }
     if (horizonS != null) {
       b.horizonUs((long) Math.floor(horizonS * 1e6));

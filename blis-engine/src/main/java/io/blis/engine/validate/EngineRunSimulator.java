@@ -8,11 +8,13 @@ import io.blis.api.ModelSpec;
 import io.blis.api.Providers;
 import io.blis.engine.Context;
 import io.blis.engine.Deployment;
+import io.blis.engine.KvOffload;
 import io.blis.engine.RequestRecord;
 import io.blis.engine.Simulation;
 import io.blis.engine.SimulationResult;
 import io.blis.latency.catalog.GpuCatalog;
 import io.blis.latency.catalog.ModelCatalog;
+import io.blis.latency.catalog.ModelSizes;
 import io.blis.latency.kv.KvCapacity;
 import io.blis.workload.RequestOutcome;
 import io.blis.workload.RequestSource;
@@ -87,15 +89,22 @@ public final class EngineRunSimulator implements RunSimulator {
       source = new FirstPerStageSource(source, maxRequestsPerStage);
     }
     try (RequestSource s = source) {
-      SimulationResult result = Simulation.builder()
+      Simulation.Builder b = Simulation.builder()
           .latencyModel(latency)
           .limits(e.limits())
           .totalKvBlocks(blocks)
           .blockSizeTokens(e.blockSizeTokens())
           .source(s)
-          .recordRequests(true)
-          .build()
-          .run();
+          .recordRequests(true);
+      if (e.cpuOffloadBytes() > 0) {
+        // vLLM OffloadingConnector with cpu_bytes_to_use summed over the TP ranks
+        long blockBytesPerGpu = ModelSizes.kvBytesPerTokenPerGpu(model, e.tp()) * e.blockSizeTokens();
+        long cpuBlocks = KvOffload.cpuBlocks(e.cpuOffloadBytes(), blockBytesPerGpu, e.tp());
+        if (cpuBlocks > 0) {
+          b.cpuKvTier(cpuBlocks, KvOffload.loadUsPerBlock(blockBytesPerGpu, KvOffload.DEFAULT_BANDWIDTH_GBPS));
+        }
+      }
+      SimulationResult result = b.build().run();
       return RunStatsCalculator.summarizeFirst(result.requests(), maxRequestsPerStage, e.outputLen());
     }
   }
