@@ -44,7 +44,6 @@ final class DeploymentOptions {
   static final String DEFAULT_MODEL = "meta-llama/Llama-2-7b-hf";
   static final String DEFAULT_GPU = "H100";
   static final String DEFAULT_LATENCY_MODEL = "trained-physics";
-  static final String FALLBACK_LATENCY_MODEL = "blackbox";
 
   @Option(names = "--model", paramLabel = "NAME|CONFIG_JSON",
       description = "Bundled model name or alias, or a HuggingFace config.json path (default: ${DEFAULT-VALUE}).")
@@ -58,8 +57,8 @@ final class DeploymentOptions {
   int tp = 1;
 
   @Option(names = "--latency-model", paramLabel = "NAME",
-      description = "Latency model provider (default: trained-physics; blackbox in builds without it).")
-  String latencyModel;
+      description = "Latency model provider (default: ${DEFAULT-VALUE}).")
+  String latencyModel = DEFAULT_LATENCY_MODEL;
 
   @Option(names = "--coefficients", paramLabel = "FILE|INLINE",
       description = "Coefficient file, or an inline list such as 'alpha=1,2,3;beta=4,5,6' (default: the model's bundled ones).")
@@ -187,7 +186,7 @@ final class DeploymentOptions {
         options, seed);
     Scheduler sched = Providers.select(SchedulerProvider.class, scheduler).create(context);
     Router router = Providers.select(RouterProvider.class, routingPolicy).create(context);
-    LatencyModelProvider lmp = Providers.select(LatencyModelProvider.class, latencyModelName());
+    LatencyModelProvider lmp = Providers.select(LatencyModelProvider.class, latencyModel);
     LatencyModel first = lmp.create(context); // fails fast on bad coefficients
     Simulation.Builder b = Simulation.builder()
         .latencyModels(i -> i == 0 ? first : lmp.create(context))
@@ -214,14 +213,6 @@ final class DeploymentOptions {
     if (resultsPath != null) {
       writeResults(json);
     }
-  }
-
-  private String latencyModelName() {
-    if (latencyModel != null) {
-      return latencyModel;
-    }
-    return Providers.names(LatencyModelProvider.class).contains(DEFAULT_LATENCY_MODEL)
-        ? DEFAULT_LATENCY_MODEL : FALLBACK_LATENCY_MODEL;
   }
 
   private Coefficients loadCoefficients() {
