@@ -18,12 +18,7 @@ final class PriorityFcfs implements Scheduler {
 
   @Override
   public int compareWaiting(RequestView a, RequestView b) {
-    int c = Integer.compare(a.priority(), b.priority());
-    if (c != 0) {
-      return c;
-    }
-    c = Long.compare(a.arrivalTimeUs(), b.arrivalTimeUs());
-    return c != 0 ? c : Long.compare(a.id(), b.id());
+    return Schedulers.thenArrivalThenId(Integer.compare(a.priority(), b.priority()), a, b);
   }
 
   @Override

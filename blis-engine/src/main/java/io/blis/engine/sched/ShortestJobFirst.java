@@ -17,12 +17,7 @@ final class ShortestJobFirst implements Scheduler {
 
   @Override
   public int compareWaiting(RequestView a, RequestView b) {
-    int c = Integer.compare(a.inputTokens(), b.inputTokens());
-    if (c != 0) {
-      return c;
-    }
-    c = Long.compare(a.arrivalTimeUs(), b.arrivalTimeUs());
-    return c != 0 ? c : Long.compare(a.id(), b.id());
+    return Schedulers.thenArrivalThenId(Integer.compare(a.inputTokens(), b.inputTokens()), a, b);
   }
 
   @Override
