@@ -94,10 +94,10 @@ public final class CalibrateCommand implements Callable<Integer> {
       default -> throw new IllegalArgumentException(
           "--cross-validate: expected none, model, workload or both, got '" + crossValidate + "'");
     };
-    List<Experiment> all = run.experiments();
+    List<Experiment> all = run.experiments(spec.commandLine().getErr());
     List<Experiment> fitSet = includeSaturated ? all : all.stream().filter(e -> !e.saturated()).toList();
     if (fitSet.isEmpty()) {
-      throw new IllegalArgumentException(run.experiments + ": no non-saturated experiment to fit (use --include-saturated)");
+      throw new IllegalArgumentException(run.files() + ": no non-saturated experiment to fit (use --include-saturated)");
     }
     Coefficients startCoefficients = start == null
         ? TrainedPhysicsCoefficients.bundled() : ValidateCommand.loadCoefficients(start);

@@ -56,7 +56,7 @@ public final class ValidateCommand implements Callable<Integer> {
     if (maxRequestsPerStage < 0) {
       throw new IllegalArgumentException("--max-requests-per-stage must be >= 0, got " + maxRequestsPerStage);
     }
-    List<Experiment> exps = run.experiments();
+    List<Experiment> exps = run.experiments(spec.commandLine().getErr());
     Coefficients c = loadCoefficients(coefficients);
     int n = run.threads();
     ValidationReport report;

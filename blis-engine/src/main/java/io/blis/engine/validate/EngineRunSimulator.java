@@ -39,7 +39,10 @@ public final class EngineRunSimulator implements RunSimulator {
 
   /** How the workload is driven. */
   public enum Mode {
-    /** Real arrival times and input lengths from the per-request trace. */
+    /**
+     * Real arrival times and input lengths from the per-request trace; an experiment without a
+     * trace (summary-only runs) is regenerated from its workload definition instead.
+     */
     REPLAY,
     /** Requests regenerated from the workload definition (seeded). */
     SYNTHETIC;
@@ -73,7 +76,8 @@ public final class EngineRunSimulator implements RunSimulator {
   }
 
   @Override
-  public RunSummary simulate(Experiment e, Coefficients coefficients, int maxRequestsPerStage) {
+  public RunSummary simulate(Experiment e, Coefficients coefficients, int requestedPerStage) {
+    int maxRequestsPerStage = comparedPerStage(e, requestedPerStage);
     ModelSpec model = model(e);
     HardwareSpec gpu = gpu(e);
     long blocks = e.hasRecordedKvBlocks()
@@ -82,7 +86,9 @@ public final class EngineRunSimulator implements RunSimulator {
     Deployment deployment = Deployment.of(e.limits(), e.tp(), e.blockSizeTokens(), blocks, e.gpuMemoryUtilization());
     LatencyModel latency = provider.create(new Context(model, gpu, deployment, coefficients, Map.of(), seed));
     RequestSource source = switch (mode) {
-      case REPLAY -> InferencePerfWorkload.replay(e.profile(), trace(e), seed);
+      case REPLAY -> e.trace().isPresent()
+          ? InferencePerfWorkload.replay(e.profile(), trace(e), seed)
+          : InferencePerfWorkload.synthetic(e.profile(), seed);
       case SYNTHETIC -> InferencePerfWorkload.synthetic(e.profile(), seed);
     };
     if (maxRequestsPerStage > 0) {
@@ -110,12 +116,22 @@ public final class EngineRunSimulator implements RunSimulator {
   }
 
   @Override
-  public RunSummary observed(Experiment e, int maxRequestsPerStage) {
+  public RunSummary observed(Experiment e, int requestedPerStage) {
+    int maxRequestsPerStage = comparedPerStage(e, requestedPerStage);
     if (maxRequestsPerStage == 0) {
       return e.observed();
     }
     List<RequestRecord> records = traces.computeIfAbsent(e.id(), id -> observedRecords(e));
     return RunStatsCalculator.summarizeFirst(records, maxRequestsPerStage, e.outputLen());
+  }
+
+  /**
+   * Requests per stage compared for {@code e}: the requested prefix when the experiment has a
+   * per-request trace, else 0 (whole run), because only a trace gives the observed statistics of
+   * a prefix.
+   */
+  static int comparedPerStage(Experiment e, int requestedPerStage) {
+    return e.trace().isPresent() ? requestedPerStage : 0;
   }
 
   /** The client's per-request observations as records (ms converted to microseconds). */

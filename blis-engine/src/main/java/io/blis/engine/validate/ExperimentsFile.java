@@ -109,10 +109,14 @@ public final class ExperimentsFile {
     double decode = s.has("derived.decode_ms_per_token_est")
         ? s.nonNegative("derived.decode_ms_per_token_est")
         : RunStats.decodeMsPerToken(e2eMean, ttftMean, outputLen);
+    // Counts are optional (summary-only runs record latencies but not counts); unknown = -1.
+    long success = s.has("count_success") ? s.nonNegativeLong("count_success") : RunStats.UNKNOWN_COUNT;
+    long failed = s.has("count_failed") ? s.nonNegativeLong("count_failed")
+        : success == RunStats.UNKNOWN_COUNT ? RunStats.UNKNOWN_COUNT : 0;
     return new RunStats(
         stage,
-        s.nonNegativeLong("count_success"),
-        s.has("count_failed") ? s.nonNegativeLong("count_failed") : 0,
+        success,
+        failed,
         e2eMean,
         s.optional("e2e_ms.p50"),
         s.optional("e2e_ms.p90"),

@@ -13,7 +13,7 @@ public enum Metric {
   TTFT_P99("ttft_p99", RunStats::ttftP99Ms),
   DECODE_MS_PER_TOKEN("decode_ms_per_token", RunStats::decodeMsPerToken),
   THROUGHPUT("throughput", RunStats::throughputRps),
-  SUCCESS_COUNT("success_count", s -> (double) s.countSuccess());
+  SUCCESS_COUNT("success_count", RunStats::successCount);
 
   private final String key;
   private final ToDoubleFunction<RunStats> value;

@@ -5,8 +5,9 @@ package io.blis.engine.validate;
  * are milliseconds over successful requests only; a statistic that was not recorded is NaN.
  *
  * @param stage load stage index, or -1 for the whole run
- * @param countSuccess requests that received all their output tokens
- * @param countFailed requests that failed (client timeout or server rejection)
+ * @param countSuccess requests that received all their output tokens, or {@link #UNKNOWN_COUNT}
+ * @param countFailed requests that failed (client timeout or server rejection), or
+ *     {@link #UNKNOWN_COUNT}
  * @param e2eMeanMs mean end-to-end latency, send to last token
  * @param e2eP50Ms median end-to-end latency
  * @param e2eP90Ms 90th percentile end-to-end latency
@@ -33,8 +34,22 @@ public record RunStats(
     double decodeMsPerToken,
     double throughputRps) {
 
-  /** Failed requests as a fraction of all requests sent (0 when nothing was sent). */
+  /** A request count that the observation did not record. */
+  public static final long UNKNOWN_COUNT = -1;
+
+  /** Successful requests as a double, NaN when not recorded. */
+  public double successCount() {
+    return countSuccess < 0 ? Double.NaN : countSuccess;
+  }
+
+  /**
+   * Failed requests as a fraction of all requests sent (0 when nothing was sent, NaN when the
+   * counts were not recorded).
+   */
   public double failureFraction() {
+    if (countSuccess < 0 || countFailed < 0) {
+      return Double.NaN;
+    }
     long sent = countSuccess + countFailed;
     return sent == 0 ? 0.0 : (double) countFailed / sent;
   }

@@ -135,8 +135,8 @@ public final class ValidationReport {
 
   private static ObjectNode statsJson(RunStats s) {
     ObjectNode n = NODES.objectNode();
-    n.put("count_success", s.countSuccess());
-    n.put("count_failed", s.countFailed());
+    putCount(n, "count_success", s.countSuccess());
+    putCount(n, "count_failed", s.countFailed());
     put(n, "failure_fraction", s.failureFraction());
     put(n, "e2e_mean", s.e2eMeanMs());
     put(n, "e2e_p50", s.e2eP50Ms());
@@ -157,6 +157,14 @@ public final class ValidationReport {
       put(n, m.key(), m.ape(predicted, observed));
     }
     return n;
+  }
+
+  private static void putCount(ObjectNode n, String key, long count) {
+    if (count >= 0) {
+      n.put(key, count);
+    } else {
+      n.putNull(key);
+    }
   }
 
   private static void put(ObjectNode n, String key, double v) {

@@ -67,6 +67,43 @@ class ValidateCommandTest {
     assertThat(Files.readString(again)).isEqualTo(Files.readString(json));
   }
 
+  private static Path summaryOnly() throws Exception {
+    return Path.of(ValidateCommandTest.class.getResource("/validate/experiments-summary-only.json").toURI());
+  }
+
+  @Test
+  void combinesFilesAndComparesSummaryOnlyRunsAsWholeRuns(@TempDir Path dir) throws Exception {
+    Path json = dir.resolve("both.json");
+    Run r = run("validate", "--experiments", small().toString(), "--experiments", summaryOnly().toString(),
+        "--out", json.toString(), "--threads", "2", "--max-requests-per-stage", "100");
+    assertThat(r.code()).as(r.err()).isZero();
+    // replay mode says once which runs it regenerates
+    assertThat(r.err()).contains("1 experiment(s) without per_request_trace")
+        .contains("test-summary-only-llama-2-7b");
+    JsonNode exps = new ObjectMapper().readTree(json.toFile()).get("experiments");
+    assertThat(exps).hasSize(2);
+    JsonNode e = exps.get(1);
+    assertThat(e.get("id").asText()).isEqualTo("test-summary-only-llama-2-7b");
+    // counts were not recorded: observed counts and failure fraction are unknown, not 0
+    assertThat(e.get("observed").get("count_success").isNull()).isTrue();
+    assertThat(e.get("observed").get("failure_fraction").isNull()).isTrue();
+    assertThat(e.get("ape_pct").get("success_count").isNull()).isTrue();
+    // no trace: the whole run (120 requests) is simulated despite --max-requests-per-stage 100
+    assertThat(e.get("predicted").get("count_success").asInt()).isEqualTo(120);
+    // the made-up observation's decode time is derived from its means: (800 - 30) / (101 - 1)
+    assertThat(e.get("observed").get("decode_ms_per_token").asDouble()).isEqualTo(7.7);
+    double p = e.get("predicted").get("e2e_mean").asDouble();
+    assertThat(e.get("ape_pct").get("e2e_mean").asDouble())
+        .isCloseTo(Math.abs(p - 800.0) / 8.0, org.assertj.core.api.Assertions.within(0.01));
+    // the traced run is still compared on its first 100 requests, less the 25 warm-up ones
+    assertThat(exps.get(0).get("predicted").get("count_success").asInt()).isEqualTo(75);
+
+    Run excluded = run("validate", "--experiments", small().toString(), "--experiments", summaryOnly().toString(),
+        "--exclude", "first300", "--threads", "1");
+    assertThat(excluded.code()).as(excluded.err()).isZero();
+    assertThat(excluded.out()).contains("test-summary-only-llama-2-7b").doesNotContain("first300");
+  }
+
   @Test
   void badInputGivesOneLineAndExitCode2(@TempDir Path dir) throws Exception {
     Run mode = run("validate", "--experiments", small().toString(), "--mode", "bogus");
@@ -78,7 +115,16 @@ class ValidateCommandTest {
     assertThat(missing.err()).contains("none.json");
     Run only = run("validate", "--experiments", small().toString(), "--only", "mixtral");
     assertThat(only.code()).isEqualTo(2);
-    assertThat(only.err()).contains("--only 'mixtral' matches no experiment id");
+    assertThat(only.err()).contains("--only 'mixtral' leaves no experiment of");
+    Run twice = run("validate", "--experiments", small().toString(), "--experiments", small().toString());
+    assertThat(twice.code()).isEqualTo(2);
+    assertThat(twice.err()).contains("experiment id 'test-llama-2-7b-tp1-codegen-first300' is also in");
+    Run none = run("validate", "--experiments", small().toString(), "--exclude", "llama");
+    assertThat(none.code()).isEqualTo(2);
+    assertThat(none.err()).contains("--exclude 'llama' leaves no experiment of");
+    Run badRegex = run("validate", "--experiments", small().toString(), "--exclude", "(");
+    assertThat(badRegex.code()).isEqualTo(2);
+    assertThat(badRegex.err()).contains("--exclude: invalid regular expression");
     Run coeffs = run("validate", "--experiments", small().toString(), "--coefficients", dir.resolve("c.yaml").toString());
     assertThat(coeffs.code()).isEqualTo(2);
     assertThat(coeffs.err()).contains("--coefficients: no such file");

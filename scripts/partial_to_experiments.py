@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Turn the tier-B runs of experiments_partial.json into an experiments.json-schema file.
+
+Tier B (the inference-sim "trainval" runs) documents the server limits, the KV capacity and the
+inference-perf profile, and records 7 summary metrics per stage (E2E mean/p90/p99, TTFT
+mean/p90/p99, ITL by the sim-to-real definition). That is enough for `blis validate --mode
+synthetic`, which regenerates the request stream from the profile.
+
+Assumptions, because tier B does not record them (each one is printed in the output file):
+- Prompt structure: 10 groups x 10 prompts, single turn: the effective defaults of the
+  inference-perf build of the 16 fully specified runs of the same campaign, whose profiles carry
+  the same unrecognised keys. (A build that honoured multi-turn would grow every user's context
+  by ~700 tokens a round; the observed per-token times of stage 0 and stage 1 do not show that.)
+- max_model_len: the model's max_position_embeddings (vLLM's default).
+- CPU offload: 8 GiB (`--kv-offloading-size`) when the run records CPU KV blocks, as in the
+  other runs of the campaign; "ambiguous" offload is taken as off.
+- Where the two inference-sim testdata files disagree on KV blocks, the value the partial file
+  lists first (roofline_goldendataset.json) is used.
+- Request counts were not recorded, so the output has none (validate reports no count errors).
+
+Usage: python3 scripts/partial_to_experiments.py PARTIAL_JSON OUT_JSON
+Trace and config paths in OUT_JSON are written relative to OUT_JSON's directory.
+Standard library only.
+"""
+import json
+import os
+import sys
+
+CPU_OFFLOAD_BYTES = 8 * 1024 ** 3
+
+
+def stats(block):
+    return {
+        "e2e_ms": {k: block["e2e_ms"][k] for k in ("mean", "p90", "p99")},
+        "ttft_ms": {k: block["ttft_ms"][k] for k in ("mean", "p90", "p99")},
+    }
+
+
+def convert(run, partial_dir, out_dir):
+    config_path = os.path.join(partial_dir, run["model_config"])
+    with open(config_path) as f:
+        config = json.load(f)
+    cfg = config.get("text_config", config)
+    max_model_len = cfg.get("max_position_embeddings")
+    if not isinstance(max_model_len, int):
+        raise SystemExit(f"{config_path}: no integer max_position_embeddings")
+    profile = run["workload"]["data_as_written_in_profile"]
+    vllm = run["vllm"]
+    offload = vllm.get("cpu_offload") is True and (vllm.get("cpu_kv_blocks") or 0) > 0
+    stages = []
+    i = 0
+    while f"stage_{i}" in run["observed"]:
+        s = stats(run["observed"][f"stage_{i}"])
+        s["stage"] = i
+        stages.append(s)
+        i += 1
+    overall = stats(run["observed"]["overall"])
+    return {
+        "id": run["id"].replace("trainval:", ""),
+        "model": run["model"],
+        "model_config": os.path.relpath(config_path, out_dir),
+        "hardware": {"gpu": run["hardware"], "num_gpus": run["tp"]},
+        "tp": run["tp"],
+        "vllm": {
+            "max_model_len": max_model_len,
+            "max_num_batched_tokens": vllm["max_num_batched_tokens"],
+            "max_num_seqs": vllm["max_num_seqs"],
+            "block_size": 16,
+            "kv_blocks_gpu": vllm["kv_blocks_gpu"],
+            "cpu_offload": {"enabled": offload, "cpu_bytes": CPU_OFFLOAD_BYTES},
+        },
+        "workload": {
+            "name": run["workload"]["name"],
+            "api": run["workload"]["api"],
+            "ignore_eos": True,
+            "data": {
+                "type": "shared_prefix",
+                "num_groups": 10,
+                "num_prompts_per_group": 10,
+                "system_prompt_len": profile["system_prompt_len"],
+                "question_len": profile["question_len"],
+                "output_len": profile["output_len"],
+            },
+            "load": {
+                "type": "constant",
+                "stages": [
+                    {"rate_rps": s["rate_rps"], "duration_s": s["duration_s"],
+                     "num_requests": s["num_requests"]}
+                    for s in run["workload"]["load"]["stages"]
+                ],
+                "stage_interval_s": 1.0,
+                "client_timeout_s": 300,
+            },
+        },
+        # Same rule as the fully specified runs (failures are not recorded here).
+        "status": {"saturated": run["observed"]["overall"]["ttft_ms"]["mean"] > 5000},
+        "observed": {"overall": overall, "stages": stages},
+        "assumptions": "converted by scripts/partial_to_experiments.py: 10x10 single-turn prompts, "
+                       "max_model_len = max_position_embeddings, 8 GiB CPU offload when CPU KV "
+                       "blocks are recorded, no request counts",
+    }
+
+
+def main():
+    if len(sys.argv) != 3:
+        raise SystemExit("usage: partial_to_experiments.py PARTIAL_JSON OUT_JSON")
+    partial, out = sys.argv[1], sys.argv[2]
+    with open(partial) as f:
+        data = json.load(f)
+    partial_dir = os.path.dirname(os.path.abspath(partial))
+    out_dir = os.path.dirname(os.path.abspath(out))
+    runs = [convert(r, partial_dir, out_dir) for r in data["tier_B_trainval"]]
+    with open(out, "w") as f:
+        json.dump({"source": os.path.basename(partial) + " tier_B_trainval",
+                   "experiments": runs}, f, indent=1)
+        f.write("\n")
+    print(f"wrote {len(runs)} experiments to {out}")
+
+
+if __name__ == "__main__":
+    main()
