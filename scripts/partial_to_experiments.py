@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Turn the tier-B runs of experiments_partial.json into an experiments.json-schema file.
+"""Turn the tier-B (or tier-C) runs of experiments_partial.json into an experiments.json-schema file.
 
 Tier B (the inference-sim "trainval" runs) documents the server limits, the KV capacity and the
 inference-perf profile, and records 7 summary metrics per stage (E2E mean/p90/p99, TTFT
@@ -18,7 +18,15 @@ Assumptions, because tier B does not record them (each one is printed in the out
   lists first (roofline_goldendataset.json) is used.
 - Request counts were not recorded, so the output has none (validate reports no count errors).
 
-Usage: python3 scripts/partial_to_experiments.py PARTIAL_JSON OUT_JSON
+Tier C (sim-to-real evaluation runs on H100, A100-80GB and L40S) records even less: the GPU,
+TP, max_num_batched_tokens, gpu_memory_utilization, CPU offload on/off and only the profile
+NAME. With `--tier C` the profile is taken from the run of that name in experiments.json
+(codegen, roleplay, general, reasoning) or tier B (general-lite, reasoning-lite), as the
+ground-truth README presumes; max_num_seqs is 128 (every documented run of the campaign); KV
+blocks are left to BLIS's memory-based sizing; runs whose observation covers only a prefix of
+the requests are skipped.
+
+Usage: python3 scripts/partial_to_experiments.py [--tier B|C] PARTIAL_JSON OUT_JSON
 Trace and config paths in OUT_JSON are written relative to OUT_JSON's directory.
 Standard library only.
 """
@@ -34,6 +42,46 @@ def stats(block):
         "e2e_ms": {k: block["e2e_ms"][k] for k in ("mean", "p90", "p99")},
         "ttft_ms": {k: block["ttft_ms"][k] for k in ("mean", "p90", "p99")},
     }
+
+
+def profiles_by_name(partial_dir, data):
+    """Workload name -> (data_as_written_in_profile-like dict, load stages) from tiers A and B."""
+    out = {}
+    with open(os.path.join(partial_dir, "experiments.json")) as f:
+        for e in json.load(f)["experiments"]:
+            w = e["workload"]
+            out.setdefault(w["name"], (w["data"], w["load"]["stages"]))
+    for r in data["tier_B_trainval"]:
+        w = r["workload"]
+        out.setdefault(w["name"], (w["data_as_written_in_profile"], w["load"]["stages"]))
+    return out
+
+
+def convert_c(run, partial_dir, out_dir, profiles):
+    name = run["workload"]["name"]
+    if name not in profiles:
+        raise SystemExit(f"{run['id']}: no documented profile named '{name}'")
+    profile, stages = profiles[name]
+    vllm = run["vllm"]
+    tier_b_like = {
+        "id": run["id"].replace("s2r-eval:", "c-"),
+        "model": run["model"],
+        "model_config": run["model_config"],
+        "hardware": run["hardware"],
+        "tp": run["tp"],
+        "workload": {"name": name, "api": {"type": "completion", "streaming": True},
+                     "data_as_written_in_profile": profile, "load": {"stages": stages}},
+        "vllm": {"max_num_batched_tokens": vllm["max_num_batched_tokens"], "max_num_seqs": 128,
+                 "cpu_offload": vllm.get("cpu_offload") is True, "cpu_kv_blocks": 1},
+        "observed": run["observed"],
+    }
+    e = convert(tier_b_like, partial_dir, out_dir)
+    del e["vllm"]["kv_blocks_gpu"]
+    e["vllm"]["gpu_memory_utilization"] = vllm["gpu_memory_utilization"]
+    e["assumptions"] = ("converted by scripts/partial_to_experiments.py --tier C: profile of the run named '"
+                        + name + "' in tiers A/B, 10x10 single-turn prompts, max_num_seqs 128, KV blocks "
+                        "sized by BLIS, max_model_len = max_position_embeddings, no request counts")
+    return e
 
 
 def convert(run, partial_dir, out_dir):
@@ -66,7 +114,7 @@ def convert(run, partial_dir, out_dir):
             "max_num_batched_tokens": vllm["max_num_batched_tokens"],
             "max_num_seqs": vllm["max_num_seqs"],
             "block_size": 16,
-            "kv_blocks_gpu": vllm["kv_blocks_gpu"],
+            "kv_blocks_gpu": vllm.get("kv_blocks_gpu"),
             "cpu_offload": {"enabled": offload, "cpu_bytes": CPU_OFFLOAD_BYTES},
         },
         "workload": {
@@ -102,17 +150,28 @@ def convert(run, partial_dir, out_dir):
 
 
 def main():
-    if len(sys.argv) != 3:
-        raise SystemExit("usage: partial_to_experiments.py PARTIAL_JSON OUT_JSON")
-    partial, out = sys.argv[1], sys.argv[2]
+    args = sys.argv[1:]
+    tier = "B"
+    if len(args) >= 2 and args[0] == "--tier":
+        tier = args[1].upper()
+        args = args[2:]
+    if len(args) != 2 or tier not in ("B", "C"):
+        raise SystemExit("usage: partial_to_experiments.py [--tier B|C] PARTIAL_JSON OUT_JSON")
+    partial, out = args
     with open(partial) as f:
         data = json.load(f)
     partial_dir = os.path.dirname(os.path.abspath(partial))
     out_dir = os.path.dirname(os.path.abspath(out))
-    runs = [convert(r, partial_dir, out_dir) for r in data["tier_B_trainval"]]
+    if tier == "B":
+        key = "tier_B_trainval"
+        runs = [convert(r, partial_dir, out_dir) for r in data[key]]
+    else:
+        key = "tier_C_s2r_eval"
+        profiles = profiles_by_name(partial_dir, data)
+        runs = [convert_c(r, partial_dir, out_dir, profiles) for r in data[key]
+                if r.get("observed_basis") == "full_run"]
     with open(out, "w") as f:
-        json.dump({"source": os.path.basename(partial) + " tier_B_trainval",
-                   "experiments": runs}, f, indent=1)
+        json.dump({"source": os.path.basename(partial) + " " + key, "experiments": runs}, f, indent=1)
         f.write("\n")
     print(f"wrote {len(runs)} experiments to {out}")
 

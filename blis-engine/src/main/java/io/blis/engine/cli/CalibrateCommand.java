@@ -109,6 +109,7 @@ public final class CalibrateCommand implements Callable<Integer> {
     var out1 = spec.commandLine().getOut();
     EngineRunSimulator sim = new EngineRunSimulator(m, TrainedPhysicsCoefficients.LATENCY_MODEL, run.seed);
     try (Calibrator cal = new Calibrator(sim, space, new Calibrator.Settings(run.seed, n, 0, sigma), progress)) {
+      cal.onUnexercised(TrainedPhysicsCalibration::unexercised);
       CoefficientWriter writer = CoefficientWriter.yaml(TrainedPhysicsCoefficients.LATENCY_MODEL);
       cal.onStageDone((stage, values) -> {
         try {
@@ -120,9 +121,11 @@ public final class CalibrateCommand implements Callable<Integer> {
       });
       Calibrator.Result r = cal.fit(fitSet, stages);
       List<String> provenance = new ArrayList<>(List.of(
-          "Fitted by: blis calibrate --experiments " + run.experiments + " --mode " + run.mode + " --subsample " + subsample
+          "Fitted by: blis calibrate --experiments " + run.files() + " --mode " + run.mode + " --subsample " + subsample
               + " --budget " + budget + " --sigma " + sigma + " --seed " + run.seed + (includeSaturated ? " --include-saturated" : "")
-              + (run.only == null ? "" : " --only '" + run.only + "'"),
+              + (run.only == null ? "" : " --only '" + run.only + "'")
+              + (run.exclude == null ? "" : " --exclude '" + run.exclude + "'")
+              + (start == null ? "" : " --start '" + start + "'"),
           String.format(Locale.ROOT, "Experiments fitted: %d; evaluations: %d; final loss %.3f", fitSet.size(),
               r.evaluations(), r.loss())));
       try {

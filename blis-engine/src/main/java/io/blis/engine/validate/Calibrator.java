@@ -73,12 +73,24 @@ public final class Calibrator implements AutoCloseable {
    */
   public record Fold(String heldOut, double[] values, List<ExperimentComparison> comparisons) {}
 
+  /**
+   * A parameter that no experiment of a training set exercises (for example an MoE-only
+   * coefficient when the set has no MoE model): the search leaves it alone and the fit gives it
+   * the fitted value of {@code follows}, or {@code value} when {@code follows} is null.
+   *
+   * @param parameter the parameter not fitted
+   * @param follows the parameter whose fitted value it takes, or null
+   * @param value its value when {@code follows} is null
+   */
+  public record Tie(String parameter, String follows, double value) {}
+
   private final ParameterSpace space;
   private final Settings settings;
   private final PrintStream progress;
   private final ParallelRuns runs;
   private int evaluations;
   private java.util.function.BiConsumer<String, double[]> checkpoint = (stage, values) -> {};
+  private Function<List<Experiment>, List<Tie>> unexercised = training -> List.of();
 
   public Calibrator(RunSimulator simulator, ParameterSpace space, Settings settings, PrintStream progress) {
     this.space = space;
@@ -93,6 +105,16 @@ public final class Calibrator implements AutoCloseable {
    */
   public void onStageDone(java.util.function.BiConsumer<String, double[]> listener) {
     this.checkpoint = listener;
+  }
+
+  /**
+   * Sets the rule that names, for a training set, the parameters none of its experiments
+   * exercises and what they take instead of a fitted value (default: none). Without it a
+   * cross-validation fold that holds out the only MoE model would let the search drift the
+   * MoE-only coefficients anywhere in their bounds, since they do not change its loss.
+   */
+  public void onUnexercised(Function<List<Experiment>, List<Tie>> rule) {
+    this.unexercised = rule;
   }
 
   /** Simulates every experiment with the coefficients and compares with the observations. */
@@ -113,13 +135,28 @@ public final class Calibrator implements AutoCloseable {
     }
     double[] best = space.clamp(start);
     double bestLoss = Double.NaN;
+    List<Tie> ties = unexercised.apply(experiments);
+    java.util.Set<String> tied = new java.util.HashSet<>();
+    for (Tie t : ties) {
+      tied.add(t.parameter());
+      progress.printf(Locale.ROOT, "calibrate: no training run exercises %s; it takes %s%n", t.parameter(),
+          t.follows() != null ? "the fitted " + t.follows() : String.format(Locale.ROOT, "%.6g", t.value()));
+    }
     for (CalibrationStage stage : stages) {
-      StageRun run = new StageRun(experiments, stage, best);
+      List<String> free = stage.freeParameters().stream().filter(n -> !tied.contains(n)).toList();
+      if (free.isEmpty()) {
+        continue;
+      }
+      CalibrationStage s = free.size() == stage.freeParameters().size() ? stage
+          : new CalibrationStage(stage.name(), free, stage.e2eWeight(), stage.ttftWeight(), stage.decodeWeight(),
+              stage.maxRequestsPerStage(), stage.searchEvaluations(), stage.polishEvaluations());
+      StageRun run = new StageRun(experiments, s, best);
       run.optimize();
-      best = run.bestX;
+      best = applyTies(run.bestX, ties);
       bestLoss = run.bestLoss;
       checkpoint.accept(stage.name(), best.clone());
     }
+    best = applyTies(best, ties);
     Coefficients c = space.coefficients(best);
     List<ExperimentComparison> finalComparisons = evaluate(experiments, c, 0);
     progress.printf(Locale.ROOT, "calibrate: done after %d evaluations; loss %.3f; %s%n", evaluations, bestLoss,
@@ -150,6 +187,14 @@ public final class Calibrator implements AutoCloseable {
       folds.add(new Fold(g.getKey(), r.values(), evaluate(g.getValue(), r.coefficients(), 0)));
     }
     return folds;
+  }
+
+  private double[] applyTies(double[] x, List<Tie> ties) {
+    double[] out = x.clone();
+    for (Tie t : ties) {
+      out[space.indexOf(t.parameter())] = t.follows() != null ? x[space.indexOf(t.follows())] : t.value();
+    }
+    return space.clamp(out);
   }
 
   /** Objective evaluations so far. */

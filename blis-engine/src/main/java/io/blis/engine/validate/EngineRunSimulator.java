@@ -153,13 +153,16 @@ public final class EngineRunSimulator implements RunSimulator {
   }
 
   private ModelSpec model(Experiment e) {
-    return models.computeIfAbsent(e.modelConfig(), p -> {
-      try {
-        return ModelCatalog.fromFile(p, e.model());
-      } catch (IllegalArgumentException ex) {
-        throw new IllegalArgumentException("experiment '" + e.id() + "': model_config: " + ex.getMessage(), ex);
-      }
-    });
+    return models.computeIfAbsent(e.modelConfig(), p -> loadModel(e));
+  }
+
+  /** The experiment's model from its {@code config.json}; errors name the experiment. */
+  static ModelSpec loadModel(Experiment e) {
+    try {
+      return ModelCatalog.fromFile(e.modelConfig(), e.model());
+    } catch (IllegalArgumentException ex) {
+      throw new IllegalArgumentException("experiment '" + e.id() + "': model_config: " + ex.getMessage(), ex);
+    }
   }
 
   /**

@@ -63,6 +63,35 @@ public final class TrainedPhysicsCalibration {
         new CalibrationStage("joint", List.copyOf(all), 1, 0.5, 1, polishRequests, evals(80, budget), 0));
   }
 
+  /**
+   * The coefficients no experiment of {@code training} exercises and what they take instead: with
+   * no MoE model, {@code expert_weight_load} follows {@code weight_load} (expert weights are read
+   * like dense ones), {@code moe_routing} follows {@code decode_memory} (activation traffic over
+   * HBM) and {@code per_moe_layer_us} is 0; with no run at TP > 1, {@code tp_comm} is 1 (the link's
+   * peak) and {@code per_allreduce_us} 0. Neutral values, not the start point, so that a held-out
+   * MoE or TP model is predicted from physics and the other models' fit alone.
+   */
+  public static List<Calibrator.Tie> unexercised(List<Experiment> training) {
+    boolean moe = false;
+    boolean tp = false;
+    java.util.Map<java.nio.file.Path, Boolean> seen = new java.util.HashMap<>();
+    for (Experiment e : training) {
+      moe |= seen.computeIfAbsent(e.modelConfig(), p -> EngineRunSimulator.loadModel(e).isMoe());
+      tp |= e.tp() > 1;
+    }
+    List<Calibrator.Tie> ties = new java.util.ArrayList<>();
+    if (!moe) {
+      ties.add(new Calibrator.Tie("expert_weight_load", "weight_load", 0));
+      ties.add(new Calibrator.Tie("moe_routing", "decode_memory", 0));
+      ties.add(new Calibrator.Tie("per_moe_layer_us", null, 0));
+    }
+    if (!tp) {
+      ties.add(new Calibrator.Tie("tp_comm", null, 1));
+      ties.add(new Calibrator.Tie("per_allreduce_us", null, 0));
+    }
+    return ties;
+  }
+
   private static int evals(int base, double budget) {
     return Math.max(1, (int) Math.round(base * budget));
   }

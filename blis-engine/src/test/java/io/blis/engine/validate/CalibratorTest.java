@@ -117,6 +117,28 @@ class CalibratorTest {
   }
 
   @Test
+  void unexercisedParametersAreNotSearchedAndTakeTheirTie() {
+    ByteArrayOutputStream log = new ByteArrayOutputStream();
+    List<CalibrationStage> quick = List.of(new CalibrationStage("s", List.of("a", "b", "c"), 1, 1, 1, 0, 120, 60));
+    try (Calibrator cal = new Calibrator(ANALYTIC, space(), new Calibrator.Settings(11, 2, 0, 0.3),
+        new PrintStream(log, true, StandardCharsets.UTF_8))) {
+      // pretend no training run exercises 'c' when the set has fewer than 4 runs
+      cal.onUnexercised(training -> training.size() < 4 ? List.of(new Calibrator.Tie("c", null, 3.5)) : List.of());
+      double[] all = cal.fit(experiments(), quick).values();
+      assertThat(all[2]).as("fitted when exercised").isCloseTo(TRUTH[2], within(0.1 * TRUTH[2]));
+      double[] three = cal.fit(experiments().subList(0, 3), quick).values();
+      assertThat(three[2]).isEqualTo(3.5);
+      // a tie to another parameter takes its fitted value, clamped to its own bounds
+      cal.onUnexercised(training -> List.of(new Calibrator.Tie("b", "a", 0)));
+      double[] tied = cal.fit(experiments(), quick).values();
+      assertThat(tied[1]).isEqualTo(0.5); // 'a' is fitted near 6; 'b' is bounded by 0.5
+    }
+    assertThat(log.toString(StandardCharsets.UTF_8))
+        .contains("no training run exercises c; it takes 3.5")
+        .contains("no training run exercises b; it takes the fitted a");
+  }
+
+  @Test
   void leaveOneGroupOutHoldsOutEachGroup() {
     PrintStream quiet = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
     List<CalibrationStage> quick = List.of(new CalibrationStage("s", List.of("a", "b", "c"), 1, 1, 1, 0, 200, 200));
