@@ -4,10 +4,12 @@ import io.blis.api.Coefficients;
 import java.io.PrintStream;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Function;
 import org.hipparchus.exception.MathIllegalStateException;
 import org.hipparchus.optim.InitialGuess;
@@ -136,7 +138,7 @@ public final class Calibrator implements AutoCloseable {
     double[] best = space.clamp(start);
     double bestLoss = Double.NaN;
     List<Tie> ties = unexercised.apply(experiments);
-    java.util.Set<String> tied = new java.util.HashSet<>();
+    Set<String> tied = new HashSet<>();
     for (Tie t : ties) {
       tied.add(t.parameter());
       progress.printf(Locale.ROOT, "calibrate: no training run exercises %s; it takes %s%n", t.parameter(),

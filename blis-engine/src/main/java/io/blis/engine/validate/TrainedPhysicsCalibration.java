@@ -2,7 +2,12 @@ package io.blis.engine.validate;
 
 import io.blis.api.Coefficients;
 import io.blis.latency.physics.TrainedPhysicsCoefficients;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The default calibration of the {@code trained-physics} latency model: its 17 coefficients with
@@ -55,7 +60,7 @@ public final class TrainedPhysicsCalibration {
    */
   public static List<CalibrationStage> stages(int subsample, double budget) {
     int polishRequests = subsample == 0 ? 0 : subsample * 2;
-    java.util.LinkedHashSet<String> all = new java.util.LinkedHashSet<>(DECODE);
+    LinkedHashSet<String> all = new LinkedHashSet<>(DECODE);
     all.addAll(TTFT);
     return List.of(
         new CalibrationStage("decode", DECODE, 0.5, 0, 1, subsample, evals(150, budget), evals(60, budget)),
@@ -74,12 +79,12 @@ public final class TrainedPhysicsCalibration {
   public static List<Calibrator.Tie> unexercised(List<Experiment> training) {
     boolean moe = false;
     boolean tp = false;
-    java.util.Map<java.nio.file.Path, Boolean> seen = new java.util.HashMap<>();
+    Map<Path, Boolean> seen = new HashMap<>();
     for (Experiment e : training) {
       moe |= seen.computeIfAbsent(e.modelConfig(), p -> EngineRunSimulator.loadModel(e).isMoe());
       tp |= e.tp() > 1;
     }
-    List<Calibrator.Tie> ties = new java.util.ArrayList<>();
+    List<Calibrator.Tie> ties = new ArrayList<>();
     if (!moe) {
       ties.add(new Calibrator.Tie("expert_weight_load", "weight_load", 0));
       ties.add(new Calibrator.Tie("moe_routing", "decode_memory", 0));
