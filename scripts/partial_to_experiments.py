@@ -57,34 +57,42 @@ def profiles_by_name(partial_dir, data):
     return out
 
 
+def convert_b(run, partial_dir, out_dir):
+    vllm = run["vllm"]
+    offload = vllm.get("cpu_offload") is True and (vllm.get("cpu_kv_blocks") or 0) > 0
+    w = run["workload"]
+    return build(run, run["id"].replace("trainval:", ""), w["name"], w["api"],
+                 w["data_as_written_in_profile"], w["load"]["stages"], vllm["max_num_seqs"],
+                 [("kv_blocks_gpu", vllm["kv_blocks_gpu"]), ("cpu_offload", offload_block(offload))],
+                 "converted by scripts/partial_to_experiments.py: 10x10 single-turn prompts, "
+                 "max_model_len = max_position_embeddings, 8 GiB CPU offload when CPU KV "
+                 "blocks are recorded, no request counts",
+                 partial_dir, out_dir)
+
+
 def convert_c(run, partial_dir, out_dir, profiles):
     name = run["workload"]["name"]
     if name not in profiles:
         raise SystemExit(f"{run['id']}: no documented profile named '{name}'")
     profile, stages = profiles[name]
     vllm = run["vllm"]
-    tier_b_like = {
-        "id": run["id"].replace("s2r-eval:", "c-"),
-        "model": run["model"],
-        "model_config": run["model_config"],
-        "hardware": run["hardware"],
-        "tp": run["tp"],
-        "workload": {"name": name, "api": {"type": "completion", "streaming": True},
-                     "data_as_written_in_profile": profile, "load": {"stages": stages}},
-        "vllm": {"max_num_batched_tokens": vllm["max_num_batched_tokens"], "max_num_seqs": 128,
-                 "cpu_offload": vllm.get("cpu_offload") is True, "cpu_kv_blocks": 1},
-        "observed": run["observed"],
-    }
-    e = convert(tier_b_like, partial_dir, out_dir)
-    del e["vllm"]["kv_blocks_gpu"]
-    e["vllm"]["gpu_memory_utilization"] = vllm["gpu_memory_utilization"]
-    e["assumptions"] = ("converted by scripts/partial_to_experiments.py --tier C: profile of the run named '"
-                        + name + "' in tiers A/B, 10x10 single-turn prompts, max_num_seqs 128, KV blocks "
-                        "sized by BLIS, max_model_len = max_position_embeddings, no request counts")
-    return e
+    return build(run, run["id"].replace("s2r-eval:", "c-"), name,
+                 {"type": "completion", "streaming": True}, profile, stages, 128,
+                 [("cpu_offload", offload_block(vllm.get("cpu_offload") is True)),
+                  ("gpu_memory_utilization", vllm["gpu_memory_utilization"])],
+                 "converted by scripts/partial_to_experiments.py --tier C: profile of the run named '"
+                 + name + "' in tiers A/B, 10x10 single-turn prompts, max_num_seqs 128, KV blocks "
+                 "sized by BLIS, max_model_len = max_position_embeddings, no request counts",
+                 partial_dir, out_dir)
 
 
-def convert(run, partial_dir, out_dir):
+def offload_block(enabled):
+    return {"enabled": enabled, "cpu_bytes": CPU_OFFLOAD_BYTES}
+
+
+def build(run, exp_id, name, api, profile, load_stages, max_num_seqs, vllm_tail, assumptions,
+          partial_dir, out_dir):
+    """One experiment in the experiments.json schema; vllm_tail = (key, value) pairs after block_size."""
     config_path = os.path.join(partial_dir, run["model_config"])
     with open(config_path) as f:
         config = json.load(f)
@@ -92,9 +100,6 @@ def convert(run, partial_dir, out_dir):
     max_model_len = cfg.get("max_position_embeddings")
     if not isinstance(max_model_len, int):
         raise SystemExit(f"{config_path}: no integer max_position_embeddings")
-    profile = run["workload"]["data_as_written_in_profile"]
-    vllm = run["vllm"]
-    offload = vllm.get("cpu_offload") is True and (vllm.get("cpu_kv_blocks") or 0) > 0
     stages = []
     i = 0
     while f"stage_{i}" in run["observed"]:
@@ -102,24 +107,23 @@ def convert(run, partial_dir, out_dir):
         s["stage"] = i
         stages.append(s)
         i += 1
-    overall = stats(run["observed"]["overall"])
+    vllm = {
+        "max_model_len": max_model_len,
+        "max_num_batched_tokens": run["vllm"]["max_num_batched_tokens"],
+        "max_num_seqs": max_num_seqs,
+        "block_size": 16,
+    }
+    vllm.update(vllm_tail)
     return {
-        "id": run["id"].replace("trainval:", ""),
+        "id": exp_id,
         "model": run["model"],
         "model_config": os.path.relpath(config_path, out_dir),
         "hardware": {"gpu": run["hardware"], "num_gpus": run["tp"]},
         "tp": run["tp"],
-        "vllm": {
-            "max_model_len": max_model_len,
-            "max_num_batched_tokens": vllm["max_num_batched_tokens"],
-            "max_num_seqs": vllm["max_num_seqs"],
-            "block_size": 16,
-            "kv_blocks_gpu": vllm.get("kv_blocks_gpu"),
-            "cpu_offload": {"enabled": offload, "cpu_bytes": CPU_OFFLOAD_BYTES},
-        },
+        "vllm": vllm,
         "workload": {
-            "name": run["workload"]["name"],
-            "api": run["workload"]["api"],
+            "name": name,
+            "api": api,
             "ignore_eos": True,
             "data": {
                 "type": "shared_prefix",
@@ -134,7 +138,7 @@ def convert(run, partial_dir, out_dir):
                 "stages": [
                     {"rate_rps": s["rate_rps"], "duration_s": s["duration_s"],
                      "num_requests": s["num_requests"]}
-                    for s in run["workload"]["load"]["stages"]
+                    for s in load_stages
                 ],
                 "stage_interval_s": 1.0,
                 "client_timeout_s": 300,
@@ -142,10 +146,8 @@ def convert(run, partial_dir, out_dir):
         },
         # Same rule as the fully specified runs (failures are not recorded here).
         "status": {"saturated": run["observed"]["overall"]["ttft_ms"]["mean"] > 5000},
-        "observed": {"overall": overall, "stages": stages},
-        "assumptions": "converted by scripts/partial_to_experiments.py: 10x10 single-turn prompts, "
-                       "max_model_len = max_position_embeddings, 8 GiB CPU offload when CPU KV "
-                       "blocks are recorded, no request counts",
+        "observed": {"overall": stats(run["observed"]["overall"]), "stages": stages},
+        "assumptions": assumptions,
     }
 
 
@@ -164,7 +166,7 @@ def main():
     out_dir = os.path.dirname(os.path.abspath(out))
     if tier == "B":
         key = "tier_B_trainval"
-        runs = [convert(r, partial_dir, out_dir) for r in data[key]]
+        runs = [convert_b(r, partial_dir, out_dir) for r in data[key]]
     else:
         key = "tier_C_s2r_eval"
         profiles = profiles_by_name(partial_dir, data)
