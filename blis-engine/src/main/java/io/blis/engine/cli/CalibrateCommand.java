@@ -58,8 +58,13 @@ public final class CalibrateCommand implements Callable<Integer> {
   boolean includeSaturated;
 
   @Option(names = "--subsample", defaultValue = "400", paramLabel = "N",
-      description = "Requests per load stage simulated during the search; 0 = whole runs (default: ${DEFAULT-VALUE}).")
+      description = "Requests per load stage simulated in the decode and TTFT search stages; 0 = whole runs (default: ${DEFAULT-VALUE}).")
   int subsample;
+
+  @Option(names = "--joint-subsample", paramLabel = "N",
+      description = "Requests per load stage simulated in the final joint search stage; 0 = whole runs "
+          + "(default: twice --subsample).")
+  Integer jointSubsample;
 
   @Option(names = "--budget", defaultValue = "1.0", paramLabel = "X",
       description = "Multiplier of the evaluation budgets of the search stages (default: ${DEFAULT-VALUE}).")
@@ -83,6 +88,10 @@ public final class CalibrateCommand implements Callable<Integer> {
     if (subsample < 0) {
       throw new IllegalArgumentException("--subsample must be >= 0, got " + subsample);
     }
+    if (jointSubsample != null && jointSubsample < 0) {
+      throw new IllegalArgumentException("--joint-subsample must be >= 0, got " + jointSubsample);
+    }
+    int joint = jointSubsample != null ? jointSubsample : TrainedPhysicsCalibration.defaultJointSubsample(subsample);
     if (!(budget > 0) || !Double.isFinite(budget)) {
       throw new IllegalArgumentException("--budget must be a positive number, got " + budget);
     }
@@ -102,7 +111,7 @@ public final class CalibrateCommand implements Callable<Integer> {
     Coefficients startCoefficients = start == null
         ? TrainedPhysicsCoefficients.bundled() : ValidateCommand.loadCoefficients(start);
     ParameterSpace space = TrainedPhysicsCalibration.space(startCoefficients);
-    List<CalibrationStage> stages = TrainedPhysicsCalibration.stages(subsample, budget);
+    List<CalibrationStage> stages = TrainedPhysicsCalibration.stages(subsample, joint, budget);
     int n = run.threads();
     PrintStream progress = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.err), true,
         StandardCharsets.UTF_8);
@@ -122,6 +131,7 @@ public final class CalibrateCommand implements Callable<Integer> {
       Calibrator.Result r = cal.fit(fitSet, stages);
       List<String> provenance = new ArrayList<>(List.of(
           "Fitted by: blis calibrate --experiments " + run.files() + " --mode " + run.mode + " --subsample " + subsample
+              + (jointSubsample == null ? "" : " --joint-subsample " + jointSubsample)
               + " --budget " + budget + " --sigma " + sigma + " --seed " + run.seed + (includeSaturated ? " --include-saturated" : "")
               + (run.only == null ? "" : " --only '" + run.only + "'")
               + (run.exclude == null ? "" : " --exclude '" + run.exclude + "'")

@@ -30,10 +30,11 @@ class CalibrateCommandTest {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
     int code = run(out, err, "calibrate", "--experiments", small(), "--out", coeffs.toString(), "--report",
-        report.toString(), "--budget", "0.02", "--subsample", "0", "--threads", "1");
+        report.toString(), "--budget", "0.02", "--subsample", "0", "--joint-subsample", "0", "--threads", "1");
     assertThat(code).as(err.toString()).isZero();
     assertThat(out.toString()).contains("Fitted coefficients written to").contains("test-llama-2-7b-tp1-codegen-first300");
-    assertThat(Files.readString(coeffs)).startsWith("# Fitted by: blis calibrate --experiments");
+    assertThat(Files.readString(coeffs)).startsWith("# Fitted by: blis calibrate --experiments")
+        .contains(" --subsample 0 --joint-subsample 0 ");
     Coefficients c = CoefficientFiles.load(coeffs);
     double[] v = TrainedPhysicsCoefficients.toArray(c);
     double[] lo = TrainedPhysicsCoefficients.lowerBounds();
@@ -57,5 +58,9 @@ class CalibrateCommandTest {
     StringWriter err2 = new StringWriter();
     assertThat(run(new StringWriter(), err2, "calibrate", "--experiments", small(), "--budget", "-1")).isEqualTo(2);
     assertThat(err2.toString()).contains("--budget must be a positive number");
+    StringWriter err3 = new StringWriter();
+    assertThat(run(new StringWriter(), err3, "calibrate", "--experiments", small(), "--joint-subsample", "-5"))
+        .isEqualTo(2);
+    assertThat(err3.toString()).contains("--joint-subsample must be >= 0, got -5");
   }
 }

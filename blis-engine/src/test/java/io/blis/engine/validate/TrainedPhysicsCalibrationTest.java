@@ -8,7 +8,10 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** Which trained-physics coefficients a training set leaves unexercised, and what they take. */
+/**
+ * The staged search's request limits, and which trained-physics coefficients a training set leaves
+ * unexercised and what they take.
+ */
 class TrainedPhysicsCalibrationTest {
 
   private static Experiment variant(Experiment base, String id, Path config, int tp) {
@@ -49,5 +52,19 @@ class TrainedPhysicsCalibrationTest {
         assertThat(space.indexOf(t.follows())).isNotNegative();
       }
     }
+  }
+
+  @Test
+  void searchStagesUseTheSubsampleAndTheJointStageItsOwnLimit() {
+    List<CalibrationStage> byDefault = TrainedPhysicsCalibration.stages(400,
+        TrainedPhysicsCalibration.defaultJointSubsample(400), 1);
+    assertThat(byDefault).extracting(CalibrationStage::name).containsExactly("decode", "ttft", "joint");
+    assertThat(byDefault).extracting(CalibrationStage::maxRequestsPerStage).containsExactly(400, 400, 800);
+    assertThat(TrainedPhysicsCalibration.stages(400, 0, 1)).extracting(CalibrationStage::maxRequestsPerStage)
+        .containsExactly(400, 400, 0);
+    assertThat(TrainedPhysicsCalibration.defaultJointSubsample(0)).isZero();
+    // the budget scales every stage's evaluations
+    assertThat(TrainedPhysicsCalibration.stages(400, 800, 0.5).get(0).searchEvaluations())
+        .isEqualTo(byDefault.get(0).searchEvaluations() / 2);
   }
 }
