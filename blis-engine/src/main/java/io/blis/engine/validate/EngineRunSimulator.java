@@ -165,23 +165,12 @@ public final class EngineRunSimulator implements RunSimulator {
     }
   }
 
-  /**
-   * The catalog GPU of an experiment: its recorded name if the catalog knows it, else the first
-   * catalog GPU whose name appears in it (e.g. {@code NVIDIA H100 80GB HBM3 (SXM)} -> H100).
-   */
+  /** The GPU of an experiment ({@link Experiment#gpu} is a reference the catalog resolves). */
   static HardwareSpec gpu(Experiment e) {
     try {
-      return GpuCatalog.byName(e.gpu());
+      return GpuCatalog.resolve(e.gpu());
     } catch (IllegalArgumentException unknown) {
-      String upper = e.gpu().toUpperCase(Locale.ROOT);
-      for (String name : GpuCatalog.names()) {
-        String family = name.toUpperCase(Locale.ROOT).split("-")[0];
-        if (upper.contains(family)) {
-          return GpuCatalog.byName(name);
-        }
-      }
-      throw new IllegalArgumentException("experiment '" + e.id() + "': field 'hardware.gpu': unknown GPU '"
-          + e.gpu() + "'; known: " + GpuCatalog.names());
+      throw new IllegalArgumentException("experiment '" + e.id() + "': " + unknown.getMessage(), unknown);
     }
   }
 }

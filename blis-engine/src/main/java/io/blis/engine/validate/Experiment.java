@@ -12,7 +12,8 @@ import java.util.Optional;
  * @param id run id (unique within the file)
  * @param model HF model name
  * @param modelConfig the model's HF {@code config.json}
- * @param gpu GPU name as recorded (e.g. {@code NVIDIA H100 80GB HBM3 (SXM)})
+ * @param gpu the GPU as a reference {@code GpuCatalog.resolve} takes: a bundled name or alias, a
+ *     device description, or a GPU file entry {@code FILE#KEY}
  * @param tp tensor-parallel degree
  * @param dp data-parallel replicas
  * @param maxModelLen vLLM {@code max_model_len} (tokens)

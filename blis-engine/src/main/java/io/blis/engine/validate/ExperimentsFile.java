@@ -2,6 +2,8 @@ package io.blis.engine.validate;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.blis.latency.catalog.GpuCatalog;
+import io.blis.latency.catalog.GpuSpec;
 import io.blis.workload.inferenceperf.InferencePerfProfile;
 import io.blis.workload.inferenceperf.InferencePerfProfiles;
 import io.blis.workload.inferenceperf.SharedPrefixData;
@@ -67,7 +69,7 @@ public final class ExperimentsFile {
     String id = f.text("id");
     String model = f.text("model");
     Path modelConfig = base.resolve(f.text("model_config")).normalize();
-    String gpu = f.text("hardware.gpu");
+    String gpu = gpuReference(f, base);
     int tp = f.positiveInt("tp");
     int dp = f.has("dp") ? f.positiveInt("dp") : 1;
     int maxModelLen = f.positiveInt("vllm.max_model_len");
@@ -101,6 +103,45 @@ public final class ExperimentsFile {
     return new Experiment(id, model, modelConfig, gpu, tp, dp, maxModelLen, maxBatched, maxSeqs,
         gmu, blockSize, kvBlocks, cpuBytes, workloadName, profile, saturated,
         new RunSummary(overall, stageStats), trace);
+  }
+
+  /**
+   * The GPU of an experiment as a reference {@link GpuCatalog#resolve} takes. In this order: the
+   * recorded {@code hardware.gpu} if it is a bundled name or alias; the key of
+   * {@code hardware.spec} ({@code FILE#KEY}, FILE relative to the experiments file) if that is
+   * one; the bundled GPU that {@code hardware.gpu} describes ({@code NVIDIA A100-SXM4-40GB});
+   * else the {@code hardware.spec} entry itself, read from its file.
+   */
+  private static String gpuReference(Fields f, Path base) {
+    String name = f.text("hardware.gpu");
+    if (GpuCatalog.lookup(name).isPresent()) {
+      return name;
+    }
+    String spec = f.has("hardware.spec") ? f.text("hardware.spec") : null;
+    int hash = spec == null ? -1 : spec.lastIndexOf('#');
+    String key = hash < 0 ? "" : spec.substring(hash + 1);
+    if (!key.isEmpty() && GpuCatalog.lookup(key).isPresent()) {
+      return key;
+    }
+    Optional<GpuSpec> described = GpuCatalog.describedBy(name);
+    if (described.isPresent()) {
+      return described.get().name();
+    }
+    if (spec == null) {
+      throw f.error("hardware.gpu", "unknown GPU '" + name + "'; bundled GPUs: "
+          + String.join(", ", GpuCatalog.names())
+          + "; for another GPU add 'hardware.spec': FILE#KEY naming an entry of a GPU file"
+          + " (bf16_dense_tflops, hbm_bandwidth_tb_s, memory_gib or memory_gb)");
+    }
+    String file = base.resolve(hash < 0 ? spec : spec.substring(0, hash)).normalize().toString();
+    String ref = hash < 0 ? file : file + "#" + key;
+    try {
+      GpuCatalog.resolve(ref);
+    } catch (IllegalArgumentException e) {
+      throw f.error("hardware.spec", "GPU '" + name + "' is not bundled and its spec cannot be used: "
+          + e.getMessage());
+    }
+    return ref;
   }
 
   private static RunStats observed(Fields s, int stage, int outputLen) {

@@ -105,6 +105,63 @@ class ExperimentsFileTest {
         .hasMessageContaining(expected);
   }
 
+  private static Path withHardware(Path dir, String gpu, String spec) throws Exception {
+    ObjectNode root = (ObjectNode) JSON.readTree(TraceFixtures.resource("experiments-small.json").toFile());
+    ObjectNode hw = (ObjectNode) root.get("experiments").get(0).get("hardware");
+    hw.put("gpu", gpu);
+    if (spec == null) {
+      hw.remove("spec");
+    } else {
+      hw.put("spec", spec);
+    }
+    Path file = dir.resolve("hw-" + Math.abs((gpu + spec).hashCode()) + ".json");
+    JSON.writeValue(file.toFile(), root);
+    return file;
+  }
+
+  private static Experiment only(Path file) {
+    return ExperimentsFile.read(file).get(0);
+  }
+
+  @Test
+  void gpuComesFromTheNameTheSpecKeyOrTheDeviceDescription(@TempDir Path dir) throws Exception {
+    // Recorded name unknown to the catalog, spec key an alias: the ground truth's case.
+    assertThat(EngineRunSimulator.gpu(ExperimentsFile.read(TraceFixtures.resource("experiments-small.json")).get(0))
+        .name()).isEqualTo("H100");
+    assertThat(EngineRunSimulator.gpu(only(withHardware(dir, "A100-80GB", null))).name()).isEqualTo("A100-80GB");
+    // Device descriptions as nvidia-smi prints them; a variant the catalog has is not taken for another.
+    assertThat(only(withHardware(dir, "NVIDIA A100-SXM4-40GB", null)).gpu()).isEqualTo("A100-40GB");
+    assertThat(only(withHardware(dir, "NVIDIA H100 NVL", null)).gpu()).isEqualTo("H100-NVL");
+    assertThat(only(withHardware(dir, "NVIDIA H100 80GB HBM3", null)).gpu()).isEqualTo("H100");
+  }
+
+  @Test
+  void anUnbundledGpuIsReadFromItsSpecEntry(@TempDir Path dir) throws Exception {
+    Files.writeString(dir.resolve("gpus.json"), """
+        {"_note": "two GPUs",
+         "B200_192GB": {"bf16_dense_tflops": 2250, "fp8_dense_tflops": 4500, "hbm_bandwidth_tb_s": 8.0,
+                        "memory_gb": 192, "nvlink_bandwidth_gb_s": 1800}}
+        """);
+    Experiment e = only(withHardware(dir, "NVIDIA B200", "gpus.json#B200_192GB"));
+    var gpu = EngineRunSimulator.gpu(e);
+    assertThat(gpu.memoryBandwidthBytesPerS()).isEqualTo(8.0e12);
+    assertThat(gpu.peakFlopsBf16()).isEqualTo(2250e12);
+    assertThat(gpu.memoryBytes()).isEqualTo((long) (192 * 0.99 * Math.pow(2, 30)));
+
+    Path noSpec = withHardware(dir, "NVIDIA B200", null);
+    assertThatThrownBy(() -> ExperimentsFile.read(noSpec))
+        .hasMessageContaining(noSpec.toString())
+        .hasMessageContaining("field 'hardware.gpu': unknown GPU 'NVIDIA B200'")
+        .hasMessageContaining("hardware.spec");
+    Path wrongKey = withHardware(dir, "NVIDIA B200", "gpus.json#B300");
+    assertThatThrownBy(() -> ExperimentsFile.read(wrongKey))
+        .hasMessageContaining("field 'hardware.spec'")
+        .hasMessageContaining("no GPU entry 'B300' (entries: B200_192GB)");
+    // An unknown variant of a bundled family is an error, not the family's default.
+    Path variant = withHardware(dir, "NVIDIA H100 64GB", null);
+    assertThatThrownBy(() -> ExperimentsFile.read(variant)).hasMessageContaining("unknown GPU 'NVIDIA H100 64GB'");
+  }
+
   @Test
   void rejectsFilesWithoutExperimentsAndDuplicateIds(@TempDir Path dir) throws Exception {
     Path empty = dir.resolve("empty.json");

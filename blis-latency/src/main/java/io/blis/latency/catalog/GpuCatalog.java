@@ -15,12 +15,19 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * The bundled GPU datasheets ({@code H100} = H100 SXM 80GB, {@code A100-80GB} = A100 SXM 80GB,
- * {@code L40S}), looked up by name or alias (case-insensitive), and the reader of user GPU files
- * for {@code --hardware-config}.
+ * {@code L40S}, the three GPUs of the ground truth; and {@code H100-PCIE}, {@code H100-NVL},
+ * {@code H200}, {@code A100-40GB}, {@code A100-80GB-PCIE}), looked up by name or alias
+ * (case-insensitive) or by a device description such as {@code NVIDIA A100-SXM4-40GB}, and the
+ * reader of user GPU files for {@code --hardware-config}.
  *
  * <p>A GPU file is one JSON object:
  *
@@ -30,20 +37,31 @@ import java.util.TreeMap;
  *   "bf16_dense_tflops": 989.4,     // required, dense (not the 2:4 sparsity figure)
  *   "fp8_dense_tflops": 1979.0,     // optional, 0 or null = no fp8 tensor cores
  *   "hbm_bandwidth_tb_s": 4.8,      // required, TB/s (1e12 bytes/s)
- *   "memory_gib": 139.8,            // required: total device memory as CUDA reports it, GiB
+ *   "memory_gib": 139.8,            // total device memory as CUDA reports it, GiB; if absent,
+ *                                   // "memory_gb" (nominal) x 0.99 is used
  *   "interconnect_gb_s": 450.0      // optional: per-GPU per-direction link bandwidth, GB/s;
  *                                   // default nvlink_bandwidth_gb_s / 2, else 32 (PCIe Gen4 x16)
  * }
  * }</pre>
+ *
+ * <p>A file may also hold several GPUs as named entries (like the ground truth's
+ * {@code gpu_specs.json}); {@code FILE#KEY} names one of them.
  */
 public final class GpuCatalog {
 
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final double GIB = 1024.0 * 1024.0 * 1024.0;
   private static final double PCIE_GEN4_X16_GB_S = 32.0;
+  /** CUDA-reported / nominal memory of the H100 SXM and A100 80GB (79.19 and 79.15 GiB of 80). */
+  private static final double REPORTED_PER_NOMINAL_MEMORY = 0.99;
+  private static final Pattern MEMORY_TOKEN = Pattern.compile("(\\d+)GB");
 
   private static final Map<String, GpuSpec> BY_NAME = new LinkedHashMap<>();
   private static final Map<String, String> LOOKUP = new TreeMap<>();
+  private static final Map<String, Match> MATCH = new LinkedHashMap<>();
+
+  /** How a device description names a bundled GPU: family token, nominal GB, form factor. */
+  private record Match(String family, int memoryGb, String form, boolean isDefault) {}
 
   static {
     String resource = "/io/blis/latency/gpus/gpus.json";
@@ -63,6 +81,11 @@ public final class GpuCatalog {
         LOOKUP.put(e.getKey().toLowerCase(Locale.ROOT), e.getKey());
         for (JsonNode alias : e.getValue().path("aliases")) {
           LOOKUP.put(alias.asText().toLowerCase(Locale.ROOT), e.getKey());
+        }
+        JsonNode m = e.getValue().path("match");
+        if (m.isObject()) {
+          MATCH.put(e.getKey(), new Match(m.path("family").asText(), m.path("memory_gb").asInt(),
+              m.path("form").asText(), m.path("default").asBoolean()));
         }
       }
     } catch (IOException e) {
@@ -84,21 +107,68 @@ public final class GpuCatalog {
    * @throws IllegalArgumentException if there is none; the message lists names and aliases
    */
   public static GpuSpec byName(String name) {
+    return lookup(name).orElseThrow(() -> new IllegalArgumentException(
+        "unknown GPU '" + name + "'; bundled GPUs: " + String.join(", ", BY_NAME.keySet())
+            + " (aliases: " + String.join(", ", LOOKUP.keySet())
+            + "); or give --hardware-config PATH"));
+  }
+
+  /** The bundled GPU called {@code name} or one of its aliases, case-insensitive, if any. */
+  public static Optional<GpuSpec> lookup(String name) {
     String key = name == null ? null : LOOKUP.get(name.trim().toLowerCase(Locale.ROOT));
-    if (key == null) {
-      throw new IllegalArgumentException(
-          "unknown GPU '" + name + "'; bundled GPUs: " + String.join(", ", BY_NAME.keySet())
-              + " (aliases: " + String.join(", ", LOOKUP.keySet())
-              + "); or give --hardware-config PATH");
-    }
-    return BY_NAME.get(key);
+    return key == null ? Optional.empty() : Optional.of(BY_NAME.get(key));
   }
 
   /**
-   * A GPU given on the command line: a path to a GPU JSON file (when such a file exists), else a
-   * bundled name or alias.
+   * The bundled GPU that a device description names, such as {@code NVIDIA H100 80GB HBM3},
+   * {@code NVIDIA A100-SXM4-40GB} or {@code NVIDIA H100 NVL}: the description must contain the
+   * GPU's family token, and a memory size ({@code 40GB}) or form factor ({@code SXM4},
+   * {@code PCIe}, {@code NVL}) it mentions must be the GPU's. If that leaves several, the family's
+   * default (SXM, the largest common memory) is taken. Empty if no bundled GPU fits, so that an
+   * unknown variant is never mistaken for a known one.
+   */
+  public static Optional<GpuSpec> describedBy(String description) {
+    if (description == null) {
+      return Optional.empty();
+    }
+    Set<String> tokens = new TreeSet<>();
+    for (String t : description.toUpperCase(Locale.ROOT).split("[^A-Z0-9]+")) {
+      if (!t.isEmpty()) {
+        tokens.add(t);
+      }
+    }
+    int memory = -1;
+    String form = null;
+    for (String t : tokens) {
+      Matcher m = MEMORY_TOKEN.matcher(t);
+      if (m.matches()) {
+        memory = Integer.parseInt(m.group(1));
+      } else if (t.startsWith("SXM")) {
+        form = "SXM";
+      } else if (t.equals("PCIE") || t.equals("NVL")) {
+        form = t;
+      }
+    }
+    List<String> fits = new ArrayList<>();
+    for (Map.Entry<String, Match> e : MATCH.entrySet()) {
+      Match m = e.getValue();
+      if (tokens.contains(m.family()) && (memory < 0 || memory == m.memoryGb())
+          && (form == null || form.equals(m.form()))) {
+        fits.add(e.getKey());
+      }
+    }
+    if (fits.size() > 1) {
+      fits.removeIf(name -> !MATCH.get(name).isDefault());
+    }
+    return fits.size() == 1 ? Optional.of(BY_NAME.get(fits.get(0))) : Optional.empty();
+  }
+
+  /**
+   * A GPU given on the command line or in an experiments file: a GPU file (when such a file
+   * exists), an entry {@code FILE#KEY} of a file of several GPUs, a bundled name or alias, or a
+   * device description {@link #describedBy} recognizes.
    *
-   * @throws IllegalArgumentException if it is neither (the message lists the bundled GPUs)
+   * @throws IllegalArgumentException if it is none of these (the message lists the bundled GPUs)
    */
   public static GpuSpec resolve(String nameOrPath) {
     if (nameOrPath != null && !nameOrPath.isBlank()) {
@@ -107,11 +177,19 @@ public final class GpuCatalog {
         if (Files.isRegularFile(p)) {
           return fromFile(p);
         }
+        int hash = nameOrPath.lastIndexOf('#');
+        if (hash > 0 && Files.isRegularFile(Path.of(nameOrPath.substring(0, hash)))) {
+          return fromFileEntry(Path.of(nameOrPath.substring(0, hash)), nameOrPath.substring(hash + 1));
+        }
       } catch (java.nio.file.InvalidPathException notAPath) {
         // fall through to the catalog
       }
     }
-    return byName(nameOrPath);
+    Optional<GpuSpec> known = lookup(nameOrPath);
+    if (known.isPresent()) {
+      return known.get();
+    }
+    return describedBy(nameOrPath).orElseGet(() -> byName(nameOrPath));
   }
 
   /**
@@ -133,6 +211,37 @@ public final class GpuCatalog {
     return parse(name, json.toString(), root);
   }
 
+  /**
+   * Reads entry {@code key} of a file holding several GPUs as named objects (each in the format of
+   * the class documentation, {@code name} optional: default the key).
+   *
+   * @throws IllegalArgumentException if the file cannot be read, has no such entry, or the entry
+   *     is invalid; the message names the file, the entry and the field
+   */
+  public static GpuSpec fromFileEntry(Path json, String key) {
+    JsonNode root;
+    try {
+      root = JSON.readTree(Files.readAllBytes(json));
+    } catch (IOException e) {
+      throw new IllegalArgumentException(json + ": cannot read GPU file: " + e.getMessage(), e);
+    }
+    JsonNode node = root == null ? null : root.get(key);
+    if (node == null || !node.isObject()) {
+      List<String> keys = new ArrayList<>();
+      if (root != null) {
+        root.fieldNames().forEachRemaining(k -> {
+          if (root.get(k).isObject()) {
+            keys.add(k);
+          }
+        });
+      }
+      throw new IllegalArgumentException(json + ": no GPU entry '" + key + "' (entries: "
+          + String.join(", ", keys) + ")");
+    }
+    String name = node.path("name").isTextual() ? node.get("name").asText() : key;
+    return parse(name, json + "#" + key, node);
+  }
+
   private static GpuSpec parse(String name, String source, JsonNode node) {
     if (node == null || !node.isObject()) {
       throw new IllegalArgumentException(source + ": expected a JSON object describing one GPU");
@@ -143,9 +252,12 @@ public final class GpuCatalog {
     double bw = required(f, source, "hbm_bandwidth_tb_s");
     double memGib = f.optionalDouble(Double.NaN, "memory_gib");
     if (Double.isNaN(memGib)) {
+      memGib = f.optionalDouble(Double.NaN, "memory_gb") * REPORTED_PER_NOMINAL_MEMORY;
+    }
+    if (Double.isNaN(memGib)) {
       throw new IllegalArgumentException(
           source + ": missing required field 'memory_gib' (total device memory as CUDA reports it,"
-              + " in GiB)");
+              + " in GiB; or 'memory_gb', the nominal size)");
     }
     double nvlink = f.optionalDouble(0.0, "nvlink_bandwidth_gb_s");
     double link =

@@ -16,7 +16,8 @@ class GpuCatalogTest {
 
   @Test
   void bundlesTheThreeGroundTruthGpusWithDenseRates() {
-    assertThat(GpuCatalog.names()).containsExactly("H100", "A100-80GB", "L40S");
+    assertThat(GpuCatalog.names()).startsWith("H100", "A100-80GB", "L40S")
+        .contains("H100-PCIE", "H100-NVL", "H200", "A100-40GB", "A100-80GB-PCIE");
     GpuSpec h100 = GpuCatalog.byName("H100");
     assertThat(h100.peakFlopsBf16()).isEqualTo(989.4e12); // dense, not the 1979 sparse figure
     assertThat(h100.peakFlopsFp8()).isEqualTo(1979e12);
@@ -33,6 +34,46 @@ class GpuCatalogTest {
     assertThat(GpuCatalog.byName("h100-sxm").name()).isEqualTo("H100");
     assertThat(GpuCatalog.byName("A100").name()).isEqualTo("A100-80GB");
     assertThat(GpuCatalog.byName("a100-80").name()).isEqualTo("A100-80GB");
+  }
+
+  @Test
+  void deviceDescriptionsNameTheVariantTheyDescribe() {
+    assertThat(GpuCatalog.describedBy("NVIDIA H100 80GB HBM3 (SXM)")).get().extracting(GpuSpec::name).isEqualTo("H100");
+    assertThat(GpuCatalog.describedBy("NVIDIA H100 PCIe")).get().extracting(GpuSpec::name).isEqualTo("H100-PCIE");
+    assertThat(GpuCatalog.describedBy("NVIDIA H100 NVL")).get().extracting(GpuSpec::name).isEqualTo("H100-NVL");
+    assertThat(GpuCatalog.describedBy("NVIDIA A100-SXM4-80GB")).get().extracting(GpuSpec::name).isEqualTo("A100-80GB");
+    assertThat(GpuCatalog.describedBy("NVIDIA A100-SXM4-40GB")).get().extracting(GpuSpec::name).isEqualTo("A100-40GB");
+    assertThat(GpuCatalog.describedBy("NVIDIA A100 80GB PCIe")).get().extracting(GpuSpec::name)
+        .isEqualTo("A100-80GB-PCIE");
+    assertThat(GpuCatalog.describedBy("NVIDIA L40S")).get().extracting(GpuSpec::name).isEqualTo("L40S");
+    assertThat(GpuCatalog.describedBy("NVIDIA H200")).get().extracting(GpuSpec::name).isEqualTo("H200");
+    // Not bundled, or a variant the catalog does not have: nothing, rather than a near miss.
+    assertThat(GpuCatalog.describedBy("NVIDIA L40")).isEmpty();
+    assertThat(GpuCatalog.describedBy("NVIDIA B200")).isEmpty();
+    assertThat(GpuCatalog.describedBy("NVIDIA A100 40GB PCIe")).isEmpty();
+    assertThat(GpuCatalog.describedBy("H100 SXM 94GB")).isEmpty();
+    assertThat(GpuCatalog.resolve("NVIDIA A100-SXM4-40GB").memoryBandwidthBytesPerS()).isEqualTo(1.555e12);
+  }
+
+  @Test
+  void readsOneEntryOfAFileOfSeveralGpus() throws IOException {
+    Path f = dir.resolve("gpu_specs.json");
+    Files.writeString(f, """
+        {"_note": "like the ground truth's gpu_specs.json",
+         "A100_SXM_80GB": {"bf16_dense_tflops": 312, "fp8_dense_tflops": null, "hbm_bandwidth_tb_s": 2.039,
+                           "memory_gb": 80, "nvlink_bandwidth_gb_s": 600},
+         "L40S_48GB": {"bf16_dense_tflops": 362.05, "hbm_bandwidth_tb_s": 0.864, "memory_gib": 44.53,
+                       "nvlink_bandwidth_gb_s": null}}
+        """);
+    GpuSpec a100 = GpuCatalog.resolve(f + "#A100_SXM_80GB");
+    assertThat(a100.name()).isEqualTo("A100_SXM_80GB");
+    assertThat(a100.peakFlopsFp8()).isZero();
+    assertThat(a100.interconnectBandwidthBytesPerS()).isEqualTo(300e9);
+    assertThat(a100.memoryBytes()).isEqualTo((long) (80 * 0.99 * Math.pow(2, 30)));
+    assertThat(GpuCatalog.fromFileEntry(f, "L40S_48GB").interconnectBandwidthBytesPerS()).isEqualTo(32e9);
+    assertThatThrownBy(() -> GpuCatalog.resolve(f + "#H100"))
+        .hasMessageContaining(f.toString())
+        .hasMessageContaining("no GPU entry 'H100' (entries: A100_SXM_80GB, L40S_48GB)");
   }
 
   @Test
