@@ -169,6 +169,14 @@ public final class ModelCatalog {
     int hidden = f.requiredInt("hidden_size", "n_embd", "d_model");
     int heads = f.requiredInt("num_attention_heads", "n_head");
     int kvHeads = f.optionalInt(heads, "num_key_value_heads", "num_kv_heads", "multi_query_group_num");
+    if (f.optionalInt(0, "kv_lora_rank") > 0) {
+      // MLA caches one compressed latent per token (kv_lora_rank + qk_rope_head_dim, the same on
+      // every TP rank), not heads x head_dim keys and values: sizing it as GQA would be wrong
+      // many times over, so it is refused rather than guessed.
+      throw new IllegalArgumentException(source + ": kv_lora_rank marks multi-head latent attention"
+          + " (DeepSeek-V2/V3 style), which BLIS does not model: its KV cache and attention weights"
+          + " are not the num_key_value_heads x head_dim layout the latency models and KV sizing use");
+    }
     int headDim = f.optionalInt(0, "head_dim");
     if (headDim == 0) {
       if (hidden % heads != 0) {

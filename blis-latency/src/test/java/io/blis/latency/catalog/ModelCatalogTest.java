@@ -210,6 +210,22 @@ class ModelCatalogTest {
   }
 
   @Test
+  void multiHeadLatentAttentionIsRefusedNotSizedAsGqa() throws IOException {
+    Path file = write("mla", """
+        {"num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 4,
+         "intermediate_size": 256, "vocab_size": 1000, "kv_lora_rank": 16, "qk_rope_head_dim": 8}
+        """);
+    assertThatThrownBy(() -> ModelCatalog.fromFile(file))
+        .hasMessageContaining(file.toString())
+        .hasMessageContaining("multi-head latent attention");
+    Path nullRank = write("not-mla", """
+        {"num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4,
+         "intermediate_size": 256, "vocab_size": 1000, "kv_lora_rank": null}
+        """);
+    assertThat(ModelCatalog.fromFile(nullRank).numKeyValueHeads()).isEqualTo(4);
+  }
+
+  @Test
   void notJsonIsAClearError() throws IOException {
     Path file = write("junk", "{ not json");
     assertThatThrownBy(() -> ModelCatalog.fromFile(file))
