@@ -50,7 +50,8 @@ final class DeploymentOptions {
   String model = DEFAULT_MODEL;
 
   @Option(names = {"--gpu", "--hardware"}, paramLabel = "NAME|JSON",
-      description = "Bundled GPU name or alias, or a GPU JSON file (default: ${DEFAULT-VALUE}).")
+      description = "Bundled GPU name or alias, a device name as nvidia-smi prints it (NVIDIA A100-SXM4-40GB),"
+          + " a GPU JSON file, or FILE#KEY for one entry of a file of several GPUs (default: ${DEFAULT-VALUE}).")
   String gpu = DEFAULT_GPU;
 
   @Option(names = "--tp", description = "Tensor-parallel degree (default: ${DEFAULT-VALUE}).")
@@ -174,7 +175,7 @@ final class DeploymentOptions {
   SimulationResult simulate(RequestSource source, long seed) {
     ModelSpec modelSpec = looksLikeFile(model) ? ModelCatalog.fromFile(Path.of(model))
         : ModelCatalog.byName(model);
-    HardwareSpec hw = looksLikeFile(gpu) ? GpuCatalog.fromFile(Path.of(gpu)) : GpuCatalog.byName(gpu);
+    HardwareSpec hw = looksLikeFile(gpu) ? GpuCatalog.fromFile(Path.of(gpu)) : GpuCatalog.resolve(gpu);
     long kvBlocks = totalKvBlocks != null ? totalKvBlocks
         : KvCapacity.totalBlocks(modelSpec, hw, tp, gpuMemoryUtilization, blockSize);
     int maxLen = maxModelLen != null ? maxModelLen : autoMaxModelLen(modelSpec, kvBlocks, blockSize);

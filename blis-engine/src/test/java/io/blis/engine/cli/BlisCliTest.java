@@ -98,6 +98,24 @@ class BlisCliTest {
   }
 
   @Test
+  void gpuMayBeADeviceNameOrAnEntryOfAFileOfSeveralGpus(@TempDir Path dir) throws Exception {
+    JsonNode h100 = JSON.readTree(blis("run", "--num-requests", "5").out());
+    JsonNode a100 = JSON.readTree(blis("run", "--num-requests", "5", "--gpu", "NVIDIA A100-SXM4-40GB").out());
+    // Llama-2-7B (12.6 GiB of weights) on 39.6 GiB leaves less than half the KV blocks of 79.19 GiB.
+    assertThat(a100.path("engine").path("kv_total_blocks").asLong())
+        .isLessThan(h100.path("engine").path("kv_total_blocks").asLong() / 2);
+    Path specs = dir.resolve("specs.json");
+    Files.writeString(specs, "{\"big\": {\"bf16_dense_tflops\": 989.4, \"hbm_bandwidth_tb_s\": 3.35,"
+        + " \"memory_gib\": 79.19}}");
+    JsonNode entry = JSON.readTree(blis("run", "--num-requests", "5", "--gpu", specs + "#big").out());
+    assertThat(entry.path("engine").path("kv_total_blocks").asLong())
+        .isEqualTo(h100.path("engine").path("kv_total_blocks").asLong());
+    Outcome missing = blis("run", "--num-requests", "5", "--gpu", specs + "#small");
+    assertThat(missing.code()).isEqualTo(2);
+    assertThat(missing.err()).contains(specs.toString()).contains("no GPU entry 'small' (entries: big)");
+  }
+
+  @Test
   void moreInstancesLowerLatencyUnderLoad() throws Exception {
     String[] common = {"run", "--num-requests", "60", "--rate", "40", "--max-num-seqs", "4"};
     JsonNode one = JSON.readTree(blis(common).out());

@@ -27,7 +27,7 @@ import java.util.regex.Pattern;
  * {@code L40S}, the three GPUs of the ground truth; and {@code H100-PCIE}, {@code H100-NVL},
  * {@code H200}, {@code A100-40GB}, {@code A100-80GB-PCIE}), looked up by name or alias
  * (case-insensitive) or by a device description such as {@code NVIDIA A100-SXM4-40GB}, and the
- * reader of user GPU files for {@code --hardware-config}.
+ * reader of user GPU files ({@code --gpu PATH}).
  *
  * <p>A GPU file is one JSON object:
  *
@@ -110,7 +110,7 @@ public final class GpuCatalog {
     return lookup(name).orElseThrow(() -> new IllegalArgumentException(
         "unknown GPU '" + name + "'; bundled GPUs: " + String.join(", ", BY_NAME.keySet())
             + " (aliases: " + String.join(", ", LOOKUP.keySet())
-            + "); or give --hardware-config PATH"));
+            + "); or a GPU JSON file (format: docs/latency-models.md, GPU catalog)"));
   }
 
   /** The bundled GPU called {@code name} or one of its aliases, case-insensitive, if any. */
