@@ -199,12 +199,7 @@ public final class GpuCatalog {
    *     the message names the file and the field
    */
   public static GpuSpec fromFile(Path json) {
-    JsonNode root;
-    try {
-      root = JSON.readTree(Files.readAllBytes(json));
-    } catch (IOException e) {
-      throw new IllegalArgumentException(json + ": cannot read GPU file: " + e.getMessage(), e);
-    }
+    JsonNode root = read(json);
     String file = json.getFileName().toString();
     String fallbackName = file.endsWith(".json") ? file.substring(0, file.length() - 5) : file;
     String name = root != null && root.path("name").isTextual() ? root.get("name").asText() : fallbackName;
@@ -219,12 +214,7 @@ public final class GpuCatalog {
    *     is invalid; the message names the file, the entry and the field
    */
   public static GpuSpec fromFileEntry(Path json, String key) {
-    JsonNode root;
-    try {
-      root = JSON.readTree(Files.readAllBytes(json));
-    } catch (IOException e) {
-      throw new IllegalArgumentException(json + ": cannot read GPU file: " + e.getMessage(), e);
-    }
+    JsonNode root = read(json);
     JsonNode node = root == null ? null : root.get(key);
     if (node == null || !node.isObject()) {
       List<String> keys = new ArrayList<>();
@@ -240,6 +230,14 @@ public final class GpuCatalog {
     }
     String name = node.path("name").isTextual() ? node.get("name").asText() : key;
     return parse(name, json + "#" + key, node);
+  }
+
+  private static JsonNode read(Path json) {
+    try {
+      return JSON.readTree(Files.readAllBytes(json));
+    } catch (IOException e) {
+      throw new IllegalArgumentException(json + ": cannot read GPU file: " + e.getMessage(), e);
+    }
   }
 
   private static GpuSpec parse(String name, String source, JsonNode node) {
