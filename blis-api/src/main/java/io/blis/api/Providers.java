@@ -103,6 +103,12 @@ public final class Providers {
     if (type == RouterProvider.class) {
       return "router";
     }
+    if (type == AdmissionPolicyProvider.class) {
+      return "admission policy";
+    }
+    if (type == PriorityPolicyProvider.class) {
+      return "priority policy";
+    }
     return type.getSimpleName();
   }
 }

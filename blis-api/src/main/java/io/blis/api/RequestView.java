@@ -51,4 +51,13 @@ public interface RequestView {
   default int preemptions() {
     return 0;
   }
+
+  /**
+   * Chained hashes of the prompt's full blocks of {@code blockSizeTokens} tokens, exactly as an
+   * instance's prefix cache computes them (so a router can keep its own index of what it sent
+   * where). The array is owned by the engine and must not be modified. The default has none.
+   */
+  default long[] promptBlockHashes(int blockSizeTokens) {
+    return new long[0];
+  }
 }

@@ -1,7 +1,7 @@
 /**
  * The frozen service-provider interface of BLIS.
  *
- * <p>Three plugin points, each discovered with {@link java.util.ServiceLoader} through a provider
+ * <p>Five plugin points, each discovered with {@link java.util.ServiceLoader} through a provider
  * interface and selected by name:
  *
  * <ul>
@@ -10,7 +10,11 @@
  *   <li>{@link io.blis.api.Scheduler} via {@link io.blis.api.SchedulerProvider}: the order of an
  *       instance's waiting queue and the choice of preemption victim;
  *   <li>{@link io.blis.api.Router} via {@link io.blis.api.RouterProvider}: which instance of a
- *       cluster receives a request.
+ *       cluster receives a request;
+ *   <li>{@link io.blis.api.AdmissionPolicy} via {@link io.blis.api.AdmissionPolicyProvider}: whether
+ *       a request enters the cluster at all;
+ *   <li>{@link io.blis.api.PriorityPolicy} via {@link io.blis.api.PriorityPolicyProvider}: the
+ *       scheduling priority of each request.
  * </ul>
  *
  * <p>Plugins see only read-only views ({@link io.blis.api.RequestView}, {@link
