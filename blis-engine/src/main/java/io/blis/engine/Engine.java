@@ -1,8 +1,11 @@
 package io.blis.engine;
 
+import io.blis.api.AdmissionDecision;
+import io.blis.api.AdmissionPolicy;
 import io.blis.api.ClusterView;
 import io.blis.api.InstanceSnapshot;
 import io.blis.api.LatencyModel;
+import io.blis.api.PriorityPolicy;
 import io.blis.api.Router;
 import io.blis.api.Scheduler;
 import io.blis.kvcache.KvBlockPool;
@@ -15,9 +18,9 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The discrete-event loop on an integer microsecond clock: pulls requests from the source, routes
- * them to {@link Instance}s (vLLM v1 mirrors), and collects metrics. See {@link Simulation} for
- * the request timeline and scheduling rules.
+ * The discrete-event loop on an integer microsecond clock: pulls requests from the source, admits
+ * and routes them to {@link Instance}s (vLLM v1 mirrors), and collects metrics. See {@link
+ * Simulation} for the request timeline and scheduling rules.
  */
 final class Engine {
 
@@ -25,49 +28,91 @@ final class Engine {
   static final String REJECT_TOTAL_TOO_LONG = "prompt_plus_output_exceeds_max_model_len";
   static final String REJECT_KV_CAPACITY = "exceeds_kv_cache_capacity";
 
+  /** Head-of-line blocking: an instance's queue at least this many times the cluster mean... */
+  static final int HOL_FACTOR = 2;
+  /** ...and at least this many requests above it. */
+  static final int HOL_MIN_EXCESS = 4;
+
   /** Per-step hook for tests; called after a batch is formed and timed. */
   interface StepObserver {
     void onStep(long startUs, long stepUs, RequestList batch, RequestList running,
         int waitingSize, KvBlockPool pool);
   }
 
+  /** Everything an instance is built from; one per instance. */
+  record InstanceConfig(String pool, LatencyModel model, Scheduler scheduler, KvBlockPool kv,
+      EngineLimits limits, double cpuLoadUsPerBlock) {}
+
+  /** Cluster-level settings: policies, latencies, snapshot refresh, analysis. */
+  record ClusterConfig(Router router, AdmissionPolicy admission, PriorityPolicy priority,
+      long admissionLatencyUs, long routingLatencyUs, long snapshotRefreshUs,
+      Map<String, SloTarget> slo, boolean traceDecisions, int counterfactualK, Fitness fitness) {}
+
   private final Instance[] instances;
+  private final ClusterConfig config;
   private final Router router;
+  private final AdmissionPolicy admission;
+  private final PriorityPolicy priorityPolicy;
+  private final boolean prioritiesChangeWithTime;
   private final RequestSource source;
   private final boolean recordRequests;
   private final boolean streamingMetrics;
   private final long horizonUs;
+  private final boolean multiPool;
 
   private final EventQueue events = new EventQueue();
   private final ClusterState cluster = new ClusterState();
   private final ScopeMetrics overall;
   private final Map<Integer, ScopeMetrics> stages = new TreeMap<>();
+  private final ScopeMetrics[] perInstance;
+  private final Map<String, ScopeMetrics> perClass = new TreeMap<>();
+  private final Map<String, ScopeMetrics> perTenant = new TreeMap<>();
   private final List<RequestRecord> records = new ArrayList<>();
+  private final List<RoutingDecision> decisions = new ArrayList<>();
+  private final ValueStore regrets;
+  private final double[] scores;
+  private final long[] waitEstimates;
 
   private long nowUs;
   private long lastEndUs;
+  private long lastRefreshUs = Long.MIN_VALUE;
   private RequestSpec pendingOpenLoop;
   private boolean sourceDone;
   private ScopeMetrics lastScope;
+  private long admissionDecisions;
+  private long admissionRejections;
+  private long routingDecisions;
+  private long regretDecisions;
+  private long holBlockingEvents;
 
-  /** Everything an instance is built from; one per instance. */
-  record InstanceConfig(LatencyModel model, Scheduler scheduler, KvBlockPool pool) {}
-
-  Engine(List<InstanceConfig> configs, Router router, EngineLimits limits, double cpuLoadUsPerBlock,
-      RequestSource source, boolean recordRequests, boolean streamingMetrics, long horizonUs,
-      StepObserver observer) {
+  Engine(List<InstanceConfig> configs, ClusterConfig config, RequestSource source,
+      boolean recordRequests, boolean streamingMetrics, long horizonUs, StepObserver observer) {
+    if (configs.size() > EventQueue.MAX_INSTANCES) {
+      throw new IllegalArgumentException("at most " + EventQueue.MAX_INSTANCES + " instances, got "
+          + configs.size());
+    }
     this.instances = new Instance[configs.size()];
+    this.perInstance = new ScopeMetrics[configs.size()];
     for (int i = 0; i < instances.length; i++) {
       InstanceConfig c = configs.get(i);
-      instances[i] = new Instance(this, i, c.model(), c.scheduler(), limits, c.pool(),
-          cpuLoadUsPerBlock, observer);
+      instances[i] = new Instance(this, i, c.pool(), c.model(), c.scheduler(), c.limits(), c.kv(),
+          c.cpuLoadUsPerBlock(), observer);
+      perInstance[i] = new ScopeMetrics(-1, streamingMetrics, false);
     }
-    this.router = router;
+    this.multiPool = configs.stream().map(InstanceConfig::pool).distinct().count() > 1;
+    this.config = config;
+    this.router = config.router();
+    this.admission = config.admission();
+    this.priorityPolicy = config.priority();
+    this.prioritiesChangeWithTime = priorityPolicy.timeDependent();
     this.source = source;
     this.recordRequests = recordRequests;
     this.streamingMetrics = streamingMetrics;
     this.horizonUs = horizonUs;
     this.overall = new ScopeMetrics(-1, streamingMetrics);
+    this.regrets = ValueStore.create(streamingMetrics);
+    this.scores = new double[instances.length];
+    this.waitEstimates = new long[instances.length];
   }
 
   long nowUs() {
@@ -78,7 +123,17 @@ final class Engine {
     return events;
   }
 
-  /** The cluster as routers see it: one reused view over the instances. */
+  /** The priority the policy gives {@code r} now. */
+  int priorityOf(EngineRequest r) {
+    return priorityPolicy.priority(r, nowUs);
+  }
+
+  /** Whether waiting requests' priorities must be recomputed before each sort. */
+  boolean prioritiesChangeWithTime() {
+    return prioritiesChangeWithTime;
+  }
+
+  /** The cluster as routers see it: one reused view over the instances' snapshots. */
   private final class ClusterState implements ClusterView {
     @Override
     public int size() {
@@ -87,7 +142,7 @@ final class Engine {
 
     @Override
     public InstanceSnapshot get(int index) {
-      return instances[index];
+      return instances[index].snapshot();
     }
 
     @Override
@@ -107,6 +162,8 @@ final class Engine {
       Object payload = events.poppedPayload();
       switch (events.poppedType()) {
         case EventQueue.ARRIVAL -> onArrival((RequestSpec) payload);
+        case EventQueue.ADMIT -> onAdmission((EngineRequest) payload);
+        case EventQueue.ROUTE -> onRouting((EngineRequest) payload);
         case EventQueue.QUEUED -> ((EngineRequest) payload).instance.onQueued((EngineRequest) payload);
         case EventQueue.LOADED -> ((EngineRequest) payload).instance.onLoaded((EngineRequest) payload);
         case EventQueue.STEP -> ((Instance) payload).onStep();
@@ -140,6 +197,15 @@ final class Engine {
     }
   }
 
+  private ScopeMetrics breakdown(Map<String, ScopeMetrics> scopes, String key) {
+    ScopeMetrics s = scopes.get(key);
+    if (s == null) {
+      s = new ScopeMetrics(-1, streamingMetrics, false);
+      scopes.put(key, s);
+    }
+    return s;
+  }
+
   private ScopeMetrics scope(int stage) {
     ScopeMetrics s = lastScope;
     if (s == null || s != stages.get(stage)) {
@@ -155,49 +221,199 @@ final class Engine {
     EngineRequest r = new EngineRequest(spec, nowUs, deadline);
     overall.onInjected(nowUs);
     scope(spec.stage()).onInjected(nowUs);
-    if (deadline > 0) {
-      events.push(deadline, EventQueue.TIMEOUT, r);
+    breakdown(perClass, spec.sloClass()).onInjected(nowUs);
+    if (!spec.tenant().isEmpty()) {
+      breakdown(perTenant, spec.tenant()).onInjected(nowUs);
     }
-    Instance target = route(r);
-    long queueingUs = target.model().queueingTime(r);
-    if (queueingUs < 0) {
-      throw new IllegalStateException("latency model returned a negative queueing time " + queueingUs);
+    if (config.admissionLatencyUs() > 0) {
+      events.push(nowUs + config.admissionLatencyUs(), EventQueue.ADMIT, r);
+    } else {
+      onAdmission(r);
     }
-    events.push(nowUs + queueingUs, EventQueue.QUEUED, r);
     if (openLoop) {
       pendingOpenLoop = null;
       pullNext();
     }
   }
 
+  /** The admission decision, at arrival + admission latency. */
+  private void onAdmission(EngineRequest r) {
+    if (timedOutBeforeRouting(r)) {
+      return;
+    }
+    refreshSnapshotsIfDue();
+    AdmissionDecision d = admission.admit(r, cluster);
+    admissionDecisions++;
+    if (config.traceDecisions()) {
+      decisions.add(new RoutingDecision("admission", r.spec.id(), nowUs, d.admitted(), d.reason(),
+          -1, List.of(), List.of(), -1));
+    }
+    if (!d.admitted()) {
+      admissionRejections++;
+      finish(r, RequestOutcome.REJECTED, nowUs, d.reason());
+      return;
+    }
+    if (config.routingLatencyUs() > 0) {
+      events.push(nowUs + config.routingLatencyUs(), EventQueue.ROUTE, r);
+    } else {
+      onRouting(r);
+    }
+  }
+
+  /** The routing decision, at arrival + admission and routing latencies. */
+  private void onRouting(EngineRequest r) {
+    if (timedOutBeforeRouting(r)) {
+      return;
+    }
+    Instance target = route(r);
+    target.onRouted(r);
+    perInstance[target.index()].onInjected(nowUs);
+    if (r.deadlineUs > 0) {
+      events.push(r.deadlineUs, EventQueue.TIMEOUT, target.index(), r);
+    }
+    long queueingUs = target.model().queueingTime(r);
+    if (queueingUs < 0) {
+      throw new IllegalStateException("latency model returned a negative queueing time " + queueingUs);
+    }
+    events.push(nowUs + queueingUs, EventQueue.QUEUED, target.index(), r);
+  }
+
+  /**
+   * A request whose client deadline passed while it was in the admission or routing latency ends
+   * as timed out, at its deadline.
+   */
+  private boolean timedOutBeforeRouting(EngineRequest r) {
+    if (r.deadlineUs > 0 && r.deadlineUs <= nowUs) {
+      finish(r, RequestOutcome.TIMED_OUT, r.deadlineUs, "");
+      return true;
+    }
+    return false;
+  }
+
+  private void refreshSnapshotsIfDue() {
+    if (lastRefreshUs != Long.MIN_VALUE && nowUs - lastRefreshUs < config.snapshotRefreshUs()) {
+      return;
+    }
+    for (Instance inst : instances) {
+      inst.refreshSnapshot(nowUs);
+    }
+    lastRefreshUs = nowUs;
+  }
+
   private Instance route(EngineRequest r) {
-    Instance target = instances[0];
-    if (instances.length > 1) {
-      for (Instance inst : instances) {
-        inst.setRouting(r);
+    routingDecisions++;
+    if (instances.length == 1) {
+      if (config.traceDecisions()) {
+        refreshSnapshotsIfDue();
+        traceRouting(r, 0, false);
       }
-      int choice = router.route(r, cluster);
+      return instances[0];
+    }
+    refreshSnapshotsIfDue();
+    countHolBlocking();
+    for (Instance inst : instances) {
+      inst.setRouting(r);
+    }
+    boolean scored = config.traceDecisions() && router.score(r, cluster, scores);
+    int choice = router.route(r, cluster);
+    if (choice < 0 || choice >= instances.length) {
       for (Instance inst : instances) {
         inst.setRouting(null);
       }
-      if (choice < 0 || choice >= instances.length) {
-        throw new IllegalStateException(
-            "router chose instance " + choice + " of " + instances.length);
-      }
-      target = instances[choice];
+      throw new IllegalStateException(
+          "router chose instance " + choice + " of " + instances.length);
     }
-    target.onRouted(r);
-    return target;
+    if (config.traceDecisions()) {
+      traceRouting(r, choice, scored);
+    }
+    for (Instance inst : instances) {
+      inst.setRouting(null);
+    }
+    return instances[choice];
+  }
+
+  /** Counts a routing decision at which some instance's queue is far above the cluster mean. */
+  private void countHolBlocking() {
+    long total = 0;
+    int max = 0;
+    for (Instance inst : instances) {
+      int q = inst.waiting().size();
+      total += q;
+      max = Math.max(max, q);
+    }
+    double mean = (double) total / instances.length;
+    if (max >= HOL_FACTOR * mean && max - mean >= HOL_MIN_EXCESS) {
+      holBlockingEvents++;
+    }
+  }
+
+  /** Records a routing decision with every candidate's score and estimated wait, and the regret. */
+  private void traceRouting(EngineRequest r, int choice, boolean scored) {
+    int n = instances.length;
+    double fallbackStepUs = 0;
+    for (Instance inst : instances) {
+      fallbackStepUs = Math.max(fallbackStepUs, ((Instance.Snapshot) inst.snapshot()).stepEstimateUs());
+    }
+    List<RoutingDecision.Candidate> candidates = new ArrayList<>(n);
+    for (int i = 0; i < n; i++) {
+      waitEstimates[i] = estimatedWaitUs(r, (Instance.Snapshot) instances[i].snapshot(), fallbackStepUs);
+      candidates.add(new RoutingDecision.Candidate(i, scored ? scores[i] : Double.NaN, waitEstimates[i]));
+    }
+    int k = config.counterfactualK();
+    List<Integer> alternatives = new ArrayList<>();
+    long regret = -1;
+    if (k > 0) {
+      List<Integer> others = new ArrayList<>(n);
+      for (int i = 0; i < n; i++) {
+        if (i != choice) {
+          others.add(i);
+        }
+      }
+      others.sort((a, b) -> a.equals(b) ? 0 : waitEstimates[a] != waitEstimates[b]
+          ? Long.compare(waitEstimates[a], waitEstimates[b]) : Integer.compare(a, b));
+      alternatives.addAll(others.subList(0, Math.min(k, others.size())));
+      regret = alternatives.isEmpty() ? 0
+          : Math.max(0, waitEstimates[choice] - waitEstimates[alternatives.get(0)]);
+      regrets.add(regret);
+      if (regret > 0) {
+        regretDecisions++;
+      }
+    }
+    decisions.add(new RoutingDecision("routing", r.spec.id(), nowUs, true, "", choice, candidates,
+        alternatives, regret));
+  }
+
+  /**
+   * How long {@code r} would wait at an instance before its prefill completes, by the snapshot:
+   * the prompt tokens queued there plus its own uncached ones, in steps of the instance's token
+   * budget, times its recent step time ({@code fallbackStepUs} before its first step).
+   */
+  private static long estimatedWaitUs(EngineRequest r, Instance.Snapshot s, double fallbackStepUs) {
+    long uncached = Math.max(0, r.inputTokens - s.cachedPrefixTokens());
+    long tokens = s.queuedPromptTokens() + uncached;
+    long steps = (tokens + s.stepTokenBudget() - 1) / s.stepTokenBudget();
+    double stepUs = s.stepEstimateUs() > 0 ? s.stepEstimateUs() : fallbackStepUs;
+    return Math.round(steps * stepUs);
   }
 
   void finish(EngineRequest r, RequestOutcome outcome, long endUs, String reason) {
     r.state = EngineRequest.State.FINISHED;
     r.table = null;
     r.promptBlockHashes = null;
-    r.instance.onEnded();
     lastEndUs = Math.max(lastEndUs, endUs);
-    overall.onFinished(r, outcome, endUs, reason);
-    scope(r.spec.stage()).onFinished(r, outcome, endUs, reason);
+    boolean metSlo = outcome == RequestOutcome.COMPLETED
+        && config.slo().getOrDefault(r.spec.sloClass(), SloTarget.NONE)
+            .met(r.firstTokenClientUs - r.arrivalUs, r.lastTokenClientUs - r.arrivalUs);
+    if (r.instance != null) {
+      r.instance.onEnded();
+      perInstance[r.instance.index()].onFinished(r, outcome, endUs, reason, metSlo);
+    }
+    overall.onFinished(r, outcome, endUs, reason, metSlo);
+    scope(r.spec.stage()).onFinished(r, outcome, endUs, reason, metSlo);
+    breakdown(perClass, r.spec.sloClass()).onFinished(r, outcome, endUs, reason, metSlo);
+    if (!r.spec.tenant().isEmpty()) {
+      breakdown(perTenant, r.spec.tenant()).onFinished(r, outcome, endUs, reason, metSlo);
+    }
     if (recordRequests) {
       records.add(record(r, outcome, endUs, reason));
     }
@@ -218,7 +434,8 @@ final class Engine {
         r.generated, outcome,
         r.firstTokenClientUs < 0 ? -1 : r.firstTokenClientUs - r.arrivalUs, e2e,
         r.firstScheduledUs < 0 ? -1 : r.firstScheduledUs - r.arrivalUs, r.preemptions,
-        Math.max(0, r.cachedPromptTokens), reason == null ? "" : reason);
+        Math.max(0, r.cachedPromptTokens), reason == null ? "" : reason,
+        r.instance == null ? -1 : r.instance.index());
   }
 
   // ---------------------------------------------------------------- end of run
@@ -234,6 +451,7 @@ final class Engine {
     long cpuLoaded = 0;
     long preemptions = 0;
     long steps = 0;
+    long inversions = 0;
     for (Instance inst : instances) {
       countLeftovers(inst.waiting(), true);
       for (int i = 0; i < inst.running().size(); i++) {
@@ -250,13 +468,16 @@ final class Engine {
       cpuLoaded += pool.cpuLoadedBlocks();
       preemptions += inst.preemptionEvents();
       steps += inst.steps();
+      inversions += inst.priorityInversions();
     }
-    events.forEachPayload(EventQueue.QUEUED, p -> {
-      EngineRequest r = (EngineRequest) p;
-      if (r.state == EngineRequest.State.ARRIVED) {
-        leftover(r, true);
-      }
-    });
+    for (int type : new int[] {EventQueue.ADMIT, EventQueue.ROUTE, EventQueue.QUEUED}) {
+      events.forEachPayload(type, p -> {
+        EngineRequest r = (EngineRequest) p;
+        if (r.state == EngineRequest.State.ARRIVED) {
+          leftover(r, true);
+        }
+      });
+    }
     long end = Math.max(nowUs, lastEndUs);
     if (!events.isEmpty() && horizonUs != Long.MAX_VALUE) {
       end = horizonUs;
@@ -269,7 +490,35 @@ final class Engine {
     List<RequestRecord> recs = new ArrayList<>(records);
     recs.sort(java.util.Comparator.comparingLong(RequestRecord::arrivalUs)
         .thenComparingLong(RequestRecord::id));
-    return new SimulationResult(recs, overall.summarize(), stageSummaries, end, stats);
+    MetricsSummary overallSummary = overall.summarize();
+    ClusterReport report = new ClusterReport(instanceResults(), summaries(perClass),
+        summaries(perTenant),
+        new Anomalies(inversions, holBlockingEvents, overallSummary.rejectedByReason()),
+        config.traceDecisions()
+            ? new DecisionSummary(admissionDecisions, admissionRejections, routingDecisions,
+                config.counterfactualK(), regretDecisions, regrets.summarize())
+            : null,
+        decisions);
+    return new SimulationResult(recs, overallSummary, stageSummaries, end, stats, report,
+        config.fitness());
+  }
+
+  private List<InstanceResult> instanceResults() {
+    List<InstanceResult> out = new ArrayList<>(instances.length);
+    for (Instance inst : instances) {
+      KvBlockPool pool = inst.pool();
+      out.add(new InstanceResult(inst.index(), multiPool ? inst.poolName() : "",
+          perInstance[inst.index()].summarize(), inst.steps(), inst.preemptionEvents(),
+          pool.totalBlocks(), pool.peakUsedBlocks(), ratio(pool.hitTokens(), pool.queriedTokens()),
+          inst.priorityInversions()));
+    }
+    return out;
+  }
+
+  private static Map<String, MetricsSummary> summaries(Map<String, ScopeMetrics> scopes) {
+    Map<String, MetricsSummary> out = new TreeMap<>();
+    scopes.forEach((k, v) -> out.put(k, v.summarize()));
+    return out;
   }
 
   private static double ratio(long a, long b) {
@@ -283,14 +532,18 @@ final class Engine {
   }
 
   private void leftover(EngineRequest r, boolean queued) {
-    ScopeMetrics s = scope(r.spec.stage());
-    if (queued) {
-      overall.stillQueued++;
-      s.stillQueued++;
-    } else {
-      overall.stillRunning++;
-      s.stillRunning++;
+    ScopeMetrics[] scopes = {overall, scope(r.spec.stage()), breakdown(perClass, r.spec.sloClass()),
+        r.spec.tenant().isEmpty() ? null : breakdown(perTenant, r.spec.tenant()),
+        r.instance == null ? null : perInstance[r.instance.index()]};
+    for (ScopeMetrics s : scopes) {
+      if (s == null) {
+        continue;
+      }
+      if (queued) {
+        s.stillQueued++;
+      } else {
+        s.stillRunning++;
+      }
     }
   }
-
 }

@@ -2,6 +2,7 @@ package io.blis.engine;
 
 import io.blis.api.Phase;
 import io.blis.api.RequestView;
+import io.blis.kvcache.BlockHashes;
 import io.blis.kvcache.BlockTable;
 import io.blis.workload.RequestSpec;
 
@@ -22,14 +23,19 @@ final class EngineRequest implements RequestView {
   final long arrivalUs;
   final int inputTokens;
   final int outputTokens;
-  final int priority;
   final long deadlineUs;
+  /** vLLM priority of the request's SLO class (0 critical .. 7 background), whatever the policy. */
+  final int sloRank;
+  /** Scheduling priority (lower is more urgent), as the priority policy last set it. */
+  int priority;
 
   State state = State.ARRIVED;
   /** The instance it was routed to. */
   Instance instance;
   /** Prompt full-block hashes computed for routing (prefix-aware routers), or null. */
   long[] promptBlockHashes;
+  /** Block size of {@link #promptBlockHashes}. */
+  int promptHashBlockSize;
   BlockTable table;
   /** Tokens whose KV is computed (prompt, then generated tokens). */
   int progress;
@@ -66,12 +72,13 @@ final class EngineRequest implements RequestView {
     this.arrivalUs = arrivalUs;
     this.inputTokens = spec.inputTokens();
     this.outputTokens = spec.outputTokens();
-    this.priority = priorityOf(spec.sloClass());
     this.deadlineUs = deadlineUs;
+    this.sloRank = sloRank(spec.sloClass());
+    this.priority = sloRank;
   }
 
   /** vLLM priority (lower is more urgent) of an SLO class; unknown classes count as standard. */
-  static int priorityOf(String sloClass) {
+  static int sloRank(String sloClass) {
     return switch (sloClass) {
       case "critical" -> 0;
       case "batch" -> 5;
@@ -138,6 +145,15 @@ final class EngineRequest implements RequestView {
   @Override
   public int preemptions() {
     return preemptions;
+  }
+
+  @Override
+  public long[] promptBlockHashes(int blockSizeTokens) {
+    if (promptBlockHashes == null || promptHashBlockSize != blockSizeTokens) {
+      promptBlockHashes = BlockHashes.ofFullBlocks(spec.promptTokens(), blockSizeTokens);
+      promptHashBlockSize = blockSizeTokens;
+    }
+    return promptBlockHashes;
   }
 
   @Override

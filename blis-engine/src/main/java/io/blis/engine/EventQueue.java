@@ -3,22 +3,34 @@ package io.blis.engine;
 import java.util.Arrays;
 
 /**
- * A binary min-heap of engine events keyed by (time, type priority, sequence number), so events
- * at the same microsecond fire in a fixed type order and then in the order they were scheduled.
- * Parallel primitive arrays; no allocation per event once the arrays are large enough.
+ * A binary min-heap of engine events. Events at the same microsecond fire in a fixed order:
+ * cluster events (arrival, admission decision, routing decision) before instance events; instance events by instance index, then by type
+ * (queue entry, end of a CPU-tier copy, step boundary, client timeout); then in the order they were
+ * scheduled. Parallel primitive arrays; no allocation per event once the arrays are large enough.
  */
 final class EventQueue {
 
-  /** A request arrives from the client. */
+  /** A request arrives from the client (cluster). */
   static final int ARRIVAL = 0;
+  /** The admission policy decides on a request (cluster). */
+  static final int ADMIT = 1;
+  /** The router picks a request's instance (cluster). */
+  static final int ROUTE = 2;
   /** A request joins the waiting queue (after the latency model's queueing time). */
-  static final int QUEUED = 1;
+  static final int QUEUED = 3;
   /** A request's prefix finished loading from the CPU KV tier. */
-  static final int LOADED = 2;
+  static final int LOADED = 4;
   /** A step boundary: the step in flight ends and the next batch is formed. */
-  static final int STEP = 3;
-  /** A client deadline passes. */
-  static final int TIMEOUT = 4;
+  static final int STEP = 5;
+  /** A client deadline passes (pushed when the request is routed). */
+  static final int TIMEOUT = 6;
+
+  private static final int FIRST_INSTANCE_TYPE = QUEUED;
+  private static final int SEQ_BITS = 40;
+  private static final int TYPE_BITS = 3;
+  private static final int INSTANCE_BITS = 19;
+  /** Most instances whose events can be ordered by index (2^19). */
+  static final int MAX_INSTANCES = 1 << INSTANCE_BITS;
 
   private long[] timeUs = new long[64];
   private long[] order = new long[64];
@@ -43,7 +55,13 @@ final class EventQueue {
     return timeUs[0];
   }
 
+  /** Pushes a cluster event (instance index 0 in the ordering key). */
   void push(long atUs, int eventType, Object data) {
+    push(atUs, eventType, 0, data);
+  }
+
+  /** Pushes an event of instance {@code instance} (or a cluster event, whose index is ignored). */
+  void push(long atUs, int eventType, int instance, Object data) {
     if (size == timeUs.length) {
       int n = size * 2;
       timeUs = Arrays.copyOf(timeUs, n);
@@ -51,7 +69,7 @@ final class EventQueue {
       type = Arrays.copyOf(type, n);
       payload = Arrays.copyOf(payload, n);
     }
-    long key = ((long) eventType << 56) | nextSeq++;
+    long key = orderKey(eventType, instance, nextSeq++);
     int i = size++;
     while (i > 0) {
       int parent = (i - 1) >>> 1;
@@ -117,6 +135,19 @@ final class EventQueue {
 
   Object poppedPayload() {
     return poppedPayload;
+  }
+
+  /**
+   * (instance events flag, instance index, type, sequence) packed into one non-negative long,
+   * compared as a number.
+   */
+  private static long orderKey(int eventType, int instance, long seq) {
+    long cls = eventType >= FIRST_INSTANCE_TYPE ? 1L : 0L;
+    long inst = cls == 1 ? instance : 0;
+    return (cls << (SEQ_BITS + TYPE_BITS + INSTANCE_BITS))
+        | (inst << (SEQ_BITS + TYPE_BITS))
+        | ((long) eventType << SEQ_BITS)
+        | seq;
   }
 
   private static boolean less(long t1, long o1, long t2, long o2) {

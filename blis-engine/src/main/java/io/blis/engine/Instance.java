@@ -9,13 +9,19 @@ import io.blis.workload.RequestOutcome;
 
 /**
  * One serving instance: its waiting queue, running list, KV pool, latency model and scheduler,
- * and the vLLM v1 step logic. Driven by the {@link Engine}'s event loop; also the {@link
- * InstanceSnapshot} routers see.
+ * and the vLLM v1 step logic. Driven by the {@link Engine}'s event loop. Routers see it through
+ * its {@link #snapshot()}, refreshed by the engine.
  */
-final class Instance implements InstanceSnapshot {
+final class Instance {
+
+  /** Weight of the newest step in {@link #stepEstimateUs()}. */
+  private static final double STEP_EWMA_WEIGHT = 0.2;
+  /** Number of SLO class ranks tracked for priority inversions (vLLM priorities 0..7). */
+  static final int RANKS = 8;
 
   private final Engine engine;
   private final int index;
+  private final String poolName;
   private final LatencyModel model;
   private final Scheduler scheduler;
   private final EngineLimits limits;
@@ -33,13 +39,21 @@ final class Instance implements InstanceSnapshot {
   private long preemptionEvents;
   private long steps;
   private int inFlightRequests;
-  /** The request being routed, for {@link #cachedPrefixTokens()}. */
+  private long waitingPromptTokens;
+  private double stepEstimateUs;
+  private long priorityInversions;
+  /** Waiting requests per SLO class rank, to find priority inversions without a scan. */
+  private final int[] waitingByRank = new int[RANKS];
+  /** The request being routed, for {@link Snapshot#cachedPrefixTokens()}. */
   private EngineRequest routing;
+  private final Snapshot snapshot = new Snapshot();
 
-  Instance(Engine engine, int index, LatencyModel model, Scheduler scheduler, EngineLimits limits,
-      KvBlockPool pool, double cpuLoadUsPerBlock, Engine.StepObserver observer) {
+  Instance(Engine engine, int index, String poolName, LatencyModel model, Scheduler scheduler,
+      EngineLimits limits, KvBlockPool pool, double cpuLoadUsPerBlock,
+      Engine.StepObserver observer) {
     this.engine = engine;
     this.index = index;
+    this.poolName = poolName;
     this.model = model;
     this.scheduler = scheduler;
     this.limits = limits;
@@ -72,48 +86,126 @@ final class Instance implements InstanceSnapshot {
     return running;
   }
 
-  // ---------------------------------------------------------------- router view
+  EngineLimits limits() {
+    return limits;
+  }
 
-  @Override
-  public int index() {
+  int index() {
     return index;
   }
 
-  @Override
-  public int queueDepth() {
-    return waiting.size();
+  String poolName() {
+    return poolName;
   }
 
-  @Override
-  public int runningBatchSize() {
-    return running.size();
-  }
-
-  @Override
-  public double kvUtilization() {
-    return (double) pool.usedBlocks() / pool.totalBlocks();
-  }
-
-  @Override
-  public int inFlight() {
+  int inFlight() {
     return inFlightRequests;
   }
 
-  @Override
-  public int cachedPrefixTokens() {
-    EngineRequest r = routing;
-    if (r == null) {
-      return 0;
-    }
-    if (r.promptBlockHashes == null) {
-      r.promptBlockHashes = BlockHashes.ofFullBlocks(r.spec.promptTokens(), pool.blockSizeTokens());
-    }
-    return pool.cachedPrefixBlocks(r.promptBlockHashes, r.promptBlockHashes.length)
-        * pool.blockSizeTokens();
+  long priorityInversions() {
+    return priorityInversions;
+  }
+
+  /**
+   * Exponentially weighted mean of this instance's recent step times, microseconds (0 before its
+   * first step).
+   */
+  double stepEstimateUs() {
+    return stepEstimateUs;
+  }
+
+  // ---------------------------------------------------------------- router view
+
+  /** What routers see of this instance: figures as of the last {@link #refreshSnapshot}. */
+  InstanceSnapshot snapshot() {
+    return snapshot;
+  }
+
+  /** Copies the queue, batch and KV figures into the snapshot routers see. */
+  void refreshSnapshot(long nowUs) {
+    snapshot.queueDepth = waiting.size();
+    snapshot.running = running.size();
+    snapshot.kvUtilization = (double) pool.usedBlocks() / pool.totalBlocks();
+    snapshot.queuedPromptTokens = waitingPromptTokens;
+    snapshot.stepEstimateUs = stepEstimateUs;
+    snapshot.refreshedAtUs = nowUs;
   }
 
   void setRouting(EngineRequest r) {
     routing = r;
+  }
+
+  /**
+   * The router's view: periodically refreshed figures, plus the always-current in-flight count
+   * and prefix-cache lookup.
+   */
+  final class Snapshot implements InstanceSnapshot {
+    private int queueDepth;
+    private int running;
+    private double kvUtilization;
+    private long queuedPromptTokens;
+    private double stepEstimateUs;
+    private long refreshedAtUs;
+
+    @Override
+    public int index() {
+      return index;
+    }
+
+    @Override
+    public int queueDepth() {
+      return queueDepth;
+    }
+
+    @Override
+    public int runningBatchSize() {
+      return running;
+    }
+
+    @Override
+    public double kvUtilization() {
+      return kvUtilization;
+    }
+
+    @Override
+    public int inFlight() {
+      return inFlightRequests;
+    }
+
+    @Override
+    public int cachedPrefixTokens() {
+      EngineRequest r = routing;
+      if (r == null) {
+        return 0;
+      }
+      long[] hashes = r.promptBlockHashes(pool.blockSizeTokens());
+      return pool.cachedPrefixBlocks(hashes, hashes.length) * pool.blockSizeTokens();
+    }
+
+    @Override
+    public String pool() {
+      return poolName;
+    }
+
+    @Override
+    public long queuedPromptTokens() {
+      return queuedPromptTokens;
+    }
+
+    @Override
+    public long refreshedAtUs() {
+      return refreshedAtUs;
+    }
+
+    /** The instance's step-time estimate as of the refresh, microseconds. */
+    double stepEstimateUs() {
+      return stepEstimateUs;
+    }
+
+    /** The token budget of one step of the instance. */
+    int stepTokenBudget() {
+      return limits.maxNumBatchedTokens();
+    }
   }
 
   // ---------------------------------------------------------------- requests in and out
@@ -165,7 +257,9 @@ final class Instance implements InstanceSnapshot {
     }
     r.state = EngineRequest.State.WAITING;
     r.queuedUs = engine.nowUs();
+    r.priority = engine.priorityOf(r);
     waiting.addLast(r);
+    onWaitingAdded(r);
     if (!stepPending) {
       stepPending = true;
       engine.events().push(engine.nowUs(), EventQueue.STEP, this);
@@ -177,7 +271,10 @@ final class Instance implements InstanceSnapshot {
       case FINISHED -> {
         return;
       }
-      case WAITING -> waiting.remove(r);
+      case WAITING -> {
+        waiting.remove(r);
+        onWaitingRemoved(r);
+      }
       case RUNNING -> {
         running.remove(r);
         pool.free(r.table);
@@ -247,6 +344,12 @@ final class Instance implements InstanceSnapshot {
       return; // idle until the next request is queued
     }
     if (scheduler.ordersWaitingQueue()) {
+      if (engine.prioritiesChangeWithTime()) {
+        for (int k = 0, n = waiting.size(); k < n; k++) {
+          EngineRequest w = waiting.get(k);
+          w.priority = engine.priorityOf(w);
+        }
+      }
       waiting.sort(scheduler);
     }
     int budget = limits.maxNumBatchedTokens();
@@ -326,6 +429,8 @@ final class Instance implements InstanceSnapshot {
         break; // head of line: nothing behind it is admitted this step
       }
       waiting.pollFirst();
+      onWaitingRemoved(r);
+      countInversion(r);
       r.state = EngineRequest.State.RUNNING;
       r.progress = start;
       r.prefillTarget = target;
@@ -364,6 +469,8 @@ final class Instance implements InstanceSnapshot {
           + " us for a batch of " + batch.size() + " requests; it must be at least 1");
     }
     steps++;
+    stepEstimateUs = steps == 1 ? stepUs
+        : stepEstimateUs + STEP_EWMA_WEIGHT * (stepUs - stepEstimateUs);
     lastStepStartUs = engine.nowUs();
     if (observer != null) {
       observer.onStep(engine.nowUs(), stepUs, batch, running, waiting.size(), pool);
@@ -425,7 +532,43 @@ final class Instance implements InstanceSnapshot {
     victim.state = EngineRequest.State.WAITING;
     victim.queuedUs = engine.nowUs();
     waiting.addFirst(victim);
+    onWaitingAdded(victim);
     preemptionEvents++;
     return refund;
+  }
+
+  private void onWaitingAdded(EngineRequest r) {
+    waitingPromptTokens += r.inputTokens;
+    waitingByRank[r.sloRank]++;
+  }
+
+  private void onWaitingRemoved(EngineRequest r) {
+    waitingPromptTokens -= r.inputTokens;
+    waitingByRank[r.sloRank]--;
+  }
+
+  /**
+   * Counts a priority inversion when {@code r} (just taken from the waiting queue) overtakes a
+   * request of a more urgent SLO class that joined the queue no later than it did and is still
+   * waiting. The class ranks are the SLO classes' vLLM priorities, whatever the priority policy.
+   */
+  private void countInversion(EngineRequest r) {
+    boolean moreUrgentWaiting = false;
+    for (int k = 0; k < r.sloRank; k++) {
+      if (waitingByRank[k] > 0) {
+        moreUrgentWaiting = true;
+        break;
+      }
+    }
+    if (!moreUrgentWaiting) {
+      return;
+    }
+    for (int k = 0, n = waiting.size(); k < n; k++) {
+      EngineRequest w = waiting.get(k);
+      if (w.sloRank < r.sloRank && w.queuedUs <= r.queuedUs) {
+        priorityInversions++;
+        return;
+      }
+    }
   }
 }

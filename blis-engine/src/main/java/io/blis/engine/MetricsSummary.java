@@ -33,6 +33,9 @@ import java.util.Map;
  * @param preemptions preemptions suffered by the completed requests
  * @param kvHitRate prompt tokens served from the prefix cache at first admission over prompt
  *     tokens, over the completed requests
+ * @param goodRequests completed requests that met their SLO class's targets (every completed
+ *     request when its class has none)
+ * @param goodputPerS {@code goodRequests} per simulated second of {@code durationUs}
  */
 public record MetricsSummary(
     int stage,
@@ -54,7 +57,9 @@ public record MetricsSummary(
     Distribution itl,
     Distribution schedulingDelay,
     long preemptions,
-    double kvHitRate) {
+    double kvHitRate,
+    long goodRequests,
+    double goodputPerS) {
 
   public MetricsSummary {
     rejectedByReason = Map.copyOf(rejectedByReason);

@@ -18,7 +18,8 @@ import io.blis.workload.RequestOutcome;
  * @param schedulingDelayUs first scheduled minus arrival, or -1
  * @param preemptions times the request was preempted
  * @param cachedPromptTokens prompt tokens served from the prefix cache at (first) admission
- * @param rejectReason why the server rejected it, empty otherwise
+ * @param rejectReason why the server or the admission policy rejected it, empty otherwise
+ * @param instance index of the instance it was routed to, -1 when it never was
  */
 public record RequestRecord(
     long id,
@@ -32,4 +33,14 @@ public record RequestRecord(
     long schedulingDelayUs,
     int preemptions,
     int cachedPromptTokens,
-    String rejectReason) {}
+    String rejectReason,
+    int instance) {
+
+  /** A record of a request that was not tracked to an instance (instance -1). */
+  public RequestRecord(long id, int stage, long arrivalUs, int inputTokens, int outputTokens,
+      RequestOutcome outcome, long ttftUs, long e2eUs, long schedulingDelayUs, int preemptions,
+      int cachedPromptTokens, String rejectReason) {
+    this(id, stage, arrivalUs, inputTokens, outputTokens, outcome, ttftUs, e2eUs,
+        schedulingDelayUs, preemptions, cachedPromptTokens, rejectReason, -1);
+  }
+}

@@ -49,10 +49,14 @@ final class ResultJson {
       g.writeNumberField("preemption_events", e.preemptions());
       g.writeNumberField("steps", e.steps());
       g.writeEndObject();
+      cluster(g, result.cluster(), e.instances() > 1);
+      if (result.fitness().isPresent()) {
+        fitness(g, result.fitness().get());
+      }
       if (!result.requests().isEmpty()) {
         g.writeArrayFieldStart("requests");
         for (RequestRecord r : result.requests()) {
-          request(g, r);
+          request(g, r, e.instances() > 1);
         }
         g.writeEndArray();
       }
@@ -63,7 +67,135 @@ final class ResultJson {
     return out.toString() + "\n";
   }
 
+  private static void cluster(JsonGenerator g, ClusterReport c, boolean manyInstances)
+      throws IOException {
+    if (manyInstances) {
+      g.writeArrayFieldStart("instances");
+      for (InstanceResult i : c.instances()) {
+        g.writeStartObject();
+        g.writeNumberField("index", i.index());
+        if (!i.pool().isEmpty()) {
+          g.writeStringField("pool", i.pool());
+        }
+        g.writeNumberField("steps", i.steps());
+        g.writeNumberField("preemption_events", i.preemptions());
+        g.writeNumberField("kv_total_blocks", i.totalKvBlocks());
+        g.writeNumberField("kv_peak_used_blocks", i.peakUsedKvBlocks());
+        g.writeFieldName("kv_token_hit_rate");
+        number(g, i.kvTokenHitRate(), 6);
+        g.writeNumberField("priority_inversions", i.priorityInversions());
+        g.writeFieldName("metrics");
+        summary(g, i.metrics(), false);
+        g.writeEndObject();
+      }
+      g.writeEndArray();
+    }
+    g.writeObjectFieldStart("slo_classes");
+    for (Map.Entry<String, MetricsSummary> e : c.sloClasses().entrySet()) {
+      g.writeFieldName(e.getKey());
+      summary(g, e.getValue(), false);
+    }
+    g.writeEndObject();
+    if (!c.tenants().isEmpty()) {
+      g.writeObjectFieldStart("tenants");
+      for (Map.Entry<String, MetricsSummary> e : c.tenants().entrySet()) {
+        g.writeFieldName(e.getKey());
+        summary(g, e.getValue(), false);
+      }
+      g.writeEndObject();
+      g.writeFieldName("tenant_fairness_jain");
+      number(g, c.tenantFairness(), 6);
+    }
+    Anomalies a = c.anomalies();
+    g.writeObjectFieldStart("anomalies");
+    g.writeNumberField("priority_inversions", a.priorityInversions());
+    g.writeNumberField("hol_blocking_events", a.holBlockingEvents());
+    g.writeObjectFieldStart("rejections_by_reason");
+    for (Map.Entry<String, Long> e : a.rejectionsByReason().entrySet()) {
+      g.writeNumberField(e.getKey(), e.getValue());
+    }
+    g.writeEndObject();
+    g.writeEndObject();
+    DecisionSummary d = c.decisionSummary();
+    if (d != null) {
+      g.writeObjectFieldStart("decision_summary");
+      g.writeNumberField("admission_decisions", d.admissionDecisions());
+      g.writeNumberField("admission_rejections", d.rejected());
+      g.writeNumberField("routing_decisions", d.routingDecisions());
+      g.writeNumberField("counterfactual_k", d.counterfactualK());
+      if (d.counterfactualK() > 0) {
+        g.writeNumberField("decisions_with_regret", d.regretDecisions());
+        distribution(g, "regret_ms", d.regret());
+      }
+      g.writeEndObject();
+      g.writeArrayFieldStart("decisions");
+      for (RoutingDecision r : c.decisions()) {
+        decision(g, r);
+      }
+      g.writeEndArray();
+    }
+  }
+
+  private static void decision(JsonGenerator g, RoutingDecision r) throws IOException {
+    g.writeStartObject();
+    g.writeStringField("kind", r.kind());
+    g.writeNumberField("request_id", r.requestId());
+    g.writeFieldName("time_s");
+    number(g, r.timeUs() / 1e6, 6);
+    if (r.kind().equals("admission")) {
+      g.writeBooleanField("admitted", r.admitted());
+      if (!r.admitted()) {
+        g.writeStringField("reason", r.reason());
+      }
+    } else {
+      g.writeNumberField("chosen", r.chosen());
+      g.writeArrayFieldStart("candidates");
+      for (RoutingDecision.Candidate c : r.candidates()) {
+        g.writeStartObject();
+        g.writeNumberField("instance", c.instance());
+        g.writeFieldName("score");
+        number(g, c.score(), 6);
+        ms(g, "estimated_wait_ms", c.estimatedWaitUs());
+        g.writeEndObject();
+      }
+      g.writeEndArray();
+      if (r.regretUs() >= 0) {
+        g.writeArrayFieldStart("alternatives");
+        for (int i : r.alternatives()) {
+          g.writeNumber(i);
+        }
+        g.writeEndArray();
+        ms(g, "regret_ms", r.regretUs());
+      }
+    }
+    g.writeEndObject();
+  }
+
+  private static void fitness(JsonGenerator g, Fitness.Result f) throws IOException {
+    g.writeObjectFieldStart("fitness");
+    g.writeFieldName("score");
+    number(g, f.score(), 6);
+    g.writeObjectFieldStart("weights");
+    for (Map.Entry<String, Double> e : f.weights().entrySet()) {
+      g.writeFieldName(e.getKey());
+      number(g, e.getValue(), 6);
+    }
+    g.writeEndObject();
+    g.writeObjectFieldStart("normalized");
+    for (Map.Entry<String, Double> e : f.normalized().entrySet()) {
+      g.writeFieldName(e.getKey());
+      number(g, e.getValue(), 6);
+    }
+    g.writeEndObject();
+    g.writeEndObject();
+  }
+
   private static void summary(JsonGenerator g, MetricsSummary s) throws IOException {
+    summary(g, s, true);
+  }
+
+  private static void summary(JsonGenerator g, MetricsSummary s, boolean withItl)
+      throws IOException {
     g.writeStartObject();
     if (s.stage() >= 0) {
       g.writeNumberField("stage", s.stage());
@@ -91,11 +223,16 @@ final class ResultJson {
     number(g, s.outputTokensPerS(), 4);
     distribution(g, "e2e_ms", s.e2e());
     distribution(g, "ttft_ms", s.ttft());
-    distribution(g, "itl_ms", s.itl());
+    if (withItl) {
+      distribution(g, "itl_ms", s.itl());
+    }
     distribution(g, "scheduling_delay_ms", s.schedulingDelay());
     g.writeNumberField("preemptions", s.preemptions());
     g.writeFieldName("kv_hit_rate");
     number(g, s.kvHitRate(), 6);
+    g.writeNumberField("good_requests", s.goodRequests());
+    g.writeFieldName("goodput_per_s");
+    number(g, s.goodputPerS(), 6);
     g.writeEndObject();
   }
 
@@ -111,14 +248,22 @@ final class ResultJson {
     g.writeEndObject();
   }
 
+  private static void ms(JsonGenerator g, String name, long us) throws IOException {
+    ms(g, name, (double) us);
+  }
+
   private static void ms(JsonGenerator g, String name, double us) throws IOException {
     g.writeFieldName(name);
     number(g, us / 1000.0, 4);
   }
 
-  private static void request(JsonGenerator g, RequestRecord r) throws IOException {
+  private static void request(JsonGenerator g, RequestRecord r, boolean withInstance)
+      throws IOException {
     g.writeStartObject();
     g.writeNumberField("id", r.id());
+    if (withInstance) {
+      g.writeNumberField("instance", r.instance());
+    }
     g.writeNumberField("stage", r.stage());
     g.writeFieldName("arrival_s");
     number(g, r.arrivalUs() / 1e6, 6);

@@ -4,12 +4,16 @@ import io.blis.workload.RequestOutcome;
 import java.util.Map;
 import java.util.TreeMap;
 
-/** Counters and latency samples of one scope (one load stage, or the whole run). */
+/**
+ * Counters and latency samples of one scope: one load stage, the whole run, one instance, one SLO
+ * class or one tenant. Breakdown scopes keep no inter-token samples (the whole run has them).
+ */
 final class ScopeMetrics {
 
   private final int stage;
   private final ValueStore e2e;
   private final ValueStore ttft;
+  /** Inter-token samples; null in breakdown scopes. */
   private final ValueStore itl;
   private final ValueStore schedulingDelay;
   private final Map<String, Long> rejectedByReason = new TreeMap<>();
@@ -23,14 +27,19 @@ final class ScopeMetrics {
   private long outputTokens;
   private long preemptions;
   private long cachedPromptTokens;
+  private long good;
   private long firstArrivalUs = Long.MAX_VALUE;
   private long lastEndUs = Long.MIN_VALUE;
 
   ScopeMetrics(int stage, boolean streaming) {
+    this(stage, streaming, true);
+  }
+
+  ScopeMetrics(int stage, boolean streaming, boolean withItl) {
     this.stage = stage;
     e2e = ValueStore.create(streaming);
     ttft = ValueStore.create(streaming);
-    itl = ValueStore.create(streaming);
+    itl = withItl ? ValueStore.create(streaming) : null;
     schedulingDelay = ValueStore.create(streaming);
   }
 
@@ -39,7 +48,13 @@ final class ScopeMetrics {
     firstArrivalUs = Math.min(firstArrivalUs, arrivalUs);
   }
 
-  void onFinished(EngineRequest r, RequestOutcome outcome, long endUs, String reason) {
+  /**
+   * Records the end of {@code r}.
+   *
+   * @param metSlo for a completed request, whether it met its SLO class's targets
+   */
+  void onFinished(EngineRequest r, RequestOutcome outcome, long endUs, String reason,
+      boolean metSlo) {
     lastEndUs = Math.max(lastEndUs, endUs);
     switch (outcome) {
       case REJECTED -> {
@@ -56,8 +71,13 @@ final class ScopeMetrics {
         e2e.add(r.lastTokenClientUs - r.arrivalUs);
         ttft.add(r.firstTokenClientUs - r.arrivalUs);
         schedulingDelay.add(r.firstScheduledUs - r.arrivalUs);
-        for (int i = 0; i < r.itlCount; i++) {
-          itl.add(r.itlUs[i]);
+        if (metSlo) {
+          good++;
+        }
+        if (itl != null) {
+          for (int i = 0; i < r.itlCount; i++) {
+            itl.add(r.itlUs[i]);
+          }
         }
       }
     }
@@ -70,8 +90,10 @@ final class ScopeMetrics {
     return new MetricsSummary(stage, injected, completed, timedOut, rejected, rejectedByReason,
         stillQueued, stillRunning, inputTokens, outputTokens, span,
         rate(completed, seconds), rate(inputTokens, seconds), rate(outputTokens, seconds),
-        e2e.summarize(), ttft.summarize(), itl.summarize(), schedulingDelay.summarize(),
-        preemptions, inputTokens == 0 ? 0.0 : (double) cachedPromptTokens / inputTokens);
+        e2e.summarize(), ttft.summarize(), itl == null ? Distribution.EMPTY : itl.summarize(),
+        schedulingDelay.summarize(), preemptions,
+        inputTokens == 0 ? 0.0 : (double) cachedPromptTokens / inputTokens, good,
+        rate(good, seconds));
   }
 
   private static double rate(long count, double seconds) {

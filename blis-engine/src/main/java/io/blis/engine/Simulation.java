@@ -1,6 +1,9 @@
 package io.blis.engine;
 
+import io.blis.api.AdmissionDecision;
+import io.blis.api.AdmissionPolicy;
 import io.blis.api.LatencyModel;
+import io.blis.api.PriorityPolicy;
 import io.blis.api.Router;
 import io.blis.api.Scheduler;
 import io.blis.engine.cluster.Routers;
@@ -9,6 +12,8 @@ import io.blis.kvcache.KvBlockPool;
 import io.blis.workload.RequestSource;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
 import java.util.Objects;
 import java.util.function.IntFunction;
 
@@ -63,6 +68,9 @@ import java.util.function.IntFunction;
  */
 public final class Simulation {
 
+  /** Default interval at which routers' snapshots are refreshed: 50 ms, microseconds. */
+  public static final long DEFAULT_SNAPSHOT_REFRESH_US = 50_000;
+
   private final Engine engine;
   private boolean ran;
 
@@ -106,12 +114,24 @@ public final class Simulation {
     private int instances = 1;
     private Router router = Routers.roundRobin();
     private IntFunction<LatencyModel> latencyModels;
+    private final List<InstancePool> pools = new ArrayList<>();
+    private AdmissionPolicy admission = (r, c) -> AdmissionDecision.ADMIT;
+    private PriorityPolicy priority = (r, now) -> EngineRequest.sloRank(r.sloClass());
+    private long admissionLatencyUs;
+    private long routingLatencyUs;
+    private long snapshotRefreshUs = DEFAULT_SNAPSHOT_REFRESH_US;
+    private final Map<String, SloTarget> slo = new TreeMap<>();
+    private boolean traceDecisions;
+    private int counterfactualK;
+    private Fitness fitness;
+    private boolean singleSettingsTouched;
 
     private Builder() {}
 
     /** The latency model timing every step (required). */
     public Builder latencyModel(LatencyModel m) {
       this.latencyModel = Objects.requireNonNull(m, "latencyModel");
+      singleSettingsTouched = true;
       return this;
     }
 
@@ -121,6 +141,7 @@ public final class Simulation {
      */
     public Builder latencyModels(IntFunction<LatencyModel> factory) {
       this.latencyModels = Objects.requireNonNull(factory, "factory");
+      singleSettingsTouched = true;
       return this;
     }
 
@@ -134,6 +155,82 @@ public final class Simulation {
         throw new IllegalArgumentException("number of instances must be at least 1, got " + n);
       }
       this.instances = n;
+      singleSettingsTouched = true;
+      return this;
+    }
+
+    /**
+     * Adds a pool of instances with their own latency model, limits and KV cache (a heterogeneous
+     * cluster: for example 4 x H100 TP1 and 2 x A100 TP2). Instances are numbered in the order
+     * pools are added. When any pool is added, the cluster is made of the pools alone and {@link
+     * #instances}, {@link #latencyModel}, {@link #limits}, {@link #totalKvBlocks}, {@link
+     * #blockSizeTokens} and {@link #cpuKvTier} must not be set.
+     */
+    public Builder addPool(InstancePool pool) {
+      pools.add(Objects.requireNonNull(pool, "pool"));
+      return this;
+    }
+
+    /** Decides which requests enter the cluster (default: admit all). */
+    public Builder admissionPolicy(AdmissionPolicy a) {
+      this.admission = Objects.requireNonNull(a, "admission policy");
+      return this;
+    }
+
+    /**
+     * Gives each request its scheduling priority (default: the SLO class's vLLM priority, critical
+     * 0 .. background 7). Only schedulers that order the queue by priority follow it.
+     */
+    public Builder priorityPolicy(PriorityPolicy p) {
+      this.priority = Objects.requireNonNull(p, "priority policy");
+      return this;
+    }
+
+    /** Time from a request's arrival to its admission decision, microseconds (default 0). */
+    public Builder admissionLatencyUs(long us) {
+      this.admissionLatencyUs = nonNegative(us, "admission latency");
+      return this;
+    }
+
+    /** Time from admission to the routing decision, microseconds (default 0). */
+    public Builder routingLatencyUs(long us) {
+      this.routingLatencyUs = nonNegative(us, "routing latency");
+      return this;
+    }
+
+    /**
+     * How often the queue, batch and KV figures routers see are refreshed, microseconds (default
+     * {@value Simulation#DEFAULT_SNAPSHOT_REFRESH_US}, as a gateway scraping metrics; 0 = always
+     * current). Routers' own in-flight counts are always current.
+     */
+    public Builder snapshotRefreshUs(long us) {
+      this.snapshotRefreshUs = nonNegative(us, "snapshot refresh interval");
+      return this;
+    }
+
+    /** Latency targets of an SLO class, for goodput (default: none for every class). */
+    public Builder sloTarget(String sloClass, SloTarget target) {
+      slo.put(Objects.requireNonNull(sloClass, "sloClass"), Objects.requireNonNull(target, "target"));
+      return this;
+    }
+
+    /**
+     * Records every admission and routing decision with the candidates' scores and estimated
+     * waits; with {@code counterfactualK > 0} also the k best alternatives and the regret of each
+     * routing decision (default: no trace).
+     */
+    public Builder traceDecisions(int counterfactualK) {
+      if (counterfactualK < 0) {
+        throw new IllegalArgumentException("counterfactual k must be >= 0, got " + counterfactualK);
+      }
+      this.traceDecisions = true;
+      this.counterfactualK = counterfactualK;
+      return this;
+    }
+
+    /** Scores the run with these weights (see {@link SimulationResult#fitness()}). */
+    public Builder fitness(Fitness f) {
+      this.fitness = Objects.requireNonNull(f, "fitness");
       return this;
     }
 
@@ -152,6 +249,7 @@ public final class Simulation {
     /** vLLM limits; {@link EngineLimits#defaults()} by default. */
     public Builder limits(EngineLimits l) {
       this.limits = Objects.requireNonNull(l, "limits");
+      singleSettingsTouched = true;
       return this;
     }
 
@@ -161,6 +259,7 @@ public final class Simulation {
         throw new IllegalArgumentException("total KV blocks must be at least 1, got " + n);
       }
       this.totalKvBlocks = n;
+      singleSettingsTouched = true;
       return this;
     }
 
@@ -170,6 +269,7 @@ public final class Simulation {
         throw new IllegalArgumentException("block size must be at least 1 token, got " + n);
       }
       this.blockSizeTokens = n;
+      singleSettingsTouched = true;
       return this;
     }
 
@@ -220,8 +320,16 @@ public final class Simulation {
             "CPU KV load time per block must be >= 0 us, got " + loadUsPerBlock);
       }
       this.cpuKvBlocks = cpuBlocks;
+      singleSettingsTouched = true;
       this.cpuLoadUsPerBlock = loadUsPerBlock;
       return this;
+    }
+
+    private static long nonNegative(long us, String what) {
+      if (us < 0) {
+        throw new IllegalArgumentException(what + " must be >= 0 us, got " + us);
+      }
+      return us;
     }
 
     Builder stepObserver(Engine.StepObserver o) {
@@ -235,22 +343,38 @@ public final class Simulation {
      * @throws IllegalArgumentException if the latency model or the source is missing
      */
     public Simulation build() {
-      if (latencyModel == null && latencyModels == null) {
+      if (pools.isEmpty() && latencyModel == null && latencyModels == null) {
         throw new IllegalArgumentException("simulation: a latency model is required");
+      }
+      if (!pools.isEmpty() && singleSettingsTouched) {
+        throw new IllegalArgumentException("simulation: with pools, set instances, latency models,"
+            + " limits and KV cache per pool, not on the builder");
       }
       if (source == null) {
         throw new IllegalArgumentException("simulation: a request source is required");
       }
-      List<Engine.InstanceConfig> configs = new ArrayList<>();
-      for (int i = 0; i < instances; i++) {
-        LatencyModel m = latencyModels != null
-            ? Objects.requireNonNull(latencyModels.apply(i), "latency model of instance " + i)
-            : latencyModel;
-        configs.add(new Engine.InstanceConfig(m, scheduler,
-            new KvBlockPool(totalKvBlocks, blockSizeTokens, cpuKvBlocks)));
+      List<InstancePool> effective = new ArrayList<>(pools);
+      if (effective.isEmpty()) {
+        LatencyModel single = latencyModel;
+        IntFunction<LatencyModel> models = latencyModels != null ? latencyModels : i -> single;
+        effective.add(new InstancePool("", instances, models, limits, totalKvBlocks,
+            blockSizeTokens, cpuKvBlocks, cpuLoadUsPerBlock));
       }
-      return new Simulation(new Engine(configs, router, limits, cpuLoadUsPerBlock, source,
-          recordRequests, streamingMetrics, horizonUs, observer));
+      List<Engine.InstanceConfig> configs = new ArrayList<>();
+      for (InstancePool p : effective) {
+        for (int i = 0; i < p.instances(); i++) {
+          LatencyModel m = Objects.requireNonNull(p.latencyModels().apply(i),
+              "latency model of instance " + i + (p.name().isEmpty() ? "" : " of pool " + p.name()));
+          configs.add(new Engine.InstanceConfig(p.name(), m, scheduler,
+              new KvBlockPool(p.totalKvBlocks(), p.blockSizeTokens(), p.cpuKvBlocks()),
+              p.limits(), p.cpuLoadUsPerBlock()));
+        }
+      }
+      Engine.ClusterConfig cluster = new Engine.ClusterConfig(router, admission, priority,
+          admissionLatencyUs, routingLatencyUs, snapshotRefreshUs, Map.copyOf(slo),
+          traceDecisions, counterfactualK, fitness);
+      return new Simulation(new Engine(configs, cluster, source, recordRequests, streamingMetrics,
+          horizonUs, observer));
     }
   }
 }

@@ -13,14 +13,19 @@ public final class SimulationResult {
   private final List<MetricsSummary> stages;
   private final long simulatedDurationUs;
   private final EngineStats engine;
+  private final ClusterReport cluster;
+  private final Fitness.Result fitness;
 
   SimulationResult(List<RequestRecord> requests, MetricsSummary overall,
-      List<MetricsSummary> stages, long simulatedDurationUs, EngineStats engine) {
+      List<MetricsSummary> stages, long simulatedDurationUs, EngineStats engine,
+      ClusterReport cluster, Fitness fitness) {
     this.requests = List.copyOf(requests);
     this.overall = overall;
     this.stages = List.copyOf(stages);
     this.simulatedDurationUs = simulatedDurationUs;
     this.engine = engine;
+    this.cluster = cluster;
+    this.fitness = fitness == null ? null : fitness.evaluate(overall);
   }
 
   /** Per-request records sorted by arrival then id; empty unless requested. */
@@ -49,6 +54,16 @@ public final class SimulationResult {
   /** Engine-wide KV cache, preemption and step figures. */
   public EngineStats engine() {
     return engine;
+  }
+
+  /** Per-instance, per SLO class and per tenant results, anomalies and decisions. */
+  public ClusterReport cluster() {
+    return cluster;
+  }
+
+  /** The fitness score, when the simulation was given fitness weights. */
+  public java.util.Optional<Fitness.Result> fitness() {
+    return java.util.Optional.ofNullable(fitness);
   }
 
   /**

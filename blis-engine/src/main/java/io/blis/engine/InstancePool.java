@@ -1,0 +1,48 @@
+package io.blis.engine;
+
+import io.blis.api.LatencyModel;
+import java.util.Objects;
+import java.util.function.IntFunction;
+
+/**
+ * A pool of identical serving instances of a (possibly heterogeneous) cluster: each pool has its
+ * own latency model (so its own model, GPU and TP), vLLM limits and KV cache.
+ *
+ * @param name pool name, shown in per-instance results and to routers ({@code InstanceSnapshot#pool})
+ * @param instances number of instances, at least 1
+ * @param latencyModels creates the latency model of the pool's i-th instance (from 0)
+ * @param limits vLLM limits of each instance
+ * @param totalKvBlocks GPU KV blocks of each instance
+ * @param blockSizeTokens tokens per KV block
+ * @param cpuKvBlocks blocks of each instance's CPU KV tier, 0 for none
+ * @param cpuLoadUsPerBlock time to reload one block from the CPU tier, microseconds
+ */
+public record InstancePool(String name, int instances, IntFunction<LatencyModel> latencyModels,
+    EngineLimits limits, long totalKvBlocks, int blockSizeTokens, long cpuKvBlocks,
+    double cpuLoadUsPerBlock) {
+
+  public InstancePool {
+    Objects.requireNonNull(name, "name");
+    Objects.requireNonNull(latencyModels, "latencyModels");
+    Objects.requireNonNull(limits, "limits");
+    if (instances < 1) {
+      throw new IllegalArgumentException("pool '" + name + "': instances must be at least 1, got " + instances);
+    }
+    if (totalKvBlocks < 1) {
+      throw new IllegalArgumentException("pool '" + name + "': total KV blocks must be at least 1, got " + totalKvBlocks);
+    }
+    if (blockSizeTokens < 1) {
+      throw new IllegalArgumentException("pool '" + name + "': block size must be at least 1 token, got " + blockSizeTokens);
+    }
+    if (cpuKvBlocks < 0 || !(cpuLoadUsPerBlock >= 0) || !Double.isFinite(cpuLoadUsPerBlock)) {
+      throw new IllegalArgumentException("pool '" + name + "': CPU KV tier needs blocks >= 0 and a load time >= 0 us, got "
+          + cpuKvBlocks + " and " + cpuLoadUsPerBlock);
+    }
+  }
+
+  /** A pool without a CPU KV tier. */
+  public static InstancePool of(String name, int instances, IntFunction<LatencyModel> latencyModels,
+      EngineLimits limits, long totalKvBlocks, int blockSizeTokens) {
+    return new InstancePool(name, instances, latencyModels, limits, totalKvBlocks, blockSizeTokens, 0, 0);
+  }
+}
