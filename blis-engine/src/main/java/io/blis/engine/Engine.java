@@ -332,12 +332,15 @@ final class Engine {
     return instances[choice];
   }
 
-  /** Counts a routing decision at which some instance's queue is far above the cluster mean. */
+  /**
+   * Counts a routing decision at which some instance's backlog (requests routed there and not
+   * yet running: waiting, or on their way to the queue) is far above the cluster mean.
+   */
   private void countHolBlocking() {
     long total = 0;
     int max = 0;
     for (Instance inst : instances) {
-      int q = inst.waiting().size();
+      int q = inst.inFlight() - inst.running().size();
       total += q;
       max = Math.max(max, q);
     }

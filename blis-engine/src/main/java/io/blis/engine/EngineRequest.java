@@ -2,6 +2,7 @@ package io.blis.engine;
 
 import io.blis.api.Phase;
 import io.blis.api.RequestView;
+import io.blis.engine.policy.Priorities;
 import io.blis.kvcache.BlockHashes;
 import io.blis.kvcache.BlockTable;
 import io.blis.workload.RequestSpec;
@@ -73,20 +74,10 @@ final class EngineRequest implements RequestView {
     this.inputTokens = spec.inputTokens();
     this.outputTokens = spec.outputTokens();
     this.deadlineUs = deadlineUs;
-    this.sloRank = sloRank(spec.sloClass());
+    this.sloRank = Priorities.sloClassPriority(spec.sloClass());
     this.priority = sloRank;
   }
 
-  /** vLLM priority (lower is more urgent) of an SLO class; unknown classes count as standard. */
-  static int sloRank(String sloClass) {
-    return switch (sloClass) {
-      case "critical" -> 0;
-      case "batch" -> 5;
-      case "sheddable" -> 6;
-      case "background" -> 7;
-      default -> 1;
-    };
-  }
 
   boolean inPrefill() {
     return progress < prefillTarget;

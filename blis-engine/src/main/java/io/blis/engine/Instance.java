@@ -17,7 +17,7 @@ final class Instance {
   /** Weight of the newest step in {@link #stepEstimateUs()}. */
   private static final double STEP_EWMA_WEIGHT = 0.2;
   /** Number of SLO class ranks tracked for priority inversions (vLLM priorities 0..7). */
-  static final int RANKS = 8;
+  static final int RANKS = io.blis.engine.policy.Priorities.LEAST_URGENT + 1;
 
   private final Engine engine;
   private final int index;

@@ -1,12 +1,13 @@
 package io.blis.engine;
 
-import io.blis.api.AdmissionDecision;
 import io.blis.api.AdmissionPolicy;
 import io.blis.api.LatencyModel;
 import io.blis.api.PriorityPolicy;
 import io.blis.api.Router;
 import io.blis.api.Scheduler;
-import io.blis.engine.cluster.Routers;
+import io.blis.engine.policy.Admissions;
+import io.blis.engine.policy.Priorities;
+import io.blis.engine.policy.Routers;
 import io.blis.engine.sched.Schedulers;
 import io.blis.kvcache.KvBlockPool;
 import io.blis.workload.RequestSource;
@@ -18,8 +19,8 @@ import java.util.Objects;
 import java.util.function.IntFunction;
 
 /**
- * A discrete-event simulation of a vLLM v1 serving instance (or of several identical ones behind
- * a router). Time is an integer number of microseconds.
+ * A discrete-event simulation of a vLLM v1 serving instance, or of a cluster of them behind an
+ * admission policy and a router. Time is an integer number of microseconds.
  *
  * <h2>Timeline of a request</h2>
  *
@@ -58,10 +59,21 @@ import java.util.function.IntFunction;
  * request is admitted in a step that preempted; a waiting request that cannot get its blocks
  * stops admission for the step.
  *
+ * <h2>Cluster</h2>
+ *
+ * With several instances (one or more {@link InstancePool}s), a request passes the admission
+ * policy at {@code t_a + admissionLatencyUs} (a rejected request ends there, counted with its
+ * reason) and the router at that time {@code + routingLatencyUs}; the chosen instance then charges
+ * its queueing time. Routers see each instance through a snapshot of its queue, batch and KV use
+ * refreshed every {@code snapshotRefreshUs} (0: always current), plus the router's own in-flight
+ * count, which is always current. Latencies are still measured from {@code t_a}.
+ *
  * <h2>Events</h2>
  *
- * Events at the same microsecond fire in the order arrival, queue entry, end of a CPU-tier copy,
- * step boundary, client timeout, then in the order they were scheduled. The engine never idles while a request waits.
+ * Events at the same microsecond fire in the order: cluster events (arrival, admission, routing)
+ * before instance events; instance events by instance index, then queue entry, end of a CPU-tier
+ * copy, step boundary, client timeout; then in the order they were scheduled. The engine never
+ * idles while a request waits.
  *
  * <p>Requests are pulled lazily from the {@link RequestSource} (one pulled ahead); finished
  * requests keep only their metric samples (and a {@link RequestRecord} when requested).
@@ -115,8 +127,8 @@ public final class Simulation {
     private Router router = Routers.roundRobin();
     private IntFunction<LatencyModel> latencyModels;
     private final List<InstancePool> pools = new ArrayList<>();
-    private AdmissionPolicy admission = (r, c) -> AdmissionDecision.ADMIT;
-    private PriorityPolicy priority = (r, now) -> EngineRequest.sloRank(r.sloClass());
+    private AdmissionPolicy admission = Admissions.alwaysAdmit();
+    private PriorityPolicy priority = Priorities.sloBased(0);
     private long admissionLatencyUs;
     private long routingLatencyUs;
     private long snapshotRefreshUs = DEFAULT_SNAPSHOT_REFRESH_US;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.blis.api.Providers;
 import io.blis.api.RouterProvider;
-import io.blis.engine.cluster.Routers;
+import io.blis.engine.policy.Routers;
 import io.blis.kvcache.KvBlockPool;
 import io.blis.workload.RequestSource;
 import io.blis.workload.RequestSpec;

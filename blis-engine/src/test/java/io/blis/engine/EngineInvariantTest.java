@@ -3,7 +3,7 @@ package io.blis.engine;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.blis.api.Scheduler;
-import io.blis.engine.cluster.Routers;
+import io.blis.engine.policy.Routers;
 import io.blis.engine.sched.Schedulers;
 import io.blis.kvcache.KvBlockPool;
 import io.blis.workload.RequestOutcome;

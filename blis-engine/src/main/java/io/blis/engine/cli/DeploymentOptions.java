@@ -1,26 +1,11 @@
 package io.blis.engine.cli;
 
-import io.blis.api.Coefficients;
-import io.blis.api.HardwareSpec;
-import io.blis.api.LatencyModel;
-import io.blis.api.LatencyModelProvider;
-import io.blis.api.ModelSpec;
-import io.blis.api.Providers;
-import io.blis.api.Router;
-import io.blis.api.RouterProvider;
-import io.blis.api.Scheduler;
-import io.blis.api.SchedulerProvider;
-import io.blis.engine.Context;
-import io.blis.engine.Deployment;
-import io.blis.engine.EngineLimits;
 import io.blis.engine.KvOffload;
 import io.blis.engine.Simulation;
 import io.blis.engine.SimulationResult;
-import io.blis.latency.catalog.GpuCatalog;
-import io.blis.latency.catalog.ModelCatalog;
-import io.blis.latency.catalog.ModelSizes;
-import io.blis.latency.coeff.CoefficientFiles;
-import io.blis.latency.kv.KvCapacity;
+import io.blis.engine.cluster.Cluster;
+import io.blis.engine.cluster.PolicyBundle;
+import io.blis.engine.cluster.PoolSpec;
 import io.blis.workload.RequestSource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -30,6 +15,7 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeMap;
 import picocli.CommandLine;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -41,9 +27,9 @@ import picocli.CommandLine.Option;
  */
 final class DeploymentOptions {
 
-  static final String DEFAULT_MODEL = "meta-llama/Llama-2-7b-hf";
-  static final String DEFAULT_GPU = "H100";
-  static final String DEFAULT_LATENCY_MODEL = "trained-physics";
+  static final String DEFAULT_MODEL = Cluster.BUILT_IN_DEFAULTS.model();
+  static final String DEFAULT_GPU = Cluster.BUILT_IN_DEFAULTS.gpu();
+  static final String DEFAULT_LATENCY_MODEL = Cluster.BUILT_IN_DEFAULTS.latencyModel();
 
   @Option(names = "--model", paramLabel = "NAME|CONFIG_JSON",
       description = "Bundled model name or alias, or a HuggingFace config.json path (default: ${DEFAULT-VALUE}).")
@@ -107,11 +93,11 @@ final class DeploymentOptions {
   String scheduler = "fcfs";
 
   @Option(names = "--num-instances",
-      description = "Identical serving instances behind the router (default: ${DEFAULT-VALUE}).")
+      description = "Identical serving instances behind the router; with a one-pool --policy-config, its size (default: ${DEFAULT-VALUE}).")
   int numInstances = 1;
 
   @Option(names = {"--routing-policy", "--router"}, paramLabel = "NAME",
-      description = "Router provider: round-robin, least-loaded, ... (default: ${DEFAULT-VALUE}).")
+      description = "Router provider: round-robin, least-loaded, weighted, prefix-affinity, always-busiest, ... (default: ${DEFAULT-VALUE}).")
   String routingPolicy = "round-robin";
 
   @Option(names = "--kv-cpu-blocks",
@@ -140,8 +126,15 @@ final class DeploymentOptions {
       description = "Bounded-memory percentiles (HdrHistogram, 3 significant digits) instead of exact ones.")
   boolean streamingMetrics;
 
+  @Mixin ClusterOptions cluster;
+
+  /** The parsed command line, to tell flags given explicitly from defaults. */
+  private CommandLine.ParseResult parsed;
+
   /** Checks the flag values; a bad one is a {@link CommandLine.ParameterException} of {@code cl}. */
   void validate(CommandLine cl) {
+    parsed = cl.getParseResult();
+    cluster.validate(cl);
     require(cl, numInstances >= 1, "--num-instances must be at least 1, got " + numInstances);
     require(cl, tp >= 1, "--tp must be at least 1, got " + tp);
     require(cl, maxNumSeqs >= 1, "--max-num-seqs must be at least 1, got " + maxNumSeqs);
@@ -167,79 +160,59 @@ final class DeploymentOptions {
   }
 
   /**
-   * Builds the deployment (model, GPU, latency model, scheduler, limits, KV cache) and simulates
-   * {@code source} on it to the end of the workload or the horizon. Does not close the source.
+   * Builds the cluster (pools from the flags and the policy bundle; latency models, schedulers
+   * and policies by name) and simulates {@code source} on it to the end of the workload or the
+   * horizon. Does not close the source.
    *
-   * @param seed seed handed to the providers through the {@link Context}
+   * @param seed seed handed to the providers
    */
   SimulationResult simulate(RequestSource source, long seed) {
-    ModelSpec modelSpec = looksLikeFile(model) ? ModelCatalog.fromFile(Path.of(model))
-        : ModelCatalog.byName(model);
-    HardwareSpec hw = looksLikeFile(gpu) ? GpuCatalog.fromFile(Path.of(gpu)) : GpuCatalog.resolve(gpu);
-    long kvBlocks = totalKvBlocks != null ? totalKvBlocks
-        : KvCapacity.totalBlocks(modelSpec, hw, tp, gpuMemoryUtilization, blockSize);
-    int maxLen = maxModelLen != null ? maxModelLen : autoMaxModelLen(modelSpec, kvBlocks, blockSize);
-    EngineLimits limits =
-        new EngineLimits(maxNumSeqs, maxNumBatchedTokens, longPrefillTokenThreshold, maxLen,
-            asyncScheduling);
-    Context context = new Context(modelSpec, hw,
-        Deployment.of(limits, tp, blockSize, kvBlocks, gpuMemoryUtilization), loadCoefficients(),
-        options, seed);
-    Scheduler sched = Providers.select(SchedulerProvider.class, scheduler).create(context);
-    Router router = Providers.select(RouterProvider.class, routingPolicy).create(context);
-    LatencyModelProvider lmp = Providers.select(LatencyModelProvider.class, latencyModel);
-    LatencyModel first = lmp.create(context); // fails fast on bad coefficients
-    Simulation.Builder b = Simulation.builder()
-        .latencyModels(i -> i == 0 ? first : lmp.create(context))
-        .instances(numInstances).router(router).scheduler(sched).limits(limits)
-        .totalKvBlocks(kvBlocks).blockSizeTokens(blockSize).source(source)
-        .recordRequests(perRequest).streamingMetrics(streamingMetrics);
-    long blockBytesPerGpu = ModelSizes.kvBytesPerTokenPerGpu(modelSpec, tp) * blockSize;
-    long cpuBlocks = kvOffloadingSizeGib != null
-        ? KvOffload.cpuBlocks(kvOffloadingSizeGib * (1L << 30), blockBytesPerGpu, tp)
-        : kvCpuBlocks;
-    if (cpuBlocks > 0) {
-      b.cpuKvTier(cpuBlocks, KvOffload.loadUsPerBlock(blockBytesPerGpu, kvTransferBandwidthGbps));
+    PolicyBundle bundle = cluster.bundle();
+    Cluster.Builder cb = Cluster.builder()
+        .defaults(new PoolSpec("default", numInstances, model, gpu, tp, latencyModel, coefficients,
+            maxNumSeqs, maxNumBatchedTokens, longPrefillTokenThreshold, maxModelLen, blockSize,
+            totalKvBlocks, gpuMemoryUtilization))
+        .overrides(explicitPoolFlags())
+        .bundle(bundle).options(options).asyncScheduling(asyncScheduling)
+        .cpuKvTier(kvCpuBlocks, kvOffloadingSizeGib, kvTransferBandwidthGbps).seed(seed);
+    if (given("--num-instances")) {
+      cb.instances(numInstances);
     }
+    cluster.apply(cb, bundle, routingPolicy, given("--routing-policy"), scheduler,
+        given("--scheduler"));
+    Simulation.Builder b = cb.toSimulation().source(source)
+        .recordRequests(perRequest).streamingMetrics(streamingMetrics);
+    cluster.applyAnalysis(b);
     if (horizonS != null) {
       b.horizonUs((long) Math.floor(horizonS * 1e6));
     }
     return b.build().run();
   }
 
+  /** The pool fields given explicitly as flags; they win over the policy bundle's pools. */
+  private PoolSpec explicitPoolFlags() {
+    return new PoolSpec("flags", 1,
+        given("--model") ? model : null, given("--gpu") ? gpu : null, given("--tp") ? tp : null,
+        given("--latency-model") ? latencyModel : null, coefficients,
+        given("--max-num-seqs") ? maxNumSeqs : null,
+        given("--max-num-batched-tokens") ? maxNumBatchedTokens : null,
+        given("--long-prefill-token-threshold") ? longPrefillTokenThreshold : null, maxModelLen,
+        given("--block-size") ? blockSize : null, totalKvBlocks,
+        given("--gpu-memory-utilization") ? gpuMemoryUtilization : null);
+  }
+
+  private boolean given(String flag) {
+    return parsed != null && parsed.hasMatchedOption(flag);
+  }
+
   /** Prints the result JSON to the command's stdout and writes it to {@code --results-path}. */
   void emit(CommandLine cl, SimulationResult result) {
     String json = result.toJson();
     cl.getOut().print(json);
+    result.fitness().ifPresent(f -> cl.getErr().printf(java.util.Locale.ROOT, "fitness: %.6f%n", f.score()));
     if (resultsPath != null) {
       writeResults(json);
     }
-  }
-
-  private Coefficients loadCoefficients() {
-    if (coefficients == null) {
-      return Coefficients.empty();
-    }
-    if (!coefficients.contains("=")) {
-      Path p = Path.of(coefficients);
-      if (!Files.isRegularFile(p)) {
-        throw new IllegalArgumentException("--coefficients: no such file '" + coefficients
-            + "' (give a coefficient file or an inline list such as 'alpha=1,2,3;beta=4,5,6')");
-      }
-      return CoefficientFiles.load(p);
-    }
-    return CoefficientFiles.parseInline(coefficients);
-  }
-
-  /** The model's context length, capped by what the KV cache can hold (vLLM refuses more). */
-  static int autoMaxModelLen(ModelSpec m, long kvBlocks, int blockSize) {
-    long kvTokens = kvBlocks * blockSize;
-    long ctx = m.maxPositionEmbeddings() > 0 ? m.maxPositionEmbeddings() : kvTokens;
-    return (int) Math.min(Integer.MAX_VALUE, Math.min(ctx, kvTokens));
-  }
-
-  private static boolean looksLikeFile(String value) {
-    return value.endsWith(".json") || Files.isRegularFile(Path.of(value));
   }
 
   private void writeResults(String json) {

@@ -23,6 +23,11 @@ public final class Schedulers {
     return new ShortestJobFirst();
   }
 
+  /** {@code reverse-priority} (pathological): least urgent first; preempt the most urgent. */
+  public static Scheduler reversePriority() {
+    return new ReversePriority();
+  }
+
   /**
    * The tie-break every ordering scheduler shares: {@code primary} first, then arrival time, then
    * request id, so the order is total and deterministic.

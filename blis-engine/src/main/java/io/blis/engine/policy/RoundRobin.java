@@ -1,4 +1,4 @@
-package io.blis.engine.cluster;
+package io.blis.engine.policy;
 
 import io.blis.api.ClusterView;
 import io.blis.api.RequestView;

@@ -1,0 +1,140 @@
+package io.blis.engine.cli;
+
+import io.blis.engine.Fitness;
+import io.blis.engine.Simulation;
+import io.blis.engine.cluster.Cluster;
+import io.blis.engine.cluster.PolicyBundle;
+import io.blis.engine.cluster.PolicySpec;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.TreeMap;
+import picocli.CommandLine;
+import picocli.CommandLine.Option;
+
+/**
+ * The cluster flags of {@code blis run} and {@code blis replay} (a picocli mixin): policy bundle,
+ * routing, admission and priority policies, control-plane latencies, snapshot staleness, decision
+ * trace and fitness. Flags given explicitly win over the bundle.
+ */
+final class ClusterOptions {
+
+  @Option(names = "--policy-config", paramLabel = "FILE",
+      description = "Policy bundle (YAML): pools, router with scorer weights, admission, priority, scheduler, SLO targets.")
+  Path policyConfig;
+
+  @Option(names = "--admission-policy", paramLabel = "NAME",
+      description = "Admission policy provider: always-admit, token-bucket, reject-all, ... (default: always-admit).")
+  String admissionPolicy;
+
+  @Option(names = "--priority-policy", paramLabel = "NAME",
+      description = "Priority policy provider: slo-based, constant, inverted, ... (default: slo-based).")
+  String priorityPolicy;
+
+  @Option(names = "--routing-scorers", paramLabel = "NAME:W,...",
+      description = "Scorers and weights of the weighted router, e.g. prefix-cache:2,queue-depth:1,kv-utilization:1.")
+  String routingScorers;
+
+  @Option(names = "--token-bucket-capacity", description = "Token-bucket admission: capacity in input tokens.")
+  String tokenBucketCapacity;
+
+  @Option(names = "--token-bucket-refill-rate", description = "Token-bucket admission: refill, input tokens per second.")
+  String tokenBucketRefillRate;
+
+  @Option(names = "--admission-latency-us", description = "Arrival to admission decision, microseconds (default: 0).")
+  Long admissionLatencyUs;
+
+  @Option(names = "--routing-latency-us", description = "Admission to routing decision, microseconds (default: 0).")
+  Long routingLatencyUs;
+
+  @Option(names = "--snapshot-refresh-us",
+      description = "Interval at which routers' view of queues, batches and KV use is refreshed, microseconds; 0 = always current (default: "
+          + Simulation.DEFAULT_SNAPSHOT_REFRESH_US + ").")
+  Long snapshotRefreshUs;
+
+  @Option(names = "--trace-level", paramLabel = "none|decisions",
+      description = "decisions: record every admission and routing decision with the candidates' scores (default: ${DEFAULT-VALUE}).")
+  String traceLevel = "none";
+
+  @Option(names = "--counterfactual-k",
+      description = "With --trace-level decisions: alternatives per routing decision for the regret (default: ${DEFAULT-VALUE}).")
+  int counterfactualK = 0;
+
+  @Option(names = "--fitness-weights", paramLabel = "METRIC:W,...",
+      description = "Score the run: e.g. throughput:0.5,ttft_p99:0.3,e2e_p99:0.2 (printed to stderr and in the JSON).")
+  String fitnessWeights;
+
+  void validate(CommandLine cl) {
+    DeploymentOptions.require(cl, traceLevel.equals("none") || traceLevel.equals("decisions"),
+        "--trace-level must be none or decisions, got '" + traceLevel + "'");
+    DeploymentOptions.require(cl, counterfactualK >= 0, "--counterfactual-k must be >= 0, got " + counterfactualK);
+    DeploymentOptions.require(cl, counterfactualK == 0 || traceLevel.equals("decisions"),
+        "--counterfactual-k needs --trace-level decisions");
+    for (Map.Entry<String, Long> e : Map.of("--admission-latency-us", nz(admissionLatencyUs),
+        "--routing-latency-us", nz(routingLatencyUs), "--snapshot-refresh-us", nz(snapshotRefreshUs)).entrySet()) {
+      DeploymentOptions.require(cl, e.getValue() >= 0, e.getKey() + " must be >= 0, got " + e.getValue());
+    }
+    if (policyConfig != null) {
+      Cli.requireFile("--policy-config", policyConfig);
+    }
+  }
+
+  private static long nz(Long v) {
+    return v == null ? 0 : v;
+  }
+
+  PolicyBundle bundle() {
+    return policyConfig == null ? PolicyBundle.empty() : PolicyBundle.load(policyConfig);
+  }
+
+  /** Applies the flags to {@code b}: explicit policies and latencies override the bundle's. */
+  void apply(Cluster.Builder b, PolicyBundle bundle, String routingPolicy, boolean routerGiven,
+      String scheduler, boolean schedulerGiven) {
+    if (routerGiven || routingScorers != null) {
+      String name = routerGiven ? routingPolicy
+          : bundle.router() != null ? bundle.router().name() : "weighted";
+      Map<String, String> params = sameName(bundle.router(), name);
+      if (routingScorers != null) {
+        params.put("scorers", routingScorers);
+      }
+      b.router(new PolicySpec(name, params));
+    } else if (bundle.router() == null) {
+      b.router(new PolicySpec(routingPolicy, Map.of()));
+    }
+    if (admissionPolicy != null || tokenBucketCapacity != null || tokenBucketRefillRate != null) {
+      String name = admissionPolicy != null ? admissionPolicy
+          : bundle.admission() != null ? bundle.admission().name() : "token-bucket";
+      Map<String, String> params = sameName(bundle.admission(), name);
+      if (tokenBucketCapacity != null) {
+        params.put("capacity", tokenBucketCapacity);
+      }
+      if (tokenBucketRefillRate != null) {
+        params.put("refill_rate", tokenBucketRefillRate);
+      }
+      b.admission(new PolicySpec(name, params));
+    }
+    if (priorityPolicy != null) {
+      b.priority(new PolicySpec(priorityPolicy, sameName(bundle.priority(), priorityPolicy)));
+    }
+    if (schedulerGiven || bundle.scheduler() == null) {
+      b.scheduler(scheduler);
+    }
+    b.admissionLatencyUs(admissionLatencyUs).routingLatencyUs(routingLatencyUs)
+        .snapshotRefreshUs(snapshotRefreshUs);
+  }
+
+  /** The bundle's parameters of {@code spec} when it names the same policy, else none. */
+  private static Map<String, String> sameName(PolicySpec spec, String name) {
+    return spec != null && spec.name().equals(name) ? new TreeMap<>(spec.params()) : new LinkedHashMap<>();
+  }
+
+  /** Decision trace and fitness on the simulation builder. */
+  void applyAnalysis(Simulation.Builder b) {
+    if (traceLevel.equals("decisions")) {
+      b.traceDecisions(counterfactualK);
+    }
+    if (fitnessWeights != null) {
+      b.fitness(Fitness.parse(fitnessWeights));
+    }
+  }
+}

@@ -1,0 +1,335 @@
+package io.blis.engine.cluster;
+
+import io.blis.api.AdmissionPolicy;
+import io.blis.api.AdmissionPolicyProvider;
+import io.blis.api.Coefficients;
+import io.blis.api.HardwareSpec;
+import io.blis.api.LatencyModel;
+import io.blis.api.LatencyModelProvider;
+import io.blis.api.ModelSpec;
+import io.blis.api.PriorityPolicy;
+import io.blis.api.PriorityPolicyProvider;
+import io.blis.api.Providers;
+import io.blis.api.Router;
+import io.blis.api.RouterProvider;
+import io.blis.api.Scheduler;
+import io.blis.api.SchedulerProvider;
+import io.blis.engine.Context;
+import io.blis.engine.Deployment;
+import io.blis.engine.EngineLimits;
+import io.blis.engine.InstancePool;
+import io.blis.engine.KvOffload;
+import io.blis.engine.Simulation;
+import io.blis.engine.SloTarget;
+import io.blis.latency.catalog.GpuCatalog;
+import io.blis.latency.catalog.ModelCatalog;
+import io.blis.latency.catalog.ModelSizes;
+import io.blis.latency.coeff.CoefficientFiles;
+import io.blis.latency.kv.KvCapacity;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+/**
+ * Builds a cluster simulation from names, as {@code blis run} does: pools of instances by model,
+ * GPU and TP (KV cache sized from memory), latency models, schedulers and cluster policies by
+ * provider name, optionally from a {@link PolicyBundle}. No command-line code is involved:
+ *
+ * <pre>{@code
+ * SimulationResult r = Cluster.builder()
+ *     .bundle(PolicyBundle.load(Path.of("cluster.yaml")))
+ *     .router(new PolicySpec("least-loaded", Map.of()))    // overrides the bundle's
+ *     .toSimulation()
+ *     .source(workload)
+ *     .build()
+ *     .run();
+ * }</pre>
+ *
+ * <p>A pool field is taken from, in order: the {@link Builder#overrides overrides} (flags given
+ * explicitly on the command line), the bundle's pool, then the {@link Builder#defaults defaults}
+ * (built-in defaults unless set). Without pools in the bundle the cluster is one pool of {@code
+ * defaults.instances()} instances.
+ */
+public final class Cluster {
+
+  /** Model, GPU, TP, latency model and limits used when neither a flag nor the bundle sets them. */
+  public static final PoolSpec BUILT_IN_DEFAULTS = new PoolSpec("default", 1,
+      "meta-llama/Llama-2-7b-hf", "H100", 1, "trained-physics", null, 256, 2048, 0, null, 16, null, 0.9);
+
+  private Cluster() {}
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Collects the cluster's description; {@link #toSimulation()} resolves it. */
+  public static final class Builder {
+    private PoolSpec defaults = BUILT_IN_DEFAULTS;
+    private PoolSpec overrides = emptyPool();
+    private PolicyBundle bundle = PolicyBundle.empty();
+    private Integer instancesOverride;
+    private PolicySpec router;
+    private PolicySpec admission;
+    private PolicySpec priority;
+    private String scheduler;
+    private Long admissionLatencyUs;
+    private Long routingLatencyUs;
+    private Long snapshotRefreshUs;
+    private Map<String, String> options = Map.of();
+    private boolean asyncScheduling = true;
+    private long cpuKvBlocks;
+    private Double cpuKvGib;
+    private double kvTransferGbps = KvOffload.DEFAULT_BANDWIDTH_GBPS;
+    private long seed = 42;
+
+    private Builder() {}
+
+    /** Values for pool fields that neither the overrides nor the bundle set. */
+    public Builder defaults(PoolSpec d) {
+      this.defaults = Objects.requireNonNull(d, "defaults");
+      return this;
+    }
+
+    /** Values that win over the bundle's pools (non-null fields only; name and count unused). */
+    public Builder overrides(PoolSpec o) {
+      this.overrides = Objects.requireNonNull(o, "overrides");
+      return this;
+    }
+
+    /** Instances of the single pool, overriding the bundle's (an error when it has several). */
+    public Builder instances(int n) {
+      this.instancesOverride = n;
+      return this;
+    }
+
+    public Builder bundle(PolicyBundle b) {
+      this.bundle = Objects.requireNonNull(b, "bundle");
+      return this;
+    }
+
+    /** The router, overriding the bundle's (default round-robin). */
+    public Builder router(PolicySpec p) {
+      this.router = p;
+      return this;
+    }
+
+    /** The admission policy, overriding the bundle's (default always-admit). */
+    public Builder admission(PolicySpec p) {
+      this.admission = p;
+      return this;
+    }
+
+    /** The priority policy, overriding the bundle's (default slo-based). */
+    public Builder priority(PolicySpec p) {
+      this.priority = p;
+      return this;
+    }
+
+    /** The instance scheduler, overriding the bundle's (default fcfs). */
+    public Builder scheduler(String name) {
+      this.scheduler = name;
+      return this;
+    }
+
+    public Builder admissionLatencyUs(Long us) {
+      this.admissionLatencyUs = us;
+      return this;
+    }
+
+    public Builder routingLatencyUs(Long us) {
+      this.routingLatencyUs = us;
+      return this;
+    }
+
+    public Builder snapshotRefreshUs(Long us) {
+      this.snapshotRefreshUs = us;
+      return this;
+    }
+
+    /** Free-form options for the latency model and scheduler providers. */
+    public Builder options(Map<String, String> o) {
+      this.options = Map.copyOf(o);
+      return this;
+    }
+
+    public Builder asyncScheduling(boolean on) {
+      this.asyncScheduling = on;
+      return this;
+    }
+
+    /**
+     * A CPU KV tier on every instance: {@code blocks} block slots, or (when {@code gib} is not
+     * null) as many as {@code gib} GiB of host memory hold; reloads at {@code bandwidthGbps}.
+     */
+    public Builder cpuKvTier(long blocks, Double gib, double bandwidthGbps) {
+      this.cpuKvBlocks = blocks;
+      this.cpuKvGib = gib;
+      this.kvTransferGbps = bandwidthGbps;
+      return this;
+    }
+
+    /** Seed handed to every provider (default 42). */
+    public Builder seed(long s) {
+      this.seed = s;
+      return this;
+    }
+
+    /**
+     * Resolves models, GPUs, KV capacities, latency models and policies, and returns a simulation
+     * builder with the cluster set; add a source (and metrics options) and build it.
+     *
+     * @throws IllegalArgumentException naming the pool and the field for an unknown model, GPU or
+     *     provider, or an invalid value
+     */
+    public Simulation.Builder toSimulation() {
+      List<PoolSpec> specs = pools();
+      Simulation.Builder b = Simulation.builder();
+      Context policyContext = null;
+      Scheduler sched = null;
+      String schedulerName = first(scheduler, bundle.scheduler(), "fcfs");
+      for (PoolSpec spec : specs) {
+        ResolvedPool p = resolve(spec, specs.size() > 1 ? spec.name() : "");
+        if (policyContext == null) {
+          policyContext = p.context();
+          sched = Providers.select(SchedulerProvider.class, schedulerName).create(p.context());
+        }
+        b.addPool(p.pool());
+      }
+      b.scheduler(sched);
+      PolicySpec r = first(router, bundle.router(), new PolicySpec("round-robin", Map.of()));
+      PolicySpec a = first(admission, bundle.admission(), new PolicySpec("always-admit", Map.of()));
+      PolicySpec pr = first(priority, bundle.priority(), new PolicySpec("slo-based", Map.of()));
+      b.router(Providers.select(RouterProvider.class, r.name()).create(withOptions(policyContext, r)));
+      AdmissionPolicy ap = Providers.select(AdmissionPolicyProvider.class, a.name())
+          .create(withOptions(policyContext, a));
+      PriorityPolicy pp = Providers.select(PriorityPolicyProvider.class, pr.name())
+          .create(withOptions(policyContext, pr));
+      b.admissionPolicy(ap).priorityPolicy(pp);
+      b.admissionLatencyUs(first(admissionLatencyUs, bundle.admissionLatencyUs(), 0L));
+      b.routingLatencyUs(first(routingLatencyUs, bundle.routingLatencyUs(), 0L));
+      b.snapshotRefreshUs(first(snapshotRefreshUs, bundle.snapshotRefreshUs(),
+          Simulation.DEFAULT_SNAPSHOT_REFRESH_US));
+      for (Map.Entry<String, SloTarget> e : bundle.slo().entrySet()) {
+        b.sloTarget(e.getKey(), e.getValue());
+      }
+      return b;
+    }
+
+    /** The pools with every field resolved from overrides, bundle and defaults. */
+    List<PoolSpec> pools() {
+      List<PoolSpec> fromBundle = bundle.pools();
+      if (instancesOverride != null && fromBundle.size() > 1) {
+        throw new IllegalArgumentException("the number of instances is set per pool when the policy"
+            + " bundle has several pools (" + fromBundle.size() + "); drop --num-instances");
+      }
+      List<PoolSpec> out = new ArrayList<>();
+      if (fromBundle.isEmpty()) {
+        int n = instancesOverride != null ? instancesOverride : defaults.instances();
+        out.add(merge(overrides, merge(defaults, BUILT_IN_DEFAULTS, defaults.name(), n), "default", n));
+      } else {
+        for (PoolSpec p : fromBundle) {
+          int n = instancesOverride != null ? instancesOverride : p.instances();
+          out.add(merge(overrides, merge(p, merge(defaults, BUILT_IN_DEFAULTS, p.name(), n), p.name(), n),
+              p.name(), n));
+        }
+      }
+      return out;
+    }
+
+    private ResolvedPool resolve(PoolSpec s, String name) {
+      String where = name.isEmpty() ? "" : "pool '" + name + "': ";
+      try {
+        ModelSpec model = looksLikeFile(s.model()) ? ModelCatalog.fromFile(Path.of(s.model()))
+            : ModelCatalog.byName(s.model());
+        HardwareSpec hw = looksLikeFile(s.gpu()) ? GpuCatalog.fromFile(Path.of(s.gpu()))
+            : GpuCatalog.resolve(s.gpu());
+        int tp = s.tp();
+        int blockSize = s.blockSize();
+        long kvBlocks = s.totalKvBlocks() != null ? s.totalKvBlocks()
+            : KvCapacity.totalBlocks(model, hw, tp, s.gpuMemoryUtilization(), blockSize);
+        int maxLen = s.maxModelLen() != null ? s.maxModelLen()
+            : autoMaxModelLen(model, kvBlocks, blockSize);
+        EngineLimits limits = new EngineLimits(s.maxNumSeqs(), s.maxNumBatchedTokens(),
+            s.longPrefillTokenThreshold(), maxLen, asyncScheduling);
+        Context context = new Context(model, hw,
+            Deployment.of(limits, tp, blockSize, kvBlocks, s.gpuMemoryUtilization()),
+            loadCoefficients(s.coefficients()), options, seed);
+        LatencyModelProvider lmp = Providers.select(LatencyModelProvider.class, s.latencyModel());
+        LatencyModel first = lmp.create(context); // fails fast on bad coefficients
+        long blockBytesPerGpu = ModelSizes.kvBytesPerTokenPerGpu(model, tp) * blockSize;
+        long cpuBlocks = cpuKvGib != null
+            ? KvOffload.cpuBlocks(cpuKvGib * (1L << 30), blockBytesPerGpu, tp) : cpuKvBlocks;
+        double loadUs = cpuBlocks > 0 ? KvOffload.loadUsPerBlock(blockBytesPerGpu, kvTransferGbps) : 0;
+        InstancePool pool = new InstancePool(name, s.instances(),
+            i -> i == 0 ? first : lmp.create(context), limits, kvBlocks, blockSize, cpuBlocks, loadUs);
+        return new ResolvedPool(pool, context);
+      } catch (IllegalArgumentException e) {
+        throw where.isEmpty() ? e : new IllegalArgumentException(where + e.getMessage(), e);
+      }
+    }
+  }
+
+  private record ResolvedPool(InstancePool pool, Context context) {}
+
+  /** The context of a cluster policy: the first pool's, with the policy's own parameters. */
+  private static Context withOptions(Context base, PolicySpec p) {
+    return new Context(base.model(), base.hardware(), base.deployment(), base.coefficients(),
+        new TreeMap<>(p.params()), base.seed());
+  }
+
+  private static PoolSpec emptyPool() {
+    return new PoolSpec("overrides", 1, null, null, null, null, null, null, null, null, null, null,
+        null, null);
+  }
+
+  /** {@code a}'s fields where set, else {@code b}'s; with the given name and count. */
+  private static PoolSpec merge(PoolSpec a, PoolSpec b, String name, int instances) {
+    return new PoolSpec(name, instances, first(a.model(), b.model()), first(a.gpu(), b.gpu()),
+        first(a.tp(), b.tp()), first(a.latencyModel(), b.latencyModel()),
+        first(a.coefficients(), b.coefficients()), first(a.maxNumSeqs(), b.maxNumSeqs()),
+        first(a.maxNumBatchedTokens(), b.maxNumBatchedTokens()),
+        first(a.longPrefillTokenThreshold(), b.longPrefillTokenThreshold()),
+        first(a.maxModelLen(), b.maxModelLen()), first(a.blockSize(), b.blockSize()),
+        first(a.totalKvBlocks(), b.totalKvBlocks()),
+        first(a.gpuMemoryUtilization(), b.gpuMemoryUtilization()));
+  }
+
+  private static <T> T first(T a, T b) {
+    return a != null ? a : b;
+  }
+
+  private static <T> T first(T a, T b, T c) {
+    return a != null ? a : b != null ? b : c;
+  }
+
+  /** Coefficients from a file or an inline list; empty (the bundled defaults) for null. */
+  public static Coefficients loadCoefficients(String coefficients) {
+    if (coefficients == null) {
+      return Coefficients.empty();
+    }
+    if (!coefficients.contains("=")) {
+      Path p = Path.of(coefficients);
+      if (!Files.isRegularFile(p)) {
+        throw new IllegalArgumentException("coefficients: no such file '" + coefficients
+            + "' (give a coefficient file or an inline list such as 'alpha=1,2,3;beta=4,5,6')");
+      }
+      return CoefficientFiles.load(p);
+    }
+    return CoefficientFiles.parseInline(coefficients);
+  }
+
+  /** The model's context length, capped by what the KV cache can hold (vLLM refuses more). */
+  public static int autoMaxModelLen(ModelSpec m, long kvBlocks, int blockSize) {
+    long kvTokens = kvBlocks * blockSize;
+    long ctx = m.maxPositionEmbeddings() > 0 ? m.maxPositionEmbeddings() : kvTokens;
+    return (int) Math.min(Integer.MAX_VALUE, Math.min(ctx, kvTokens));
+  }
+
+  private static boolean looksLikeFile(String value) {
+    return value.endsWith(".json") || Files.isRegularFile(Path.of(value));
+  }
+}

@@ -1,0 +1,459 @@
+package io.blis.engine.cluster;
+
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.blis.api.AdmissionPolicyProvider;
+import io.blis.api.NamedProvider;
+import io.blis.api.PriorityPolicyProvider;
+import io.blis.api.Providers;
+import io.blis.api.RouterProvider;
+import io.blis.api.SchedulerProvider;
+import io.blis.engine.SloTarget;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeMap;
+
+/**
+ * Everything {@code --policy-config FILE} can hold: pools of instances, the router with its
+ * parameters (scorer weights), the admission and priority policies, the instance scheduler,
+ * control-plane latencies, snapshot staleness and SLO targets. Fields that are null (or empty)
+ * were not set. Example (keys are snake_case; in a policy section {@code policy} is the provider
+ * name and every other key one of its parameters):
+ *
+ * <pre>
+ * pools:
+ *   - name: h100
+ *     instances: 4
+ *     gpu: H100
+ *     tp: 1
+ *   - name: a100
+ *     instances: 2
+ *     gpu: A100-80GB
+ *     tp: 2
+ *     max_num_seqs: 128
+ * router:
+ *   policy: weighted
+ *   scorers: {prefix-cache: 2, queue-depth: 1, kv-utilization: 1}
+ * admission:
+ *   policy: token-bucket
+ *   capacity: 10000
+ *   refill_rate: 1000
+ * priority:
+ *   policy: slo-based
+ *   aging_ms: 500
+ * scheduler: priority-fcfs
+ * cluster:
+ *   admission_latency_us: 0
+ *   routing_latency_us: 200
+ *   snapshot_refresh_us: 50000
+ * slo:
+ *   critical: {ttft_ms: 200, e2e_ms: 2000}
+ *   standard: {ttft_ms: 1000, e2e_ms: 20000}
+ * </pre>
+ *
+ * <p>Every problem is one {@link IllegalArgumentException} naming the file, line and column and
+ * what was expected: unknown keys (with the accepted ones), unknown policy names (with the
+ * available ones), wrong types, fractions where whole numbers are needed, duplicate keys or pool
+ * names.
+ */
+public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec admission,
+    PolicySpec priority, String scheduler, Long admissionLatencyUs, Long routingLatencyUs,
+    Long snapshotRefreshUs, Map<String, SloTarget> slo) {
+
+  private static final YAMLFactory YAML = new YAMLFactory();
+  private static final List<String> TOP = List.of("pools", "router", "admission", "priority",
+      "scheduler", "cluster", "slo");
+  private static final List<String> POOL = List.of("name", "instances", "model", "gpu", "tp",
+      "latency_model", "coefficients", "max_num_seqs", "max_num_batched_tokens",
+      "long_prefill_token_threshold", "max_model_len", "block_size", "total_kv_blocks",
+      "gpu_memory_utilization");
+  private static final List<String> CLUSTER = List.of("admission_latency_us", "routing_latency_us",
+      "snapshot_refresh_us");
+  private static final List<String> SLO = List.of("ttft_ms", "e2e_ms");
+  private static final int MAX_POOLS = 64;
+  private static final int MAX_INSTANCES = 4096;
+
+  public PolicyBundle {
+    pools = List.copyOf(pools);
+    slo = Collections.unmodifiableMap(new TreeMap<>(slo));
+  }
+
+  /** A bundle that sets nothing. */
+  public static PolicyBundle empty() {
+    return new PolicyBundle(List.of(), null, null, null, null, null, null, null, Map.of());
+  }
+
+  /** Reads and checks {@code file}. */
+  public static PolicyBundle load(Path file) {
+    String text;
+    try {
+      text = Files.readString(file, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException("policy bundle " + file + ": cannot read: " + e.getMessage(), e);
+    }
+    return parse(text, file.toString());
+  }
+
+  /** Parses and checks bundle text; {@code source} names it in errors. */
+  public static PolicyBundle parse(String text, String source) {
+    Node root;
+    try (JsonParser p = YAML.createParser(text)) {
+      JsonToken first = p.nextToken();
+      if (first == null) {
+        return empty();
+      }
+      root = Node.read(p, source);
+      if (p.nextToken() != null) {
+        throw new Problem(source, p.currentTokenLocation(), "expected a single YAML document");
+      }
+    } catch (IOException e) {
+      throw new IllegalArgumentException("policy bundle " + source + ": not valid YAML: "
+          + e.getMessage().lines().findFirst().orElse(""), e);
+    }
+    if (root.isNull()) {
+      return empty();
+    }
+    return new Reader(source).bundle(root);
+  }
+
+  /** The bundle as YAML that {@link #parse} reads back to an equal bundle. */
+  public String toYaml() {
+    StringBuilder y = new StringBuilder();
+    if (!pools.isEmpty()) {
+      y.append("pools:\n");
+      for (PoolSpec p : pools) {
+        y.append("  - name: ").append(quoted(p.name())).append('\n');
+        y.append("    instances: ").append(p.instances()).append('\n');
+        field(y, "model", p.model());
+        field(y, "gpu", p.gpu());
+        field(y, "tp", p.tp());
+        field(y, "latency_model", p.latencyModel());
+        field(y, "coefficients", p.coefficients());
+        field(y, "max_num_seqs", p.maxNumSeqs());
+        field(y, "max_num_batched_tokens", p.maxNumBatchedTokens());
+        field(y, "long_prefill_token_threshold", p.longPrefillTokenThreshold());
+        field(y, "max_model_len", p.maxModelLen());
+        field(y, "block_size", p.blockSize());
+        field(y, "total_kv_blocks", p.totalKvBlocks());
+        field(y, "gpu_memory_utilization", p.gpuMemoryUtilization());
+      }
+    }
+    policy(y, "router", router);
+    policy(y, "admission", admission);
+    policy(y, "priority", priority);
+    if (scheduler != null) {
+      y.append("scheduler: ").append(quoted(scheduler)).append('\n');
+    }
+    if (admissionLatencyUs != null || routingLatencyUs != null || snapshotRefreshUs != null) {
+      y.append("cluster:\n");
+      if (admissionLatencyUs != null) {
+        y.append("  admission_latency_us: ").append(admissionLatencyUs).append('\n');
+      }
+      if (routingLatencyUs != null) {
+        y.append("  routing_latency_us: ").append(routingLatencyUs).append('\n');
+      }
+      if (snapshotRefreshUs != null) {
+        y.append("  snapshot_refresh_us: ").append(snapshotRefreshUs).append('\n');
+      }
+    }
+    if (!slo.isEmpty()) {
+      y.append("slo:\n");
+      slo.forEach((k, v) -> y.append("  ").append(quoted(k)).append(": {ttft_ms: ")
+          .append(v.ttftMs()).append(", e2e_ms: ").append(v.e2eMs()).append("}\n"));
+    }
+    return y.toString();
+  }
+
+  private static void field(StringBuilder y, String key, Object v) {
+    if (v != null) {
+      y.append("    ").append(key).append(": ")
+          .append(v instanceof String s ? quoted(s) : v.toString()).append('\n');
+    }
+  }
+
+  private static void policy(StringBuilder y, String key, PolicySpec p) {
+    if (p == null) {
+      return;
+    }
+    y.append(key).append(":\n  policy: ").append(quoted(p.name())).append('\n');
+    p.params().forEach((k, v) -> y.append("  ").append(k).append(": ").append(quoted(v)).append('\n'));
+  }
+
+  /** A YAML double-quoted scalar. */
+  private static String quoted(String s) {
+    StringBuilder b = new StringBuilder("\"");
+    for (char c : s.toCharArray()) {
+      switch (c) {
+        case '"' -> b.append("\\\"");
+        case '\\' -> b.append("\\\\");
+        case '\n' -> b.append("\\n");
+        case '\t' -> b.append("\\t");
+        default -> b.append(c);
+      }
+    }
+    return b.append('"').toString();
+  }
+
+  // ---------------------------------------------------------------- reading
+
+  /** A YAML node with where it starts: a mapping, a sequence or a scalar. */
+  private record Node(Map<String, Node> map, List<Node> list, String text, JsonToken token,
+      int line, int column) {
+
+    boolean isNull() {
+      return token == JsonToken.VALUE_NULL;
+    }
+
+    boolean isScalar() {
+      return map == null && list == null;
+    }
+
+    static Node read(JsonParser p, String source) throws IOException {
+      JsonLocation at = p.currentTokenLocation();
+      int line = at.getLineNr();
+      int col = at.getColumnNr();
+      JsonToken t = p.currentToken();
+      if (t == JsonToken.START_OBJECT) {
+        Map<String, Node> m = new LinkedHashMap<>();
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+          String key = p.currentName();
+          JsonLocation keyAt = p.currentTokenLocation();
+          p.nextToken();
+          Node value = read(p, source);
+          if (m.put(key, value) != null) {
+            throw new Problem(source, keyAt, "duplicate key '" + key + "'");
+          }
+        }
+        return new Node(m, null, null, t, line, col);
+      }
+      if (t == JsonToken.START_ARRAY) {
+        List<Node> l = new ArrayList<>();
+        while (p.nextToken() != JsonToken.END_ARRAY) {
+          l.add(read(p, source));
+        }
+        return new Node(null, l, null, t, line, col);
+      }
+      return new Node(null, null, p.getText(), t, line, col);
+    }
+  }
+
+  /** An error at a place in the file. */
+  private static final class Problem extends IllegalArgumentException {
+    Problem(String source, JsonLocation at, String message) {
+      super(source + ", line " + at.getLineNr() + ", column " + at.getColumnNr() + ": " + message);
+    }
+
+    Problem(String source, Node at, String message) {
+      super(source + ", line " + at.line() + ", column " + at.column() + ": " + message);
+    }
+  }
+
+  /** Checks and converts the tree, with the source name for errors. */
+  private record Reader(String source) {
+
+    private IllegalArgumentException error(Node at, String message) {
+      return new Problem(source, at, message);
+    }
+
+    PolicyBundle bundle(Node root) {
+      Map<String, Node> top = mapping(root, "the policy bundle", TOP);
+      List<PoolSpec> pools = top.containsKey("pools") ? pools(top.get("pools")) : List.of();
+      PolicySpec router = policy(top.get("router"), "router", RouterProvider.class, true);
+      PolicySpec admission = policy(top.get("admission"), "admission", AdmissionPolicyProvider.class, false);
+      PolicySpec priority = policy(top.get("priority"), "priority", PriorityPolicyProvider.class, false);
+      String scheduler = null;
+      if (top.containsKey("scheduler")) {
+        Node s = top.get("scheduler");
+        scheduler = knownName(s, string(s, "scheduler"), "scheduler", SchedulerProvider.class);
+      }
+      Long admissionLatency = null;
+      Long routingLatency = null;
+      Long refresh = null;
+      if (top.containsKey("cluster")) {
+        Map<String, Node> c = mapping(top.get("cluster"), "cluster", CLUSTER);
+        admissionLatency = c.containsKey(CLUSTER.get(0)) ? whole(c.get(CLUSTER.get(0)), CLUSTER.get(0), 0) : null;
+        routingLatency = c.containsKey(CLUSTER.get(1)) ? whole(c.get(CLUSTER.get(1)), CLUSTER.get(1), 0) : null;
+        refresh = c.containsKey(CLUSTER.get(2)) ? whole(c.get(CLUSTER.get(2)), CLUSTER.get(2), 0) : null;
+      }
+      Map<String, SloTarget> slo = new TreeMap<>();
+      if (top.containsKey("slo")) {
+        Node sloNode = top.get("slo");
+        Map<String, Node> classes = mapping(sloNode, "slo", null);
+        for (Map.Entry<String, Node> e : classes.entrySet()) {
+          Map<String, Node> t = mapping(e.getValue(), "slo." + e.getKey(), SLO);
+          double ttft = t.containsKey("ttft_ms") ? number(t.get("ttft_ms"), "ttft_ms") : 0;
+          double e2e = t.containsKey("e2e_ms") ? number(t.get("e2e_ms"), "e2e_ms") : 0;
+          try {
+            slo.put(e.getKey(), new SloTarget(ttft, e2e));
+          } catch (IllegalArgumentException ex) {
+            throw error(e.getValue(), "slo." + e.getKey() + ": " + ex.getMessage());
+          }
+        }
+      }
+      return new PolicyBundle(pools, router, admission, priority, scheduler, admissionLatency,
+          routingLatency, refresh, slo);
+    }
+
+    private List<PoolSpec> pools(Node n) {
+      if (n.list() == null) {
+        throw error(n, "pools must be a list of pools (each '- name: ...'), got " + describe(n));
+      }
+      if (n.list().size() > MAX_POOLS) {
+        throw error(n, "at most " + MAX_POOLS + " pools, got " + n.list().size());
+      }
+      List<PoolSpec> out = new ArrayList<>();
+      Set<String> names = new java.util.HashSet<>();
+      long total = 0;
+      for (Node item : n.list()) {
+        Map<String, Node> m = mapping(item, "a pool", POOL);
+        if (!m.containsKey("name") || !m.containsKey("instances")) {
+          throw error(item, "a pool needs a name and a number of instances");
+        }
+        String name = string(m.get("name"), "name");
+        if (!names.add(name)) {
+          throw error(m.get("name"), "duplicate pool name '" + name + "'");
+        }
+        int instances = (int) whole(m.get("instances"), "instances", 1);
+        total += instances;
+        if (total > MAX_INSTANCES) {
+          throw error(m.get("instances"), "at most " + MAX_INSTANCES + " instances in all");
+        }
+        try {
+          out.add(new PoolSpec(name, instances, optString(m, "model"), optString(m, "gpu"),
+              optInt(m, "tp"), optString(m, "latency_model"), optString(m, "coefficients"),
+              optInt(m, "max_num_seqs"), optInt(m, "max_num_batched_tokens"),
+              optInt(m, "long_prefill_token_threshold"), optInt(m, "max_model_len"),
+              optInt(m, "block_size"),
+              m.containsKey("total_kv_blocks") ? whole(m.get("total_kv_blocks"), "total_kv_blocks", 1) : null,
+              m.containsKey("gpu_memory_utilization")
+                  ? number(m.get("gpu_memory_utilization"), "gpu_memory_utilization") : null));
+        } catch (Problem p) {
+          throw p;
+        } catch (IllegalArgumentException e) {
+          throw error(item, "pool '" + name + "': " + e.getMessage());
+        }
+      }
+      return out;
+    }
+
+    private PolicySpec policy(Node n, String section, Class<? extends NamedProvider> type,
+        boolean scorers) {
+      if (n == null) {
+        return null;
+      }
+      Map<String, Node> m = mapping(n, section, null);
+      Node nameNode = m.get("policy");
+      if (nameNode == null) {
+        throw error(n, section + " needs 'policy: NAME' (available: "
+            + String.join(", ", Providers.names(type)) + ")");
+      }
+      String name = knownName(nameNode, string(nameNode, "policy"), section, type);
+      Map<String, String> params = new LinkedHashMap<>();
+      for (Map.Entry<String, Node> e : m.entrySet()) {
+        if (e.getKey().equals("policy")) {
+          continue;
+        }
+        Node v = e.getValue();
+        if (scorers && e.getKey().equals("scorers") && v.map() != null) {
+          List<String> parts = new ArrayList<>();
+          for (Map.Entry<String, Node> s : v.map().entrySet()) {
+            if (!s.getValue().isScalar() || s.getValue().isNull()) {
+              throw error(s.getValue(), "the weight of scorer " + s.getKey() + " must be a number");
+            }
+            parts.add(s.getKey() + ":" + s.getValue().text());
+          }
+          params.put("scorers", String.join(",", parts));
+        } else if (!v.isScalar() || v.isNull()) {
+          throw error(v, section + "." + e.getKey() + " must be a single value, got " + describe(v));
+        } else {
+          params.put(e.getKey(), v.text());
+        }
+      }
+      return new PolicySpec(name, params);
+    }
+
+    private String knownName(Node at, String name, String what, Class<? extends NamedProvider> type) {
+      List<String> names = Providers.names(type);
+      if (!names.contains(name)) {
+        throw error(at, "unknown " + what + " '" + name + "'; available: " + String.join(", ", names));
+      }
+      return name;
+    }
+
+    /** The mapping {@code n}, whose keys must be in {@code accepted} (any when null). */
+    private Map<String, Node> mapping(Node n, String what, List<String> accepted) {
+      if (n.map() == null) {
+        throw error(n, what + " must be a mapping of keys, got " + describe(n));
+      }
+      if (accepted != null) {
+        for (String key : n.map().keySet()) {
+          if (!accepted.contains(key)) {
+            Node at = n.map().get(key);
+            throw error(at, "unknown key '" + key + "' in " + what + "; accepted: "
+                + String.join(", ", accepted));
+          }
+        }
+      }
+      return n.map();
+    }
+
+    private String string(Node n, String key) {
+      if (!n.isScalar() || n.token() != JsonToken.VALUE_STRING) {
+        throw error(n, key + " must be a name (text), got " + describe(n));
+      }
+      return n.text();
+    }
+
+    private String optString(Map<String, Node> m, String key) {
+      return m.containsKey(key) ? string(m.get(key), key) : null;
+    }
+
+    private Integer optInt(Map<String, Node> m, String key) {
+      return m.containsKey(key) ? (int) whole(m.get(key), key, 0) : null;
+    }
+
+    private long whole(Node n, String key, long min) {
+      if (n.token() != JsonToken.VALUE_NUMBER_INT) {
+        throw error(n, key + " must be a whole number, got " + describe(n));
+      }
+      long v;
+      try {
+        v = Long.parseLong(n.text());
+      } catch (NumberFormatException e) {
+        throw error(n, key + " is too large: " + n.text());
+      }
+      if (v < min || v > Integer.MAX_VALUE && !key.endsWith("_us") && !key.equals("total_kv_blocks")) {
+        throw error(n, key + " must be a whole number >= " + min + ", got " + n.text());
+      }
+      return v;
+    }
+
+    private double number(Node n, String key) {
+      if (n.token() != JsonToken.VALUE_NUMBER_INT && n.token() != JsonToken.VALUE_NUMBER_FLOAT) {
+        throw error(n, key + " must be a number, got " + describe(n));
+      }
+      return Double.parseDouble(n.text());
+    }
+
+    private static String describe(Node n) {
+      if (n.map() != null) {
+        return "a mapping";
+      }
+      if (n.list() != null) {
+        return "a list";
+      }
+      return n.isNull() ? "nothing" : "'" + n.text() + "'";
+    }
+  }
+}

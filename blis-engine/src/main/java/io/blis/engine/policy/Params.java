@@ -1,0 +1,80 @@
+package io.blis.engine.policy;
+
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+
+/**
+ * Reads a policy's parameters from its provider context's options: unknown keys and values that
+ * do not parse or are out of range are one clear error naming the policy, the key and the value.
+ */
+final class Params {
+
+  private final String policy;
+  private final Map<String, String> values;
+
+  private Params(String policy, Map<String, String> values, Set<String> accepted) {
+    this.policy = policy;
+    this.values = values;
+    for (String key : values.keySet()) {
+      if (!accepted.contains(key)) {
+        throw new IllegalArgumentException(policy + ": unknown parameter '" + key + "'; accepted: "
+            + (accepted.isEmpty() ? "none" : String.join(", ", new TreeSet<>(accepted))));
+      }
+    }
+  }
+
+  /** The parameters of {@code policy}, accepting only {@code accepted} keys. */
+  static Params of(String policy, Map<String, String> values, String... accepted) {
+    return new Params(policy, values, Set.of(accepted));
+  }
+
+  String string(String key, String dflt) {
+    return values.getOrDefault(key, dflt);
+  }
+
+  /** A number >= {@code min}. */
+  double number(String key, double dflt, double min) {
+    String v = values.get(key);
+    if (v == null) {
+      return dflt;
+    }
+    double d;
+    try {
+      d = Double.parseDouble(v.trim());
+    } catch (NumberFormatException e) {
+      throw bad(key, v, "a number");
+    }
+    if (!Double.isFinite(d) || d < min) {
+      throw bad(key, v, "a finite number >= " + fmt(min));
+    }
+    return d;
+  }
+
+  /** A whole number >= {@code min}. */
+  int integer(String key, int dflt, int min) {
+    String v = values.get(key);
+    if (v == null) {
+      return dflt;
+    }
+    int i;
+    try {
+      i = Integer.parseInt(v.trim());
+    } catch (NumberFormatException e) {
+      throw bad(key, v, "a whole number");
+    }
+    if (i < min) {
+      throw bad(key, v, "a whole number >= " + min);
+    }
+    return i;
+  }
+
+  IllegalArgumentException bad(String key, String value, String expected) {
+    return new IllegalArgumentException(
+        policy + ": parameter " + key + " must be " + expected + ", got '" + value + "'");
+  }
+
+  private static String fmt(double d) {
+    return d == Math.rint(d) ? Long.toString((long) d) : Double.toString(d);
+  }
+}

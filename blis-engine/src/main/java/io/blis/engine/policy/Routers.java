@@ -1,0 +1,144 @@
+package io.blis.engine.policy;
+
+import io.blis.api.ProviderContext;
+import io.blis.api.Router;
+import io.blis.api.RouterProvider;
+import java.util.Map;
+
+/** The built-in routers, also available by name through their {@code RouterProvider}s. */
+public final class Routers {
+
+  private Routers() {}
+
+  /** {@code round-robin}: the k-th request goes to instance k mod n. */
+  public static Router roundRobin() {
+    return new RoundRobin();
+  }
+
+  /** {@code least-loaded}: smallest waiting + running + in flight, ties to the lowest index. */
+  public static Router leastLoaded() {
+    return new LeastLoaded(false);
+  }
+
+  /** {@code always-busiest} (pathological): the largest waiting + running + in flight. */
+  public static Router alwaysBusiest() {
+    return new LeastLoaded(true);
+  }
+
+  /**
+   * {@code weighted}: scorers ({@code prefix-cache}, {@code queue-depth}, {@code kv-utilization},
+   * {@code in-flight}) with weights, normalized to sum 1; argmax, ties to the lowest index.
+   */
+  public static Router weighted(Map<String, Double> scorerWeights) {
+    return new Weighted(scorerWeights);
+  }
+
+  /**
+   * {@code prefix-affinity}: router-side LRU index of the prompt blocks sent to each instance
+   * ({@code capacityBlocks} per instance, blocks of {@code blockSize} tokens); longest match of
+   * at least {@code minBlocks} wins, else least-loaded.
+   */
+  public static Router prefixAffinity(int blockSize, int capacityBlocks, int minBlocks) {
+    if (blockSize < 1 || capacityBlocks < 1 || minBlocks < 1) {
+      throw new IllegalArgumentException("prefix-affinity: block size, capacity and minimum match"
+          + " must be at least 1, got " + blockSize + ", " + capacityBlocks + ", " + minBlocks);
+    }
+    return new PrefixAffinity(blockSize, capacityBlocks, minBlocks);
+  }
+
+  /** Provides {@code round-robin}. */
+  public static final class RoundRobinProvider implements RouterProvider {
+    @Override
+    public String name() {
+      return "round-robin";
+    }
+
+    @Override
+    public String description() {
+      return "the k-th request goes to instance k mod n";
+    }
+
+    @Override
+    public Router create(ProviderContext context) {
+      Params.of(name(), context.options());
+      return roundRobin();
+    }
+  }
+
+  /** Provides {@code least-loaded}. */
+  public static final class LeastLoadedProvider implements RouterProvider {
+    @Override
+    public String name() {
+      return "least-loaded";
+    }
+
+    @Override
+    public String description() {
+      return "smallest waiting + running + in-flight count, ties to the lowest index";
+    }
+
+    @Override
+    public Router create(ProviderContext context) {
+      Params.of(name(), context.options());
+      return leastLoaded();
+    }
+  }
+
+  /** Provides {@code always-busiest}. */
+  public static final class AlwaysBusiestProvider implements RouterProvider {
+    @Override
+    public String name() {
+      return "always-busiest";
+    }
+
+    @Override
+    public String description() {
+      return "pathological: the instance with the most waiting + running + in-flight requests";
+    }
+
+    @Override
+    public Router create(ProviderContext context) {
+      Params.of(name(), context.options());
+      return alwaysBusiest();
+    }
+  }
+
+  /** Provides {@code weighted}; parameter {@code scorers} ({@value Weighted#DEFAULT_SCORERS}). */
+  public static final class WeightedProvider implements RouterProvider {
+    @Override
+    public String name() {
+      return "weighted";
+    }
+
+    @Override
+    public String description() {
+      return "weighted scorers (prefix-cache, queue-depth, kv-utilization, in-flight), highest total";
+    }
+
+    @Override
+    public Router create(ProviderContext context) {
+      Params p = Params.of(name(), context.options(), "scorers");
+      return weighted(Weighted.parseScorers(p.string("scorers", Weighted.DEFAULT_SCORERS)));
+    }
+  }
+
+  /** Provides {@code prefix-affinity}; parameters block_size, capacity_blocks, min_blocks. */
+  public static final class PrefixAffinityProvider implements RouterProvider {
+    @Override
+    public String name() {
+      return "prefix-affinity";
+    }
+
+    @Override
+    public String description() {
+      return "longest prefix match in a router-side index of the blocks sent to each instance, else least-loaded";
+    }
+
+    @Override
+    public Router create(ProviderContext context) {
+      Params p = Params.of(name(), context.options(), "block_size", "capacity_blocks", "min_blocks");
+      return prefixAffinity(p.integer("block_size", 16, 1), p.integer("capacity_blocks", 10_000, 1),
+          p.integer("min_blocks", 1, 1));
+    }
+  }
+}
