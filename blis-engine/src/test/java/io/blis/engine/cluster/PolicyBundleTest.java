@@ -1,0 +1,84 @@
+package io.blis.engine.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.blis.engine.SloTarget;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class PolicyBundleTest {
+
+  private static final Path EXAMPLE = Path.of("..", "docs", "examples", "cluster-bundle.yaml");
+
+  @Test
+  void theDocumentedExampleLoadsToTheExpectedBundle() {
+    PolicyBundle b = PolicyBundle.load(EXAMPLE);
+    assertThat(b.pools()).containsExactly(
+        new PoolSpec("h100", 4, null, "H100", 1, null, null, null, null, null, null, null, null, null),
+        new PoolSpec("a100", 2, null, "A100-80GB", 2, null, null, 128, null, null, null, null, null, null));
+    assertThat(b.router()).isEqualTo(new PolicySpec("weighted",
+        Map.of("scorers", "prefix-cache:2,queue-depth:1,kv-utilization:1")));
+    assertThat(b.admission()).isEqualTo(new PolicySpec("token-bucket",
+        Map.of("capacity", "100000", "refill_rate", "50000")));
+    assertThat(b.priority()).isEqualTo(new PolicySpec("slo-based", Map.of("aging_ms", "500")));
+    assertThat(b.scheduler()).isEqualTo("priority-fcfs");
+    assertThat(b.admissionLatencyUs()).isZero();
+    assertThat(b.routingLatencyUs()).isEqualTo(200);
+    assertThat(b.snapshotRefreshUs()).isEqualTo(50_000);
+    assertThat(b.slo()).containsEntry("critical", new SloTarget(200, 2000))
+        .containsEntry("standard", new SloTarget(1000, 20000)).hasSize(2);
+  }
+
+  @Test
+  void bundlesRoundTripThroughYaml() {
+    PolicyBundle example = PolicyBundle.load(EXAMPLE);
+    PolicyBundle full = new PolicyBundle(List.of(new PoolSpec("x.1", 3, "llama-2-7b", "cfg/gpu.json#H100",
+        2, "roofline", "alpha=1,2,3;beta=4,5,6", 64, 4096, 512, 8192, 32, 1234L, 0.85)),
+        PolicySpec.of("least-loaded"), PolicySpec.of("reject-all"),
+        new PolicySpec("constant", Map.of("value", "3")), "sjf", 10L, 20L, 0L,
+        Map.of("batch", new SloTarget(0, 60_000.5)));
+    for (PolicyBundle b : List.of(example, full, PolicyBundle.empty())) {
+      String yaml = b.toYaml();
+      assertThat(PolicyBundle.parse(yaml, "round-trip")).isEqualTo(b);
+      assertThat(PolicyBundle.parse(yaml, "round-trip").toYaml()).isEqualTo(yaml);
+    }
+  }
+
+  @Test
+  void anEmptyDocumentIsAnEmptyBundle() {
+    assertThat(PolicyBundle.parse("# nothing\n", "x.yaml")).isEqualTo(PolicyBundle.empty());
+  }
+
+  private static void fails(String yaml, String... expected) {
+    assertThatThrownBy(() -> PolicyBundle.parse(yaml, "bundle.yaml"))
+        .isInstanceOf(IllegalArgumentException.class)
+        .satisfies(e -> assertThat(e.getMessage()).contains("bundle.yaml").contains(expected)
+            .doesNotContain("\n"));
+  }
+
+  @Test
+  void mistakesAreOneLineNamingTheFileLineAndWhatWasExpected() {
+    fails("router:\n  policy: round-robin\nrouting: 1\n", "line 3", "unknown key 'routing'",
+        "accepted: pools, router");
+    fails("pools:\n  - name: a\n    instances: 2\n    gpus: H100\n", "line 4", "unknown key 'gpus'",
+        "gpu_memory_utilization");
+    fails("router:\n  policy: fastest\n", "line 2", "unknown router 'fastest'", "least-loaded",
+        "round-robin");
+    fails("admission:\n  policy: maybe\n", "line 2", "unknown admission 'maybe'", "token-bucket");
+    fails("priority:\n  aging_ms: 5\n", "line 2", "priority needs 'policy: NAME'", "slo-based");
+    fails("scheduler: lifo\n", "line 1", "unknown scheduler 'lifo'", "fcfs");
+    fails("pools:\n  - name: a\n    instances: four\n", "line 3", "instances must be a whole number");
+    fails("pools:\n  - name: a\n    instances: 2.5\n", "line 3", "instances must be a whole number");
+    fails("pools:\n  - name: a\n    instances: 1\n  - name: a\n    instances: 2\n", "line 4",
+        "duplicate pool name 'a'");
+    fails("scheduler: fcfs\nscheduler: sjf\n", "line 2", "duplicate key 'scheduler'");
+    fails("pools:\n  - name: a\n    instances: 1\n    tp: 0\n", "line 2", "tp must be at least 1");
+    fails("pools: h100\n", "line 1", "pools must be a list");
+    fails("router:\n  policy: weighted\n  scorers: [1, 2]\n", "line 3", "must be a single value");
+    fails("cluster:\n  routing_latency_us: -5\n", "line 2", "routing_latency_us must be a whole number >= 0");
+    fails("slo:\n  critical: {ttft_ms: fast}\n", "line 2", "ttft_ms must be a number");
+  }
+}
