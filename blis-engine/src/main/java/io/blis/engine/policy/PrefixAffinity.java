@@ -3,8 +3,6 @@ package io.blis.engine.policy;
 import io.blis.api.ClusterView;
 import io.blis.api.RequestView;
 import io.blis.api.Router;
-import java.util.LinkedHashMap;
-import java.util.Map;
 
 /**
  * Prefix affinity: the router keeps, per instance, a least-recently-used index of the prompt block
@@ -19,7 +17,7 @@ final class PrefixAffinity implements Router {
   private final int blockSize;
   private final int capacityBlocks;
   private final int minBlocks;
-  private Lru[] index = new Lru[0];
+  private HashLru[] index = new HashLru[0];
   private int[] matched = new int[16];
   private boolean[] tied = new boolean[16];
 
@@ -42,7 +40,7 @@ final class PrefixAffinity implements Router {
     } else {
       choice = Load.extreme(cluster, 1, null);
     }
-    Lru lru = index[choice];
+    HashLru lru = index[choice];
     for (long h : hashes) {
       lru.touch(h);
     }
@@ -63,9 +61,9 @@ final class PrefixAffinity implements Router {
   private int match(long[] hashes, ClusterView cluster) {
     int n = cluster.size();
     if (index.length < n) {
-      Lru[] bigger = java.util.Arrays.copyOf(index, n);
+      HashLru[] bigger = java.util.Arrays.copyOf(index, n);
       for (int i = index.length; i < n; i++) {
-        bigger[i] = new Lru(capacityBlocks);
+        bigger[i] = new HashLru(capacityBlocks);
       }
       index = bigger;
     }
@@ -76,31 +74,12 @@ final class PrefixAffinity implements Router {
     int best = 0;
     for (int i = 0; i < n; i++) {
       int m = 0;
-      while (m < hashes.length && index[i].containsKey(hashes[m])) {
+      while (m < hashes.length && index[i].contains(hashes[m])) {
         m++;
       }
       matched[i] = m;
       best = Math.max(best, m);
     }
     return best;
-  }
-
-  /** A bounded set of block hashes in access order, evicting the least recently used. */
-  private static final class Lru extends LinkedHashMap<Long, Boolean> {
-    private final int capacity;
-
-    Lru(int capacity) {
-      super(Math.min(capacity, 1024) * 2, 0.75f, true);
-      this.capacity = capacity;
-    }
-
-    void touch(long hash) {
-      put(hash, Boolean.TRUE);
-    }
-
-    @Override
-    protected boolean removeEldestEntry(Map.Entry<Long, Boolean> eldest) {
-      return size() > capacity;
-    }
   }
 }
