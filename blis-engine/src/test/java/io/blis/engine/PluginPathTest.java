@@ -71,6 +71,6 @@ class PluginPathTest {
         .contains("fcfs", "priority-fcfs", "sjf");
     assertThatThrownBy(() -> Providers.select(SchedulerProvider.class, "nope"))
         .isInstanceOf(UnknownProviderException.class)
-        .hasMessageContaining("fcfs, priority-fcfs, sjf");
+        .hasMessageContaining("fcfs, priority-fcfs, reverse-priority, sjf");
   }
 }

@@ -15,7 +15,7 @@ public final class Schedulers {
 
   /** {@code priority-fcfs}: priority, arrival, id; preempt max (priority, arrival) (vLLM). */
   public static Scheduler priorityFcfs() {
-    return new PriorityFcfs();
+    return new PriorityFcfs(false);
   }
 
   /** {@code sjf}: shortest prompt first; preempt the last running request. */
@@ -25,7 +25,7 @@ public final class Schedulers {
 
   /** {@code reverse-priority} (pathological): least urgent first; preempt the most urgent. */
   public static Scheduler reversePriority() {
-    return new ReversePriority();
+    return new PriorityFcfs(true);
   }
 
   /**
