@@ -10,8 +10,11 @@ import java.util.SplittableRandom;
  */
 final class BenchBatch implements BatchView {
 
-  /** One scheduled request: prompt length, progress index and new tokens of this step. */
-  static final class Request implements RequestView {
+  /**
+   * One scheduled request: prompt length, progress index and new tokens of this step (extended by
+   * the routing benchmark with prompt block hashes).
+   */
+  static class Request implements RequestView {
     private final long id;
     private final int inputTokens;
     private final int progressIndex;

@@ -4,7 +4,6 @@ import io.blis.api.ClusterView;
 import io.blis.api.Coefficients;
 import io.blis.api.InstanceSnapshot;
 import io.blis.api.Providers;
-import io.blis.api.RequestView;
 import io.blis.api.Router;
 import io.blis.api.RouterProvider;
 import io.blis.engine.Context;
@@ -173,50 +172,17 @@ public class RoutingBenchmark {
     }
   }
 
-  private record Request(long id, int[] prompt, long[] hashes, int[] cached) implements RequestView {
-    @Override
-    public long arrivalTimeUs() {
-      return 0;
-    }
+  /** A request being routed: its prompt's block hashes and how much of it each instance caches. */
+  private static final class Request extends BenchBatch.Request {
+    final int[] prompt;
+    final long[] hashes;
+    final int[] cached;
 
-    @Override
-    public int inputTokens() {
-      return prompt.length;
-    }
-
-    @Override
-    public int progressIndex() {
-      return 0;
-    }
-
-    @Override
-    public int newTokens() {
-      return 0;
-    }
-
-    @Override
-    public int generatedTokens() {
-      return 0;
-    }
-
-    @Override
-    public io.blis.api.Phase phase() {
-      return io.blis.api.Phase.PREFILL;
-    }
-
-    @Override
-    public int priority() {
-      return 1;
-    }
-
-    @Override
-    public String sloClass() {
-      return "standard";
-    }
-
-    @Override
-    public String tenant() {
-      return "";
+    Request(long id, int[] prompt, long[] hashes, int[] cached) {
+      super(id, prompt.length, 0, 0);
+      this.prompt = prompt;
+      this.hashes = hashes;
+      this.cached = cached;
     }
 
     @Override
