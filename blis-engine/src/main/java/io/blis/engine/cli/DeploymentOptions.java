@@ -180,8 +180,16 @@ final class DeploymentOptions {
     }
     cluster.apply(cb, bundle, routingPolicy, given("--routing-policy"), scheduler,
         given("--scheduler"));
-    Simulation.Builder b = cb.toSimulation().source(source)
-        .recordRequests(perRequest).streamingMetrics(streamingMetrics);
+    Simulation.Builder b;
+    try {
+      b = cb.toSimulation();
+    } catch (IllegalArgumentException e) {
+      if (bundle.pools().isEmpty() || e.getMessage() == null || !e.getMessage().startsWith("pool '")) {
+        throw e;
+      }
+      throw new IllegalArgumentException("--policy-config " + cluster.policyConfig + ": " + e.getMessage(), e);
+    }
+    b.source(source).recordRequests(perRequest).streamingMetrics(streamingMetrics);
     cluster.applyAnalysis(b);
     if (horizonS != null) {
       b.horizonUs((long) Math.floor(horizonS * 1e6));

@@ -144,6 +144,12 @@ class ClusterCliTest {
     assertThat(badBundle.code()).isEqualTo(2);
     assertThat(badBundle.err()).contains("b.yaml").contains("line 3").contains("unknown key 'routing'").doesNotContain("Exception");
     assertThat(badBundle.err().strip().lines().count()).isEqualTo(1);
+    Path badPool = dir.resolve("pool.yaml");
+    Files.writeString(badPool, "pools:\n  - {name: a, instances: 2, gpu: B300-ULTRA}\n");
+    BlisCliTest.Outcome pool = blis(args("--policy-config", badPool.toString()));
+    assertThat(pool.code()).isEqualTo(2);
+    assertThat(pool.err()).contains("pool.yaml").contains("pool 'a'").contains("B300-ULTRA")
+        .doesNotContain("Exception");
     BlisCliTest.Outcome k = blis(args("--counterfactual-k", "2"));
     assertThat(k.code()).isEqualTo(2);
     assertThat(k.err()).contains("--counterfactual-k needs --trace-level decisions");
