@@ -192,7 +192,8 @@ public final class Cluster {
       Scheduler sched = null;
       String schedulerName = first(scheduler, bundle.scheduler(), "fcfs");
       for (PoolSpec spec : specs) {
-        ResolvedPool p = resolve(spec, specs.size() > 1 ? spec.name() : "");
+        ResolvedPool p = resolve(spec, specs.size() > 1 ? spec.name() : "",
+            bundle.pools().isEmpty() ? "" : "pool '" + spec.name() + "': ");
         if (policyContext == null) {
           policyContext = p.context();
           sched = Providers.select(SchedulerProvider.class, schedulerName).create(p.context());
@@ -240,8 +241,13 @@ public final class Cluster {
       return out;
     }
 
-    private ResolvedPool resolve(PoolSpec s, String name) {
-      String where = name.isEmpty() ? "" : "pool '" + name + "': ";
+    /**
+     * Resolves a pool's names and sizes.
+     *
+     * @param name the pool's name in results (empty for a single pool)
+     * @param where prefix of error messages naming the pool, empty when there is none
+     */
+    private ResolvedPool resolve(PoolSpec s, String name, String where) {
       try {
         ModelSpec model = looksLikeFile(s.model()) ? ModelCatalog.fromFile(Path.of(s.model()))
             : ModelCatalog.byName(s.model());
