@@ -177,6 +177,8 @@ public class RoutingBenchmark {
     final int[] prompt;
     final long[] hashes;
     final int[] cached;
+    private long[] otherHashes;
+    private int otherBlockSize;
 
     Request(long id, int[] prompt, long[] hashes, int[] cached) {
       super(id, prompt.length, 0, 0);
@@ -187,7 +189,14 @@ public class RoutingBenchmark {
 
     @Override
     public long[] promptBlockHashes(int blockSizeTokens) {
-      return blockSizeTokens == 16 ? hashes : BlockHashes.ofFullBlocks(prompt, blockSizeTokens);
+      if (blockSizeTokens == 16) {
+        return hashes;
+      }
+      if (otherHashes == null || otherBlockSize != blockSizeTokens) { // cached, as the engine does
+        otherHashes = BlockHashes.ofFullBlocks(prompt, blockSizeTokens);
+        otherBlockSize = blockSizeTokens;
+      }
+      return otherHashes;
     }
   }
 }

@@ -5,7 +5,8 @@ import java.util.Arrays;
 /**
  * A set of at most {@code capacity} block hashes that evicts the least recently used, on
  * primitive arrays (no boxing, no allocation per call): an open-addressing table maps each hash
- * to the sequence number of its latest use, and a ring of uses in order gives the eviction order
+ * to the sequence number of its latest use, and a ring of uses in order (twice the capacity,
+ * compacted when full) gives the eviction order
  * (a use that a later one superseded is skipped when it reaches the head).
  */
 final class HashLru {

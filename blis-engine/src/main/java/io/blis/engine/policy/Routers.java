@@ -122,7 +122,11 @@ public final class Routers {
     }
   }
 
-  /** Provides {@code prefix-affinity}; parameters block_size, capacity_blocks, min_blocks. */
+  /**
+   * Provides {@code prefix-affinity}; parameters block_size (64 tokens: the router indexes
+   * coarser blocks than the KV cache, as gateway prefix scorers do, so a route records 16 hashes
+   * of a 1,024-token prompt, not 64), capacity_blocks (10000 per instance), min_blocks (1).
+   */
   public static final class PrefixAffinityProvider implements RouterProvider {
     @Override
     public String name() {
@@ -137,7 +141,7 @@ public final class Routers {
     @Override
     public Router create(ProviderContext context) {
       Params p = Params.of(name(), context.options(), "block_size", "capacity_blocks", "min_blocks");
-      return prefixAffinity(p.integer("block_size", 16, 1), p.integer("capacity_blocks", 10_000, 1),
+      return prefixAffinity(p.integer("block_size", 64, 1), p.integer("capacity_blocks", 10_000, 1),
           p.integer("min_blocks", 1, 1));
     }
   }
