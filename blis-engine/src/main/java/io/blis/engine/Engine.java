@@ -46,7 +46,8 @@ final class Engine {
   /** Cluster-level settings: policies, latencies, snapshot refresh, analysis. */
   record ClusterConfig(Router router, AdmissionPolicy admission, PriorityPolicy priority,
       long admissionLatencyUs, long routingLatencyUs, long snapshotRefreshUs,
-      Map<String, SloTarget> slo, boolean traceDecisions, int counterfactualK, Fitness fitness) {}
+      Map<String, SloTarget> slo, boolean traceDecisions, int counterfactualK, Fitness fitness,
+      EngineListener listener) {}
 
   private final Instance[] instances;
   private final ClusterConfig config;
@@ -59,6 +60,8 @@ final class Engine {
   private final boolean streamingMetrics;
   private final long horizonUs;
   private final boolean multiPool;
+  /** Receives journey and step events; null when nobody listens. */
+  final EngineListener listener;
 
   private final EventQueue events = new EventQueue();
   private final ClusterState cluster = new ClusterState();
@@ -105,6 +108,7 @@ final class Engine {
     this.admission = config.admission();
     this.priorityPolicy = config.priority();
     this.prioritiesChangeWithTime = priorityPolicy.timeDependent();
+    this.listener = config.listener();
     this.source = source;
     this.recordRequests = recordRequests;
     this.streamingMetrics = streamingMetrics;
@@ -219,6 +223,9 @@ final class Engine {
     boolean openLoop = spec == pendingOpenLoop;
     long deadline = spec.timeoutUs() > 0 ? nowUs + spec.timeoutUs() : 0;
     EngineRequest r = new EngineRequest(spec, nowUs, deadline);
+    if (listener != null) {
+      listener.onArrived(r, nowUs);
+    }
     overall.onInjected(nowUs);
     scope(spec.stage()).onInjected(nowUs);
     breakdown(perClass, spec.sloClass()).onInjected(nowUs);
@@ -407,6 +414,9 @@ final class Engine {
     boolean metSlo = outcome == RequestOutcome.COMPLETED
         && config.slo().getOrDefault(r.spec.sloClass(), SloTarget.NONE)
             .met(r.firstTokenClientUs - r.arrivalUs, r.lastTokenClientUs - r.arrivalUs);
+    if (listener != null) {
+      listener.onFinished(r.instance == null ? -1 : r.instance.index(), r, outcome, nowUs, endUs);
+    }
     if (r.instance != null) {
       r.instance.onEnded();
       perInstance[r.instance.index()].onFinished(r, outcome, endUs, reason, metSlo);

@@ -47,6 +47,14 @@ final class Instance {
   /** The request being routed, for {@link Snapshot#cachedPrefixTokens()}. */
   private EngineRequest routing;
   private final Snapshot snapshot = new Snapshot();
+  // the step in flight, for listeners
+  private long stepStartUs;
+  private long stepDurationUs;
+  private int stepRunning;
+  private int stepWaiting;
+  private long stepKvFree;
+  private int formingPreemptions;
+  private int stepPreemptions;
 
   Instance(Engine engine, int index, String poolName, LatencyModel model, Scheduler scheduler,
       EngineLimits limits, KvBlockPool pool, double cpuLoadUsPerBlock,
@@ -260,6 +268,9 @@ final class Instance {
     r.priority = engine.priorityOf(r);
     waiting.addLast(r);
     onWaitingAdded(r);
+    if (engine.listener != null) {
+      engine.listener.onQueued(index, r, engine.nowUs());
+    }
     if (!stepPending) {
       stepPending = true;
       engine.events().push(engine.nowUs(), EventQueue.STEP, this);
@@ -302,9 +313,28 @@ final class Instance {
 
   /** Applies the step in flight: progress, emitted tokens, completions. */
   private void completeStep() {
+    StepRecord.RequestState[] states =
+        engine.listener == null ? null : new StepRecord.RequestState[batch.size()];
+    int finished = 0;
+    long prefillTokens = 0;
+    long decodeTokens = 0;
+    int prefillRequests = 0;
     for (int i = 0, n = batch.size(); i < n; i++) {
       EngineRequest r = batch.get(i);
       int scheduled = r.newTokens;
+      if (states != null) {
+        boolean prefill = r.inPrefill();
+        states[i] = new StepRecord.RequestState(r.spec.id(), prefill, r.inputTokens, r.progress,
+            r.generated, r.preemptions, scheduled, r.table == null ? 0 : r.table.numBlocks(),
+            Math.max(0, r.cachedPromptTokens) / pool.blockSizeTokens(),
+            Math.max(0, r.cachedPromptTokens));
+        if (prefill) {
+          prefillTokens += scheduled;
+          prefillRequests++;
+        } else {
+          decodeTokens += scheduled;
+        }
+      }
       r.newTokens = 0;
       r.inFlight = false;
       if (r.state != EngineRequest.State.RUNNING) {
@@ -313,7 +343,16 @@ final class Instance {
       r.progress += scheduled;
       if (r.progress >= r.prefillTarget) {
         emitToken(r);
+        if (r.state == EngineRequest.State.FINISHED) {
+          finished++;
+        }
       }
+    }
+    if (states != null) {
+      engine.listener.onStep(index, new StepRecord(steps, stepStartUs, stepDurationUs,
+          prefillRequests, states.length - prefillRequests, prefillTokens, decodeTokens,
+          stepRunning, stepWaiting, pool.totalBlocks(), stepKvFree, finished, stepPreemptions,
+          java.util.Arrays.asList(states)));
     }
     batch.clear();
     running.removeFinished();
@@ -325,6 +364,9 @@ final class Instance {
     long clientUs = engine.nowUs() + r.schedulingOverheadUs + r.preemptionOverheadUs + r.tokenOverheadUs;
     if (r.firstTokenClientUs < 0) {
       r.firstTokenClientUs = clientUs;
+      if (engine.listener != null) {
+        engine.listener.onFirstToken(index, r, steps, engine.nowUs(), clientUs);
+      }
       r.itlUs = new long[Math.max(0, r.outputTokens - 1)];
     } else {
       r.itlUs[r.itlCount++] = clientUs - r.lastTokenClientUs;
@@ -355,6 +397,7 @@ final class Instance {
     int budget = limits.maxNumBatchedTokens();
     int threshold = limits.longPrefillTokenThreshold();
     boolean preempted = false;
+    formingPreemptions = 0;
 
     int i = 0;
     while (i < running.size() && budget > 0) {
@@ -431,6 +474,9 @@ final class Instance {
       waiting.pollFirst();
       onWaitingRemoved(r);
       countInversion(r);
+      if (engine.listener != null) {
+        engine.listener.onScheduled(index, r, steps + 1, r.preemptions > 0, engine.nowUs());
+      }
       r.state = EngineRequest.State.RUNNING;
       r.progress = start;
       r.prefillTarget = target;
@@ -469,6 +515,12 @@ final class Instance {
           + " us for a batch of " + batch.size() + " requests; it must be at least 1");
     }
     steps++;
+    stepStartUs = engine.nowUs();
+    stepDurationUs = stepUs;
+    stepRunning = running.size();
+    stepWaiting = waiting.size();
+    stepKvFree = pool.freeBlocks();
+    stepPreemptions = formingPreemptions;
     stepEstimateUs = steps == 1 ? stepUs
         : stepEstimateUs + STEP_EWMA_WEIGHT * (stepUs - stepEstimateUs);
     lastStepStartUs = engine.nowUs();
@@ -533,6 +585,11 @@ final class Instance {
     victim.queuedUs = engine.nowUs();
     waiting.addFirst(victim);
     onWaitingAdded(victim);
+    formingPreemptions++;
+    if (engine.listener != null) {
+      engine.listener.onPreempted(index, victim, steps + 1, engine.nowUs());
+      engine.listener.onQueued(index, victim, engine.nowUs());
+    }
     preemptionEvents++;
     return refund;
   }

@@ -137,6 +137,7 @@ public final class Simulation {
     private int counterfactualK;
     private Fitness fitness;
     private boolean singleSettingsTouched;
+    private EngineListener listener;
 
     private Builder() {}
 
@@ -243,6 +244,12 @@ public final class Simulation {
     /** Scores the run with these weights (see {@link SimulationResult#fitness()}). */
     public Builder fitness(Fitness f) {
       this.fitness = Objects.requireNonNull(f, "fitness");
+      return this;
+    }
+
+    /** Receives every journey and step event (for tracing); default none. */
+    public Builder listener(EngineListener l) {
+      this.listener = Objects.requireNonNull(l, "listener");
       return this;
     }
 
@@ -384,7 +391,7 @@ public final class Simulation {
       }
       Engine.ClusterConfig cluster = new Engine.ClusterConfig(router, admission, priority,
           admissionLatencyUs, routingLatencyUs, snapshotRefreshUs, Map.copyOf(slo),
-          traceDecisions, counterfactualK, fitness);
+          traceDecisions, counterfactualK, fitness, listener);
       return new Simulation(new Engine(configs, cluster, source, recordRequests, streamingMetrics,
           horizonUs, observer));
     }

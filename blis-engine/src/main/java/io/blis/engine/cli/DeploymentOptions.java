@@ -6,6 +6,7 @@ import io.blis.engine.SimulationResult;
 import io.blis.engine.cluster.Cluster;
 import io.blis.engine.cluster.PolicyBundle;
 import io.blis.engine.cluster.PoolSpec;
+import io.blis.engine.trace.OtlpTraceWriter;
 import io.blis.workload.RequestSource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -128,6 +129,18 @@ final class DeploymentOptions {
 
   @Mixin ClusterOptions cluster;
 
+  @Option(names = "--otel-out", paramLabel = "FILE",
+      description = "Write the run as vLLM's OpenTelemetry journey and step traces (OTLP JSON lines; gzip when FILE ends in .gz).")
+  Path otelOut;
+
+  @Option(names = "--otel-step-sample-rate",
+      description = "With --otel-out: fraction of steps traced, as vLLM's --step-tracing-sample-rate (default: ${DEFAULT-VALUE}).")
+  double otelStepSampleRate = 1.0;
+
+  @Option(names = "--otel-request-snapshots",
+      description = "With --otel-out: also write one step.REQUEST_SNAPSHOT per request of each traced step.")
+  boolean otelRequestSnapshots;
+
   /** The parsed command line, to tell flags given explicitly from defaults. */
   private CommandLine.ParseResult parsed;
 
@@ -135,6 +148,10 @@ final class DeploymentOptions {
   void validate(CommandLine cl) {
     parsed = cl.getParseResult();
     cluster.validate(cl);
+    require(cl, otelStepSampleRate > 0 && otelStepSampleRate <= 1,
+        "--otel-step-sample-rate must be in (0, 1], got " + otelStepSampleRate);
+    require(cl, otelOut != null || (!given("--otel-step-sample-rate") && !otelRequestSnapshots),
+        "--otel-step-sample-rate and --otel-request-snapshots need --otel-out");
     require(cl, numInstances >= 1, "--num-instances must be at least 1, got " + numInstances);
     require(cl, tp >= 1, "--tp must be at least 1, got " + tp);
     require(cl, maxNumSeqs >= 1, "--max-num-seqs must be at least 1, got " + maxNumSeqs);
@@ -194,7 +211,13 @@ final class DeploymentOptions {
     if (horizonS != null) {
       b.horizonUs((long) Math.floor(horizonS * 1e6));
     }
-    return b.build().run();
+    if (otelOut == null) {
+      return b.build().run();
+    }
+    try (OtlpTraceWriter w = new OtlpTraceWriter(Cli.parentsCreated("--otel-out", otelOut),
+        otelStepSampleRate, otelRequestSnapshots, seed)) {
+      return b.listener(w).build().run();
+    }
   }
 
   /** The pool fields given explicitly as flags; they win over the policy bundle's pools. */

@@ -1,0 +1,403 @@
+package io.blis.engine.trace;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import io.blis.api.RequestView;
+import io.blis.engine.EngineListener;
+import io.blis.engine.StepRecord;
+import io.blis.workload.RequestOutcome;
+import java.io.BufferedOutputStream;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.OutputStreamWriter;
+import java.io.UncheckedIOException;
+import java.io.Writer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.zip.GZIPOutputStream;
+
+/**
+ * Writes a simulated run as vLLM's OpenTelemetry traces would record it, in the OTLP JSON an
+ * OTel collector's file exporter writes: one {@code ExportTraceServiceRequest} object per line,
+ * {@code resourceSpans} per instance ({@code service.instance.id}), gzip when the file name ends in
+ * {@code .gz}. Timestamps are nanoseconds since the start of the simulation.
+ *
+ * <ul>
+ *   <li>Scope {@code vllm.api}, span {@code llm_request} per request: events {@code ARRIVED},
+ *       {@code HANDOFF_TO_CORE}, {@code FIRST_RESPONSE}, {@code DEPARTED} (client times).
+ *   <li>Scope {@code vllm.scheduler}, span {@code llm_core} per routed request: {@code QUEUED},
+ *       {@code SCHEDULED} ({@code schedule.kind} FIRST or RESUME), {@code FIRST_TOKEN}, {@code
+ *       PREEMPTED}, {@code FINISHED} ({@code finish.status}), each with {@code ts.monotonic},
+ *       {@code scheduler.step}, {@code phase}, {@code prefill_done_tokens}, {@code
+ *       prefill_total_tokens}, {@code decode_done_tokens}, {@code decode_max_tokens}, {@code
+ *       num_preemptions}. A request's spans are written when it ends.
+ *   <li>Scope {@code vllm.scheduler.step}, span {@code scheduler_step} per sampled step: event
+ *       {@code step.BATCH_SUMMARY} ({@code step.id}, {@code step.ts_start_ns}, {@code
+ *       step.ts_end_ns}, {@code step.duration_us}, {@code batch.*}, {@code queue.*}, {@code kv.*})
+ *       and, with request snapshots on, one {@code step.REQUEST_SNAPSHOT} per request of the batch.
+ * </ul>
+ *
+ * <p>Steps are sampled deterministically: step {@code k} of instance {@code i} is kept when a hash
+ * of (seed, i, k) falls below the sample rate. Output is byte-identical for the same run and seed.
+ */
+public final class OtlpTraceWriter implements EngineListener, AutoCloseable {
+
+  private static final JsonFactory JSON = new JsonFactory().setRootValueSeparator("\n");
+
+  private final Path file;
+  private final Writer out;
+  /** One generator for the whole file; root values are separated by newlines. */
+  private final JsonGenerator gen;
+  private final double stepSampleRate;
+  private final boolean requestSnapshots;
+  private final long seed;
+  private final Map<Long, Journey> journeys = new HashMap<>();
+  private long stepsWritten;
+  private long requestsWritten;
+
+  /** Buffered events of one request until it ends. */
+  private static final class Journey {
+    final long arrivalUs;
+    int instance = -1;
+    long firstResponseUs = -1;
+    final List<Event> core = new ArrayList<>();
+
+    Journey(long arrivalUs) {
+      this.arrivalUs = arrivalUs;
+    }
+  }
+
+  private record Event(String name, long timeUs, long step, String phase, int prefillDone,
+      int prefillTotal, int decodeDone, int preemptions, String extraKey, String extraValue) {}
+
+  /**
+   * Opens {@code file} for writing.
+   *
+   * @param stepSampleRate fraction of steps written, in (0, 1]
+   * @param requestSnapshots also write one REQUEST_SNAPSHOT per request of each sampled step
+   * @param seed seed of the step sampling
+   */
+  public OtlpTraceWriter(Path file, double stepSampleRate, boolean requestSnapshots, long seed) {
+    if (!(stepSampleRate > 0 && stepSampleRate <= 1)) {
+      throw new IllegalArgumentException("step sample rate must be in (0, 1], got " + stepSampleRate);
+    }
+    this.file = file;
+    this.stepSampleRate = stepSampleRate;
+    this.requestSnapshots = requestSnapshots;
+    this.seed = seed;
+    try {
+      OutputStream os = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16);
+      if (file.getFileName().toString().endsWith(".gz")) {
+        os = new GZIPOutputStream(os, 1 << 16);
+      }
+      this.out = new OutputStreamWriter(os, StandardCharsets.UTF_8);
+      this.gen = JSON.createGenerator(out);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write the trace " + file + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** Steps written so far. */
+  public long stepsWritten() {
+    return stepsWritten;
+  }
+
+  /** Requests written so far. */
+  public long requestsWritten() {
+    return requestsWritten;
+  }
+
+  @Override
+  public void onArrived(RequestView r, long timeUs) {
+    journeys.put(r.id(), new Journey(timeUs));
+  }
+
+  @Override
+  public void onQueued(int instance, RequestView r, long timeUs) {
+    Journey j = journeys.get(r.id());
+    j.instance = instance;
+    j.core.add(event("QUEUED", r, timeUs, -1, "WAITING", null, null));
+  }
+
+  @Override
+  public void onScheduled(int instance, RequestView r, long stepId, boolean resume, long timeUs) {
+    journeys.get(r.id()).core.add(event("SCHEDULED", r, timeUs, stepId, "PREFILL", "schedule.kind",
+        resume ? "RESUME" : "FIRST"));
+  }
+
+  @Override
+  public void onFirstToken(int instance, RequestView r, long stepId, long timeUs,
+      long clientTimeUs) {
+    Journey j = journeys.get(r.id());
+    j.firstResponseUs = clientTimeUs;
+    j.core.add(event("FIRST_TOKEN", r, timeUs, stepId, "DECODE", null, null));
+  }
+
+  @Override
+  public void onPreempted(int instance, RequestView r, long stepId, long timeUs) {
+    journeys.get(r.id()).core.add(event("PREEMPTED", r, timeUs, stepId, "WAITING", null, null));
+  }
+
+  @Override
+  public void onFinished(int instance, RequestView r, RequestOutcome outcome, long engineEndUs,
+      long clientEndUs) {
+    Journey j = journeys.remove(r.id());
+    String status = switch (outcome) {
+      case COMPLETED -> "length";
+      case TIMED_OUT -> "aborted";
+      case REJECTED -> "error";
+    };
+    if (instance >= 0) {
+      j.instance = instance;
+      j.core.add(event("FINISHED", r, engineEndUs, -1, "DECODE", "finish.status", status));
+    }
+    try {
+      writeRequest(r, j, outcome, clientEndUs);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write the trace " + file + ": " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public void onStep(int instance, StepRecord step) {
+    if (!sampled(instance, step.stepId())) {
+      return;
+    }
+    try {
+      writeStep(instance, step);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write the trace " + file + ": " + e.getMessage(), e);
+    }
+  }
+
+  private boolean sampled(int instance, long stepId) {
+    if (stepSampleRate >= 1) {
+      return true;
+    }
+    long h = seed * 0x9E3779B97F4A7C15L ^ (instance + 1L) * 0xC2B2AE3D27D4EB4FL ^ stepId;
+    h ^= h >>> 33;
+    h *= 0xff51afd7ed558ccdL;
+    h ^= h >>> 33;
+    return (h >>> 11) * 0x1.0p-53 < stepSampleRate;
+  }
+
+  private static Event event(String name, RequestView r, long timeUs, long step, String phase,
+      String extraKey, String extraValue) {
+    int prefillDone = Math.min(r.progressIndex(), r.inputTokens());
+    return new Event(name, timeUs, step, phase, prefillDone, r.inputTokens(), r.generatedTokens(),
+        r.preemptions(), extraKey, extraValue);
+  }
+
+  // ---------------------------------------------------------------- JSON
+
+  private void writeRequest(RequestView r, Journey j, RequestOutcome outcome, long clientEndUs)
+      throws IOException {
+    String traceId = hex(r.id(), 0x5151L) + hex(r.id(), 0x7a7aL);
+    JsonGenerator g = open(Math.max(j.instance, 0), "vllm.api");
+    span(g, traceId, hex(r.id(), 1), "llm_request", j.arrivalUs, clientEndUs);
+    g.writeArrayFieldStart("events");
+    apiEvent(g, "ARRIVED", j.arrivalUs);
+    if (j.instance >= 0 && !j.core.isEmpty()) {
+      apiEvent(g, "HANDOFF_TO_CORE", j.core.get(0).timeUs());
+    }
+    if (j.firstResponseUs >= 0) {
+      apiEvent(g, "FIRST_RESPONSE", j.firstResponseUs);
+    }
+    if (outcome == RequestOutcome.COMPLETED) {
+      apiEvent(g, "DEPARTED", clientEndUs);
+    }
+    g.writeEndArray();
+    g.writeObjectFieldStart("status");
+    g.writeNumberField("code", outcome == RequestOutcome.COMPLETED ? 1 : 2);
+    g.writeEndObject();
+    g.writeEndObject();
+    close(g);
+    if (j.instance >= 0 && !j.core.isEmpty()) {
+      g = open(j.instance, "vllm.scheduler");
+      span(g, traceId, hex(r.id(), 2), "llm_core", j.core.get(0).timeUs(),
+          j.core.get(j.core.size() - 1).timeUs());
+      g.writeStringField("parentSpanId", hex(r.id(), 1));
+      g.writeArrayFieldStart("events");
+      for (Event e : j.core) {
+        g.writeStartObject();
+        g.writeStringField("timeUnixNano", Long.toString(e.timeUs() * 1000));
+        g.writeStringField("name", e.name());
+        g.writeArrayFieldStart("attributes");
+        intAttr(g, "ts.monotonic", e.timeUs() * 1000);
+        if (e.step() >= 0) {
+          intAttr(g, "scheduler.step", e.step());
+        }
+        strAttr(g, "phase", e.phase());
+        intAttr(g, "prefill_done_tokens", e.prefillDone());
+        intAttr(g, "prefill_total_tokens", e.prefillTotal());
+        intAttr(g, "decode_done_tokens", e.decodeDone());
+        intAttr(g, "num_preemptions", e.preemptions());
+        if (e.extraKey() != null) {
+          strAttr(g, e.extraKey(), e.extraValue());
+        }
+        g.writeEndArray();
+        g.writeEndObject();
+      }
+      g.writeEndArray();
+      g.writeEndObject();
+      close(g);
+    }
+    requestsWritten++;
+  }
+
+  private void writeStep(int instance, StepRecord s) throws IOException {
+    JsonGenerator g = open(instance, "vllm.scheduler.step");
+    String traceId = hex(instance, 0x5e5eL) + hex(s.stepId(), 0x3c3cL);
+    span(g, traceId, hex(s.stepId(), instance + 3L), "scheduler_step", s.startUs(), s.endUs());
+    g.writeArrayFieldStart("events");
+    g.writeStartObject();
+    g.writeStringField("timeUnixNano", Long.toString(s.endUs() * 1000));
+    g.writeStringField("name", "step.BATCH_SUMMARY");
+    g.writeArrayFieldStart("attributes");
+    intAttr(g, "step.id", s.stepId());
+    intAttr(g, "step.ts_start_ns", s.startUs() * 1000);
+    intAttr(g, "step.ts_end_ns", s.endUs() * 1000);
+    intAttr(g, "step.duration_us", s.durationUs());
+    intAttr(g, "queue.running_depth", s.runningDepth());
+    intAttr(g, "queue.waiting_depth", s.waitingDepth());
+    intAttr(g, "batch.num_prefill_reqs", s.prefillRequests());
+    intAttr(g, "batch.num_decode_reqs", s.decodeRequests());
+    intAttr(g, "batch.scheduled_tokens", s.prefillTokens() + s.decodeTokens());
+    intAttr(g, "batch.prefill_tokens", s.prefillTokens());
+    intAttr(g, "batch.decode_tokens", s.decodeTokens());
+    intAttr(g, "batch.num_finished", s.finished());
+    intAttr(g, "batch.num_preempted", s.preempted());
+    g.writeStartObject();
+    g.writeStringField("key", "kv.usage_gpu_ratio");
+    g.writeObjectFieldStart("value");
+    g.writeNumberField("doubleValue",
+        (double) (s.kvBlocksTotal() - s.kvBlocksFree()) / s.kvBlocksTotal());
+    g.writeEndObject();
+    g.writeEndObject();
+    intAttr(g, "kv.blocks_total_gpu", s.kvBlocksTotal());
+    intAttr(g, "kv.blocks_free_gpu", s.kvBlocksFree());
+    g.writeEndArray();
+    g.writeEndObject();
+    if (requestSnapshots) {
+      for (StepRecord.RequestState q : s.requests()) {
+        g.writeStartObject();
+        g.writeStringField("timeUnixNano", Long.toString(s.endUs() * 1000));
+        g.writeStringField("name", "step.REQUEST_SNAPSHOT");
+        g.writeArrayFieldStart("attributes");
+        intAttr(g, "step.id", s.stepId());
+        strAttr(g, "request.id", Long.toString(q.requestId()));
+        strAttr(g, "request.phase", q.prefill() ? "PREFILL" : "DECODE");
+        intAttr(g, "request.num_prompt_tokens", q.promptTokens());
+        intAttr(g, "request.num_computed_tokens", q.computedTokens());
+        intAttr(g, "request.num_output_tokens", q.outputTokens());
+        intAttr(g, "request.num_preemptions", q.preemptions());
+        intAttr(g, "request.scheduled_tokens_this_step", q.scheduledTokens());
+        intAttr(g, "kv.blocks_allocated_gpu", q.blocksAllocated());
+        intAttr(g, "kv.blocks_cached_gpu", q.cachedBlocks());
+        intAttr(g, "request.effective_prompt_len", q.promptTokens() - q.cachedPromptTokens());
+        g.writeEndArray();
+        g.writeEndObject();
+      }
+    }
+    g.writeEndArray();
+    g.writeEndObject();
+    close(g);
+    stepsWritten++;
+  }
+
+  /** Starts one line: resourceSpans of {@code instance}, one scope, an open span object. */
+  private JsonGenerator open(int instance, String scope) throws IOException {
+    JsonGenerator g = gen;
+    g.writeStartObject();
+    g.writeArrayFieldStart("resourceSpans");
+    g.writeStartObject();
+    g.writeObjectFieldStart("resource");
+    g.writeArrayFieldStart("attributes");
+    strAttr(g, "service.name", "blis");
+    strAttr(g, "service.instance.id", Integer.toString(instance));
+    g.writeEndArray();
+    g.writeEndObject();
+    g.writeArrayFieldStart("scopeSpans");
+    g.writeStartObject();
+    g.writeObjectFieldStart("scope");
+    g.writeStringField("name", scope);
+    g.writeEndObject();
+    g.writeArrayFieldStart("spans");
+    g.writeStartObject();
+    return g;
+  }
+
+  private void close(JsonGenerator g) throws IOException {
+    g.writeEndArray(); // spans
+    g.writeEndObject();
+    g.writeEndArray(); // scopeSpans
+    g.writeEndObject();
+    g.writeEndArray(); // resourceSpans
+    g.writeEndObject();
+  }
+
+  private static void span(JsonGenerator g, String traceId, String spanId, String name,
+      long startUs, long endUs) throws IOException {
+    g.writeStringField("traceId", traceId);
+    g.writeStringField("spanId", spanId);
+    g.writeStringField("name", name);
+    g.writeNumberField("kind", 1);
+    g.writeStringField("startTimeUnixNano", Long.toString(startUs * 1000));
+    g.writeStringField("endTimeUnixNano", Long.toString(endUs * 1000));
+  }
+
+  private static void apiEvent(JsonGenerator g, String name, long timeUs) throws IOException {
+    g.writeStartObject();
+    g.writeStringField("timeUnixNano", Long.toString(timeUs * 1000));
+    g.writeStringField("name", name);
+    g.writeArrayFieldStart("attributes");
+    intAttr(g, "ts.monotonic", timeUs * 1000);
+    g.writeEndArray();
+    g.writeEndObject();
+  }
+
+  private static void intAttr(JsonGenerator g, String key, long v) throws IOException {
+    g.writeStartObject();
+    g.writeStringField("key", key);
+    g.writeObjectFieldStart("value");
+    g.writeStringField("intValue", Long.toString(v));
+    g.writeEndObject();
+    g.writeEndObject();
+  }
+
+  private static void strAttr(JsonGenerator g, String key, String v) throws IOException {
+    g.writeStartObject();
+    g.writeStringField("key", key);
+    g.writeObjectFieldStart("value");
+    g.writeStringField("stringValue", v);
+    g.writeEndObject();
+    g.writeEndObject();
+  }
+
+  /** 16 hex digits mixing {@code id} and {@code salt}: deterministic trace and span ids. */
+  private static String hex(long id, long salt) {
+    long h = (id + 1) * 0x9E3779B97F4A7C15L ^ salt * 0xC2B2AE3D27D4EB4FL;
+    h ^= h >>> 31;
+    h *= 0xBF58476D1CE4E5B9L;
+    h ^= h >>> 29;
+    String hex = Long.toHexString(h);
+    return hex.length() == 16 ? hex : "0".repeat(16 - hex.length()) + hex;
+  }
+
+  @Override
+  public void close() {
+    try {
+      if (stepsWritten + requestsWritten > 0) {
+        gen.writeRaw('\n');
+      }
+      gen.close();
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write the trace " + file + ": " + e.getMessage(), e);
+    }
+  }
+}
