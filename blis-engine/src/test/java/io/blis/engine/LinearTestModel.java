@@ -5,7 +5,7 @@ import io.blis.api.LatencyModel;
 import io.blis.api.RequestView;
 
 /** Test latency model: step = base + perToken x new tokens; constant processing times. */
-final class LinearTestModel implements LatencyModel {
+public final class LinearTestModel implements LatencyModel {
 
   final long baseUs;
   final long perTokenUs;
@@ -14,7 +14,7 @@ final class LinearTestModel implements LatencyModel {
   final long outputTokenUs;
   final long preemptionUs;
 
-  LinearTestModel(long baseUs, long perTokenUs, long queueUs, long schedulingUs,
+  public LinearTestModel(long baseUs, long perTokenUs, long queueUs, long schedulingUs,
       long outputTokenUs, long preemptionUs) {
     this.baseUs = baseUs;
     this.perTokenUs = perTokenUs;

@@ -4,10 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.blis.api.BatchView;
 import io.blis.api.LatencyModel;
-import io.blis.api.RequestView;
 import io.blis.engine.EngineLimits;
+import io.blis.engine.LinearTestModel;
 import io.blis.engine.Simulation;
 import io.blis.engine.SimulationResult;
 import io.blis.workload.RequestOutcome;
@@ -33,32 +32,7 @@ class OtlpTraceWriterTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** Step = 800 us + 3 us per token, so every step's duration can be checked from its tokens. */
-  private static final LatencyModel MODEL = new LatencyModel() {
-    @Override
-    public long stepTime(BatchView b) {
-      return 800 + 3L * b.totalNewTokens();
-    }
-
-    @Override
-    public long queueingTime(RequestView r) {
-      return 100;
-    }
-
-    @Override
-    public long outputTokenProcessingTime() {
-      return 5;
-    }
-
-    @Override
-    public long schedulingProcessingTime() {
-      return 0;
-    }
-
-    @Override
-    public long preemptionProcessingTime() {
-      return 0;
-    }
-  };
+  private static final LatencyModel MODEL = new LinearTestModel(800, 3, 100, 0, 5, 0);
 
   private static SimulationResult run(Path file, double rate, boolean snapshots) {
     RequestSource src = SyntheticWorkload.poissonGaussian(300, 300,
