@@ -28,6 +28,7 @@ import java.util.zip.GZIPOutputStream;
  * {@code .gz}. Timestamps are nanoseconds since the start of the simulation.
  *
  * <ul>
+ *   <li>Journey spans carry the attribute {@code request.id}.
  *   <li>Scope {@code vllm.api}, span {@code llm_request} per request: events {@code ARRIVED},
  *       {@code HANDOFF_TO_CORE}, {@code FIRST_RESPONSE}, {@code DEPARTED} (client times).
  *   <li>Scope {@code vllm.scheduler}, span {@code llm_core} per routed request: {@code QUEUED},
@@ -200,6 +201,7 @@ public final class OtlpTraceWriter implements EngineListener, AutoCloseable {
     String traceId = hex(r.id(), 0x5151L) + hex(r.id(), 0x7a7aL);
     JsonGenerator g = open(Math.max(j.instance, 0), "vllm.api");
     span(g, traceId, hex(r.id(), 1), "llm_request", j.arrivalUs, clientEndUs);
+    requestIdAttribute(g, r.id());
     g.writeArrayFieldStart("events");
     apiEvent(g, "ARRIVED", j.arrivalUs);
     if (j.instance >= 0 && !j.core.isEmpty()) {
@@ -222,6 +224,7 @@ public final class OtlpTraceWriter implements EngineListener, AutoCloseable {
       span(g, traceId, hex(r.id(), 2), "llm_core", j.core.get(0).timeUs(),
           j.core.get(j.core.size() - 1).timeUs());
       g.writeStringField("parentSpanId", hex(r.id(), 1));
+      requestIdAttribute(g, r.id());
       g.writeArrayFieldStart("events");
       for (Event e : j.core) {
         g.writeStartObject();
@@ -349,6 +352,12 @@ public final class OtlpTraceWriter implements EngineListener, AutoCloseable {
     g.writeNumberField("kind", 1);
     g.writeStringField("startTimeUnixNano", Long.toString(startUs * 1000));
     g.writeStringField("endTimeUnixNano", Long.toString(endUs * 1000));
+  }
+
+  private static void requestIdAttribute(JsonGenerator g, long id) throws IOException {
+    g.writeArrayFieldStart("attributes");
+    strAttr(g, "request.id", Long.toString(id));
+    g.writeEndArray();
   }
 
   private static void apiEvent(JsonGenerator g, String name, long timeUs) throws IOException {
