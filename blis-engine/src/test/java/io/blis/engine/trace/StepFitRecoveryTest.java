@@ -13,6 +13,7 @@ import io.blis.engine.Simulation;
 import io.blis.latency.LatencyModels;
 import io.blis.latency.catalog.GpuCatalog;
 import io.blis.latency.catalog.ModelCatalog;
+import io.blis.latency.fit.TraceFit;
 import io.blis.latency.fit.TraceImport;
 import io.blis.latency.fit.TracedBatch;
 import io.blis.latency.fit.TracedStep;
@@ -105,5 +106,17 @@ class StepFitRecoveryTest {
     // 3% lognormal noise alone gives about 2.4% MAPE; the target is 3%
     assertThat(fit.testMapePct()).as(report.toString()).isLessThan(3);
     assertThat(fit.testPearson()).as(report.toString()).isGreaterThan(0.99);
+
+    // the whole pipeline from the file, alpha included: the engine charges whole microseconds
+    TraceFit.Outcome all = TraceFit.fit(file, model, gpu, 1, TrainedPhysicsCoefficients.bundled());
+    assertThat(all.beta().beta()).isEqualTo(fit.beta());
+    double[] fitted = TrainedPhysicsCoefficients.toArray(all.coefficients());
+    double[] expectedAlpha = {Math.floor(truth[13]), Math.floor(truth[14]), Math.floor(truth[15])};
+    for (int k = 0; k < 3; k++) {
+      assertThat(all.alpha().fitted()[k]).isTrue();
+      assertThat(fitted[13 + k]).as("alpha %d", k).isCloseTo(expectedAlpha[k],
+          org.assertj.core.data.Offset.offset(Math.max(1.0, 0.05 * expectedAlpha[k])));
+    }
+    assertThat(all.stepsWithBatch()).isEqualTo(steps.size());
   }
 }
