@@ -15,7 +15,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 class BlisCliTest {
 
-  private static final ObjectMapper JSON = new ObjectMapper();
+  static final ObjectMapper JSON = new ObjectMapper();
 
   record Outcome(int code, String out, String err) {}
 

@@ -66,10 +66,13 @@ public final class StepFit {
    * @param testMapePct the same on the test split
    * @param testPearson Pearson correlation of predicted and measured step times, test split
    * @param testResiduals relative residuals (predicted / measured - 1) of the test split
+   * @param testBatchSizes requests in each test step
+   * @param testWithPrefill whether each test step had a request in prefill
    */
   public record Result(double[] beta, boolean[] exercised, double[] standardErrors,
       int trainSteps, int testSteps,
-      double validationMapePct, double testMapePct, double testPearson, double[] testResiduals) {}
+      double validationMapePct, double testMapePct, double testPearson, double[] testResiduals,
+      int[] testBatchSizes, boolean[] testWithPrefill) {}
 
   /**
    * Fits {@code steps} (any order) of one deployment, starting from {@code start}'s beta.
@@ -147,13 +150,17 @@ public final class StepFit {
     double[] pred = new double[n - validEnd];
     double[] meas = new double[n - validEnd];
     double[] resid = new double[n - validEnd];
+    int[] sizes = new int[n - validEnd];
+    boolean[] withPrefill = new boolean[n - validEnd];
     for (int i = validEnd; i < n; i++) {
+      sizes[i - validEnd] = (int) x[i][8];
+      withPrefill[i - validEnd] = x[i][0] > 0;
       pred[i - validEnd] = predict(beta, x[i], constant);
       meas[i - validEnd] = y[i];
       resid[i - validEnd] = pred[i - validEnd] / y[i] - 1;
     }
     return new Result(beta, exercised, fitted.sigma(), trainEnd, n - validEnd, validMape, testMape,
-        pearson(pred, meas), resid);
+        pearson(pred, meas), resid, sizes, withPrefill);
   }
 
   /**

@@ -1,0 +1,179 @@
+package io.blis.engine.cli;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
+import io.blis.api.HardwareSpec;
+import io.blis.api.ModelSpec;
+import io.blis.engine.cluster.Cluster;
+import io.blis.latency.catalog.GpuCatalog;
+import io.blis.latency.catalog.ModelCatalog;
+import io.blis.latency.coeff.CoefficientFiles;
+import io.blis.latency.fit.TraceFit;
+import io.blis.latency.physics.StepFit;
+import io.blis.latency.physics.TrainedPhysicsCoefficients;
+import java.io.IOException;
+import java.io.StringWriter;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/**
+ * {@code blis fit}: learns trained-physics coefficients from vLLM OpenTelemetry traces of one
+ * deployment and writes a coefficient file that {@code --coefficients} loads, plus a fit report.
+ */
+@Command(
+    name = "fit",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    description = "Learn trained-physics coefficients from vLLM journey and step traces (OTLP JSON).")
+final class FitCommand implements Callable<Integer> {
+
+  private static final int[][] SIZE_BUCKETS = {{1, 1}, {2, 8}, {9, 32}, {33, 128}, {129, Integer.MAX_VALUE}};
+
+  @Spec CommandSpec spec;
+
+  @Option(names = "--traces", required = true, paramLabel = "PATH",
+      description = "OTLP JSON traces: a file (gzip allowed) or a directory of them.")
+  Path traces;
+
+  @Option(names = "--model", paramLabel = "NAME|CONFIG_JSON", description = "Model of the traced server (default: ${DEFAULT-VALUE}).")
+  String model = DeploymentOptions.DEFAULT_MODEL;
+
+  @Option(names = {"--gpu", "--hardware"}, paramLabel = "NAME|JSON", description = "GPU of the traced server (default: ${DEFAULT-VALUE}).")
+  String gpu = DeploymentOptions.DEFAULT_GPU;
+
+  @Option(names = "--tp", description = "Tensor-parallel degree of the traced server (default: ${DEFAULT-VALUE}).")
+  int tp = 1;
+
+  @Option(names = "--coefficients", paramLabel = "FILE|INLINE",
+      description = "Starting coefficients; what the traces do not determine is kept (default: the bundled ones).")
+  String coefficients;
+
+  @Option(names = "--out", required = true, paramLabel = "FILE", description = "Coefficient file to write (YAML).")
+  Path out;
+
+  @Option(names = "--report", paramLabel = "FILE", description = "Also write the fit report (JSON).")
+  Path report;
+
+  @Override
+  public Integer call() {
+    DeploymentOptions.require(spec.commandLine(), tp >= 1, "--tp must be at least 1, got " + tp);
+    if (!Files.exists(traces)) {
+      throw new IllegalArgumentException("--traces: no such file or directory '" + traces + "'");
+    }
+    ModelSpec m = model.endsWith(".json") ? ModelCatalog.fromFile(Path.of(model)) : ModelCatalog.byName(model);
+    HardwareSpec g = gpu.endsWith(".json") ? GpuCatalog.fromFile(Path.of(gpu)) : GpuCatalog.resolve(gpu);
+    TraceFit.Outcome o = TraceFit.fit(traces, m, g, tp, Cluster.loadCoefficients(coefficients));
+    String yaml = CoefficientFiles.toYaml(TrainedPhysicsCoefficients.LATENCY_MODEL,
+        String.format(Locale.ROOT, "blis fit of %s on %s TP%d from %s: %d steps, test MAPE %.2f%%",
+            m.name(), g.name(), tp, traces.getFileName(), o.stepsWithBatch(), o.beta().testMapePct()),
+        o.coefficients());
+    write("--out", out, yaml);
+    String json = report(o);
+    if (report != null) {
+      write("--report", report, json);
+    }
+    StepFit.Result b = o.beta();
+    spec.commandLine().getOut().printf(Locale.ROOT,
+        "fitted %d traced steps (%d without their batch skipped), %d journeys: step time test MAPE %.2f%%,"
+            + " Pearson r %.4f (train %d, test %d steps)%n",
+        o.stepsWithBatch(), o.stepsWithoutBatch(), o.alpha().requests(), b.testMapePct(),
+        b.testPearson(), b.trainSteps(), b.testSteps());
+    List<TrainedPhysicsCoefficients.Term> terms = TrainedPhysicsCoefficients.terms();
+    double[] values = TrainedPhysicsCoefficients.toArray(o.coefficients());
+    for (int k = 0; k < terms.size(); k++) {
+      boolean fitted = k < 13 ? b.exercised()[k] : o.alpha().fitted()[k - 13];
+      spec.commandLine().getOut().printf(Locale.ROOT, "  %-22s %12.4f %s%n", terms.get(k).name(),
+          values[k], fitted ? "fitted" : "kept");
+    }
+    spec.commandLine().getOut().flush();
+    return 0;
+  }
+
+  private String report(TraceFit.Outcome o) {
+    StringWriter w = new StringWriter();
+    StepFit.Result b = o.beta();
+    try (JsonGenerator g = new JsonFactory().createGenerator(w)) {
+      g.setPrettyPrinter(new DefaultPrettyPrinter());
+      g.writeStartObject();
+      g.writeNumberField("steps_with_batch", o.stepsWithBatch());
+      g.writeNumberField("steps_without_batch", o.stepsWithoutBatch());
+      g.writeNumberField("train_steps", b.trainSteps());
+      g.writeNumberField("test_steps", b.testSteps());
+      g.writeNumberField("validation_mape_pct", b.validationMapePct());
+      g.writeNumberField("test_mape_pct", b.testMapePct());
+      g.writeNumberField("test_pearson_r", b.testPearson());
+      g.writeNumberField("journeys", o.alpha().requests());
+      g.writeArrayFieldStart("coefficients");
+      List<TrainedPhysicsCoefficients.Term> terms = TrainedPhysicsCoefficients.terms();
+      double[] values = TrainedPhysicsCoefficients.toArray(o.coefficients());
+      for (int k = 0; k < terms.size(); k++) {
+        g.writeStartObject();
+        g.writeStringField("name", terms.get(k).name());
+        g.writeNumberField("value", values[k]);
+        boolean beta = k < 13;
+        g.writeBooleanField("fitted", beta ? b.exercised()[k] : o.alpha().fitted()[k - 13]);
+        if (beta && b.exercised()[k]) {
+          g.writeNumberField("standard_error", b.standardErrors()[k]);
+        }
+        g.writeEndObject();
+      }
+      g.writeEndArray();
+      g.writeArrayFieldStart("test_residuals_by_batch");
+      for (boolean prefill : new boolean[] {false, true}) {
+        for (int[] bucket : SIZE_BUCKETS) {
+          int n = 0;
+          double abs = 0;
+          double sum = 0;
+          for (int i = 0; i < b.testResiduals().length; i++) {
+            int size = b.testBatchSizes()[i];
+            if (b.testWithPrefill()[i] == prefill && size >= bucket[0] && size <= bucket[1]) {
+              n++;
+              abs += Math.abs(b.testResiduals()[i]);
+              sum += b.testResiduals()[i];
+            }
+          }
+          if (n == 0) {
+            continue;
+          }
+          g.writeStartObject();
+          g.writeStringField("phase", prefill ? "with_prefill" : "decode_only");
+          g.writeStringField("batch_size", bucket[1] == Integer.MAX_VALUE ? bucket[0] + "+"
+              : bucket[0] == bucket[1] ? Integer.toString(bucket[0]) : bucket[0] + "-" + bucket[1]);
+          g.writeNumberField("steps", n);
+          g.writeNumberField("mape_pct", 100 * abs / n);
+          g.writeNumberField("mean_residual_pct", 100 * sum / n);
+          g.writeEndObject();
+        }
+      }
+      g.writeEndArray();
+      g.writeObjectFieldStart("import_warnings");
+      for (Map.Entry<String, Long> e : o.warnings().entrySet()) {
+        g.writeNumberField(e.getKey(), e.getValue());
+      }
+      g.writeEndObject();
+      g.writeEndObject();
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
+    return w + "\n";
+  }
+
+  private static void write(String flag, Path file, String text) {
+    try {
+      Files.writeString(Cli.parentsCreated(flag, file), text, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new UncheckedIOException(flag + ": cannot write " + file + ": " + e.getMessage(), e);
+    }
+  }
+}

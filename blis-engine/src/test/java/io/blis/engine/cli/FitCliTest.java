@@ -1,0 +1,58 @@
+package io.blis.engine.cli;
+
+import static io.blis.engine.cli.BlisCliTest.blis;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code blis run --otel-out}, then {@code blis fit}, then {@code blis run --coefficients}. */
+class FitCliTest {
+
+  private static final String[] WORKLOAD = {"--num-requests", "800", "--rate", "8",
+      "--prompt-tokens", "1500", "--prompt-tokens-stdev", "1000", "--output-tokens", "100",
+      "--output-tokens-stdev", "60"};
+
+  private static String[] with(String first, String[] middle, String... last) {
+    String[] out = new String[1 + middle.length + last.length];
+    out[0] = first;
+    System.arraycopy(middle, 0, out, 1, middle.length);
+    System.arraycopy(last, 0, out, 1 + middle.length, last.length);
+    return out;
+  }
+
+  @Test
+  void fitLearnsFromATracedRunAndTheResultIsUsable(@TempDir Path dir) throws Exception {
+    Path trace = dir.resolve("t.jsonl.gz");
+    assertThat(blis(with("run", WORKLOAD, "--otel-out", trace.toString(), "--otel-request-snapshots"))
+        .code()).isZero();
+    Path coeffs = dir.resolve("fit/coeffs.yaml");
+    Path report = dir.resolve("fit/report.json");
+    BlisCliTest.Outcome fit = blis("fit", "--traces", trace.toString(), "--out", coeffs.toString(),
+        "--report", report.toString());
+    assertThat(fit.code()).as(fit.err()).isZero();
+    assertThat(fit.out()).contains("test MAPE 0.0").contains("prefill_compute").contains("fitted");
+    assertThat(Files.readString(report)).contains("\"test_mape_pct\"").contains("decode_only");
+    BlisCliTest.Outcome base = blis(with("run", WORKLOAD));
+    BlisCliTest.Outcome again = blis(with("run", WORKLOAD, "--coefficients", coeffs.toString()));
+    assertThat(again.code()).as(again.err()).isZero();
+    // fitted on a noise-free trace of the default coefficients: the same predictions within 1%
+    double e2eBase = BlisCliTest.JSON.readTree(base.out()).path("overall").path("e2e_ms").path("mean").asDouble();
+    double e2eFit = BlisCliTest.JSON.readTree(again.out()).path("overall").path("e2e_ms").path("mean").asDouble();
+    assertThat(e2eFit / e2eBase).isBetween(0.99, 1.01);
+  }
+
+  @Test
+  void tracesWithoutTheirBatchOrMissingAreClearErrors(@TempDir Path dir) {
+    Path trace = dir.resolve("summary-only.jsonl");
+    assertThat(blis(with("run", WORKLOAD, "--otel-out", trace.toString())).code()).isZero();
+    BlisCliTest.Outcome o = blis("fit", "--traces", trace.toString(), "--out", dir.resolve("c.yaml").toString());
+    assertThat(o.code()).isEqualTo(2);
+    assertThat(o.err()).contains("REQUEST_SNAPSHOT").contains("rich step tracing").doesNotContain("Exception");
+    BlisCliTest.Outcome missing = blis("fit", "--traces", dir.resolve("nope").toString(), "--out", "c.yaml");
+    assertThat(missing.code()).isEqualTo(2);
+    assertThat(missing.err()).contains("--traces: no such file or directory");
+  }
+}
