@@ -113,6 +113,13 @@ final class FitCommand implements Callable<Integer> {
       g.writeNumberField("validation_mape_pct", b.validationMapePct());
       g.writeNumberField("test_mape_pct", b.testMapePct());
       g.writeNumberField("test_pearson_r", b.testPearson());
+      double[] sortedAbs = java.util.Arrays.stream(b.testResiduals()).map(Math::abs).sorted().toArray();
+      g.writeObjectFieldStart("test_abs_error_pct");
+      for (int q : new int[] {50, 90, 99}) {
+        g.writeNumberField("p" + q, 100 * sortedAbs[(int) Math.min(sortedAbs.length - 1, Math.floor(q / 100.0 * sortedAbs.length))]);
+      }
+      g.writeNumberField("max", 100 * sortedAbs[sortedAbs.length - 1]);
+      g.writeEndObject();
       g.writeNumberField("journeys", o.alpha().requests());
       g.writeArrayFieldStart("coefficients");
       List<TrainedPhysicsCoefficients.Term> terms = TrainedPhysicsCoefficients.terms();

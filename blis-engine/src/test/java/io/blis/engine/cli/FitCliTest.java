@@ -34,7 +34,14 @@ class FitCliTest {
         "--report", report.toString());
     assertThat(fit.code()).as(fit.err()).isZero();
     assertThat(fit.out()).contains("test MAPE 0.0").contains("prefill_compute").contains("fitted");
-    assertThat(Files.readString(report)).contains("\"test_mape_pct\"").contains("decode_only");
+    assertThat(Files.readString(report)).contains("\"test_mape_pct\"").contains("decode_only")
+        .contains("\"test_abs_error_pct\"");
+    // the same trace fitted for the wrong deployment (70B on 4 GPUs) is rejected, not accepted
+    BlisCliTest.Outcome wrong = blis("fit", "--traces", trace.toString(), "--model",
+        "meta-llama/Llama-2-70b-hf", "--tp", "4", "--out", dir.resolve("wrong.yaml").toString());
+    assertThat(wrong.code()).as(wrong.out()).isEqualTo(2);
+    assertThat(wrong.err()).contains("step fit rejected").contains("pinned at its physical bound");
+    assertThat(dir.resolve("wrong.yaml")).doesNotExist();
     BlisCliTest.Outcome base = blis(with("run", WORKLOAD));
     BlisCliTest.Outcome again = blis(with("run", WORKLOAD, "--coefficients", coeffs.toString()));
     assertThat(again.code()).as(again.err()).isZero();

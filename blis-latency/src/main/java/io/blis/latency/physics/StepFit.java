@@ -28,7 +28,8 @@ import org.hipparchus.util.Pair;
  * deployment, so only {@code b11} (per step) is fitted and b8, b9, b12 keep their starting values.
  * Levenberg-Marquardt (Hipparchus) minimizes relative squared errors with parameters clamped to
  * {@link TrainedPhysicsCoefficients}' physical bounds, reweighted three times with Huber weights
- * (k = 1.345 robust standard deviations) so outlier steps do not pull the fit.
+ * (k = 1.345 robust standard deviations) so outlier steps do not pull the fit. A fit in which a
+ * determined coefficient ends on one of its bounds is rejected.
  *
  * <p>Steps are split by time: the first 60% train, the next 20% validate, the last 20% test. A
  * coefficient is <em>exercised</em> when, after a first fit of all of them, its term makes at least
@@ -139,10 +140,15 @@ public final class StepFit {
       fitted = robustFit(b0, exercised, x, y, trainEnd, constant, lower, upper);
     }
     double[] beta = fitted.beta();
+    // the search is kept within the physical bounds, so a determined coefficient that ends on
+    // one means the data want it outside: the physical model does not fit these steps
     for (int k = 0; k < beta.length; k++) {
-      if (!(beta[k] >= lower[k] && beta[k] <= upper[k])) {
-        throw new IllegalArgumentException("step fit: " + TrainedPhysicsCoefficients.terms().get(k).name()
-            + " = " + beta[k] + " leaves its physical bounds [" + lower[k] + ", " + upper[k] + "]");
+      boolean pinned = exercised[k]
+          && (beta[k] <= lower[k] * (1 + 1e-9) || beta[k] >= upper[k] * (1 - 1e-9));
+      if (pinned) {
+        throw new IllegalArgumentException("step fit rejected: " + TrainedPhysicsCoefficients.terms().get(k).name()
+            + " = " + beta[k] + " is pinned at its physical bound [" + lower[k] + ", " + upper[k]
+            + "]; the traced steps do not fit the trained-physics model (wrong model, GPU or TP?)");
       }
     }
     double validMape = mape(beta, x, y, trainEnd, validEnd, constant);
