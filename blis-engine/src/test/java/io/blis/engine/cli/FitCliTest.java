@@ -40,7 +40,7 @@ class FitCliTest {
     BlisCliTest.Outcome wrong = blis("fit", "--traces", trace.toString(), "--model",
         "meta-llama/Llama-2-70b-hf", "--tp", "4", "--out", dir.resolve("wrong.yaml").toString());
     assertThat(wrong.code()).as(wrong.out()).isEqualTo(2);
-    assertThat(wrong.err()).contains("step fit rejected").contains("pinned at its physical bound");
+    assertThat(wrong.err()).contains("step fit rejected").contains("outside its physical bounds");
     assertThat(dir.resolve("wrong.yaml")).doesNotExist();
     BlisCliTest.Outcome base = blis(with("run", WORKLOAD));
     BlisCliTest.Outcome again = blis(with("run", WORKLOAD, "--coefficients", coeffs.toString()));
