@@ -40,9 +40,11 @@ final class PrefixAffinity implements Router {
     } else {
       choice = Load.extreme(cluster, 1, null);
     }
+    // last block first: the leading blocks end up most recent, so eviction trims a prefix from its
+    // end and never leaves a tail that the chained match (which stops at the first miss) cannot use
     HashLru lru = index[choice];
-    for (long h : hashes) {
-      lru.touch(h);
+    for (int b = hashes.length - 1; b >= 0; b--) {
+      lru.touch(hashes[b]);
     }
     return choice;
   }

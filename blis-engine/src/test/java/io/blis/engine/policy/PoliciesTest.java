@@ -145,6 +145,19 @@ class PoliciesTest {
   }
 
   @Test
+  void prefixAffinityEvictsTheEndsOfPrefixesBeforeTheirStarts() {
+    // capacity 4: a 3-block prefix, then a cold 2-block request to the same (only) instance
+    Router r = Routers.prefixAffinity(16, 4, 1);
+    View one = new View(0, new Inst(0, 0, 0, 0, 0, 0));
+    r.route(new Req(1, 0, 48, "standard", new long[] {1, 2, 3}), one);
+    r.route(new Req(2, 0, 32, "standard", new long[] {7, 8}), one);
+    double[] s = new double[1];
+    // block 3 (the end) went first; blocks 1 and 2 still match
+    r.score(new Req(3, 0, 48, "standard", new long[] {1, 2, 3}), one, s);
+    assertThat(s[0]).isEqualTo(2.0 / 3);
+  }
+
+  @Test
   void tokenBucketAdmitsUntilEmptyThenRefills() {
     AdmissionPolicy tb = Admissions.tokenBucket(1000, 500);
     Req r400 = new Req(1, 0, 400, "standard");
