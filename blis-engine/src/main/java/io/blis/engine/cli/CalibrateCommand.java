@@ -5,16 +5,21 @@ import io.blis.engine.validate.Calibrator;
 import io.blis.engine.validate.CalibrationStage;
 import io.blis.engine.validate.CoefficientWriter;
 import io.blis.engine.validate.EngineRunSimulator;
+import io.blis.engine.validate.Ensemble;
+import io.blis.engine.validate.EnsembleRuns;
+import io.blis.engine.validate.PredictionInterval;
 import io.blis.engine.validate.Experiment;
 import io.blis.engine.validate.ExperimentComparison;
 import io.blis.engine.validate.ParameterSpace;
 import io.blis.engine.validate.TrainedPhysicsCalibration;
 import io.blis.engine.validate.ValidationReport;
+import io.blis.latency.coeff.CoefficientFiles;
 import io.blis.latency.physics.TrainedPhysicsCoefficients;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -79,8 +84,21 @@ public final class CalibrateCommand implements Callable<Integer> {
   String crossValidate;
 
   @Option(names = "--cv-out", paramLabel = "PREFIX",
-      description = "Write held-out validation JSON to PREFIX-model.json / PREFIX-workload.json.")
+      description = "Write held-out validation JSON to PREFIX-model.json / PREFIX-workload.json, and each fold's "
+          + "coefficients to PREFIX-model-fold-GROUP.yaml as soon as the fold is done.")
   String cvOut;
+
+  @Option(names = "--cv-budget", paramLabel = "X",
+      description = "Budget multiplier of the cross-validation refits (default: --budget).")
+  Double cvBudget;
+
+  @Option(names = "--resume",
+      description = "With --cv-out: folds whose coefficient file PREFIX-KIND-fold-GROUP.yaml exists are read, not refitted.")
+  boolean resume;
+
+  @Option(names = "--cv-only",
+      description = "Only cross-validate: skip the fit to all runs (--out and --report are not written).")
+  boolean cvOnly;
 
   @Override
   public Integer call() {
@@ -94,6 +112,9 @@ public final class CalibrateCommand implements Callable<Integer> {
     int joint = jointSubsample != null ? jointSubsample : TrainedPhysicsCalibration.defaultJointSubsample(subsample);
     if (!(budget > 0) || !Double.isFinite(budget)) {
       throw new IllegalArgumentException("--budget must be a positive number, got " + budget);
+    }
+    if (cvBudget != null && (!(cvBudget > 0) || !Double.isFinite(cvBudget))) {
+      throw new IllegalArgumentException("--cv-budget must be a positive number, got " + cvBudget);
     }
     List<String> folds = switch (crossValidate.toLowerCase(Locale.ROOT)) {
       case "none" -> List.of();
@@ -111,7 +132,12 @@ public final class CalibrateCommand implements Callable<Integer> {
     Coefficients startCoefficients = start == null
         ? TrainedPhysicsCoefficients.bundled() : ValidateCommand.loadCoefficients(start);
     ParameterSpace space = TrainedPhysicsCalibration.space(startCoefficients);
+    if (cvOnly && folds.isEmpty()) {
+      throw new IllegalArgumentException("--cv-only needs --cross-validate model, workload or both");
+    }
     List<CalibrationStage> stages = TrainedPhysicsCalibration.stages(subsample, joint, budget);
+    List<CalibrationStage> cvStages = cvBudget == null ? stages
+        : TrainedPhysicsCalibration.stages(subsample, joint, cvBudget);
     int n = run.threads();
     PrintStream progress = new PrintStream(new java.io.FileOutputStream(java.io.FileDescriptor.err), true,
         StandardCharsets.UTF_8);
@@ -120,7 +146,7 @@ public final class CalibrateCommand implements Callable<Integer> {
     try (Calibrator cal = new Calibrator(sim, space, new Calibrator.Settings(run.seed, n, 0, sigma), progress)) {
       cal.onUnexercised(TrainedPhysicsCalibration::unexercised);
       CoefficientWriter writer = CoefficientWriter.yaml(TrainedPhysicsCoefficients.LATENCY_MODEL);
-      cal.onStageDone((stage, values) -> {
+      cal.onStageDone(cvOnly ? (stage, values) -> {} : (stage, values) -> {
         try {
           writer.write(space.coefficients(values), out, List.of("Checkpoint after calibration stage " + stage
               + " (the calibration was not finished when this was written)"));
@@ -128,42 +154,124 @@ public final class CalibrateCommand implements Callable<Integer> {
           throw new UncheckedIOException("cannot write " + out + ": " + e.getMessage(), e);
         }
       });
-      Calibrator.Result r = cal.fit(fitSet, stages);
-      List<String> provenance = new ArrayList<>(List.of(
-          "Fitted by: blis calibrate --experiments " + run.files() + " --mode " + run.mode + " --subsample " + subsample
-              + (jointSubsample == null ? "" : " --joint-subsample " + jointSubsample)
-              + " --budget " + budget + " --sigma " + sigma + " --seed " + run.seed + (includeSaturated ? " --include-saturated" : "")
-              + (run.only == null ? "" : " --only '" + run.only + "'")
-              + (run.exclude == null ? "" : " --exclude '" + run.exclude + "'")
-              + (start == null ? "" : " --start '" + start + "'"),
-          String.format(Locale.ROOT, "Experiments fitted: %d; evaluations: %d; final loss %.3f", fitSet.size(),
-              r.evaluations(), r.loss())));
-      try {
-        writer.write(r.coefficients(), out, provenance);
-      } catch (IOException e) {
-        throw new UncheckedIOException("cannot write " + out + ": " + e.getMessage(), e);
+      if (!cvOnly) {
+        Calibrator.Result r = cal.fit(fitSet, stages);
+        List<String> provenance = new ArrayList<>(List.of(
+            "Fitted by: blis calibrate --experiments " + run.files() + " --mode " + run.mode + " --subsample " + subsample
+                + (jointSubsample == null ? "" : " --joint-subsample " + jointSubsample)
+                + " --budget " + budget + " --sigma " + sigma + " --seed " + run.seed + (includeSaturated ? " --include-saturated" : "")
+                + (run.only == null ? "" : " --only '" + run.only + "'")
+                + (run.exclude == null ? "" : " --exclude '" + run.exclude + "'")
+                + (start == null ? "" : " --start '" + start + "'"),
+            String.format(Locale.ROOT, "Experiments fitted: %d; evaluations: %d; final loss %.3f", fitSet.size(),
+                r.evaluations(), r.loss())));
+        try {
+          writer.write(r.coefficients(), out, provenance);
+        } catch (IOException e) {
+          throw new UncheckedIOException("cannot write " + out + ": " + e.getMessage(), e);
+        }
+        ValidationReport fitted = new ValidationReport(cal.evaluate(all, r.coefficients(), 0), run.mode, out.toString());
+        out1.println("Fitted coefficients written to " + out);
+        out1.print(fitted.table());
+        if (report != null) {
+          ValidateCommand.write(report, fitted.toJson());
+        }
       }
-      ValidationReport fitted = new ValidationReport(cal.evaluate(all, r.coefficients(), 0), run.mode, out.toString());
-      out1.println("Fitted coefficients written to " + out);
-      out1.print(fitted.table());
-      if (report != null) {
-        ValidateCommand.write(report, fitted.toJson());
-      }
+      cal.onStageDone((stage, values) -> {}); // the folds' checkpoints must not overwrite --out
       for (String kind : folds) {
         Function<Experiment, String> groupOf = kind.equals("model") ? Experiment::model : Experiment::workloadName;
         List<ExperimentComparison> heldOut = new ArrayList<>();
-        for (Calibrator.Fold f : cal.crossValidate(fitSet, groupOf, stages)) {
+        List<Calibrator.Fold> done = cal.crossValidate(fitSet, groupOf, cvStages,
+            f -> writeFold(writer, space, kind, f), group -> earlierFold(kind, group));
+        List<Ensemble.Member> members = new ArrayList<>();
+        for (Calibrator.Fold f : done) {
           heldOut.addAll(f.comparisons());
+          members.add(new Ensemble.Member(f.heldOut(), space.coefficients(f.values())));
         }
-        ValidationReport cv = new ValidationReport(heldOut, run.mode, "leave-one-" + kind + "-out refits");
         out1.println();
         out1.println("Held-out errors, leave one " + kind + " out:");
-        out1.print(cv.table());
+        ValidationReport cv;
+        if (kind.equals("model") && members.size() >= 2) {
+          // every fold's coefficients on every run: the spread behind the intervals, and their coverage
+          EnsembleRuns runs = EnsembleRuns.simulate(cal.runs(), fitSet, members);
+          Ensemble ensemble = runs.toEnsemble(TrainedPhysicsCoefficients.LATENCY_MODEL,
+              cvOut == null ? "leave-one-model-out refits" : cvOut + "-model-ensemble.yaml");
+          List<ExperimentComparison> point = new ArrayList<>();
+          for (Experiment e : fitSet) {
+            point.add(heldOut.stream().filter(c -> c.id().equals(e.id())).findFirst().orElseThrow());
+          }
+          cv = new ValidationReport(point, run.mode, "leave-one-model-out refits",
+              ValidationReport.Intervals.of(point, ensemble, runs, PredictionInterval.DEFAULT_LEVEL));
+          out1.print(cv.table());
+          out1.println(spread(members, space));
+          if (cvOut != null) {
+            Path file = Path.of(cvOut + "-model-ensemble.yaml");
+            ValidateCommand.write(file, ensemble.toYaml(List.of(
+                "Leave-one-model-out refits of: blis calibrate --experiments " + run.files()
+                    + (run.only == null ? "" : " --only '" + run.only + "'")
+                    + (run.exclude == null ? "" : " --exclude '" + run.exclude + "'")
+                    + " --budget " + (cvBudget == null ? budget : cvBudget) + " --seed " + run.seed
+                    + (start == null ? "" : " --start '" + start + "'"),
+                "residual_log_sd: held-out log error beyond the members' spread, over " + fitSet.size() + " runs")));
+            out1.println("Interval ensemble written to " + file);
+          }
+        } else {
+          cv = new ValidationReport(heldOut, run.mode, "leave-one-" + kind + "-out refits");
+          out1.print(cv.table());
+        }
         if (cvOut != null) {
           ValidateCommand.write(Path.of(cvOut + "-" + kind + ".json"), cv.toJson());
         }
       }
     }
     return 0;
+  }
+
+  /** A fold's coefficient file from an earlier run, when resuming; null otherwise. */
+  private double[] earlierFold(String kind, String group) {
+    if (!resume || cvOut == null) {
+      return null;
+    }
+    Path file = foldFile(cvOut, kind, group);
+    return Files.isRegularFile(file) ? TrainedPhysicsCoefficients.toArray(CoefficientFiles.load(file)) : null;
+  }
+
+  /**
+   * Each coefficient across the folds: min, median, max and the relative spread (max - min) / median;
+   * a coefficient that moves a lot between folds leans on which models are in the fit.
+   */
+  static String spread(List<Ensemble.Member> members, ParameterSpace space) {
+    StringBuilder sb = new StringBuilder(String.format(Locale.ROOT,
+        "%nCoefficients across the %d folds: min / median / max (spread = (max - min) / median)%n", members.size()));
+    List<double[]> values = members.stream().map(m -> TrainedPhysicsCoefficients.toArray(m.coefficients())).toList();
+    for (int i = 0; i < space.names().size(); i++) {
+      final int k = i;
+      double[] v = values.stream().mapToDouble(x -> x[k]).sorted().toArray();
+      double med = v.length % 2 == 1 ? v[v.length / 2] : (v[v.length / 2 - 1] + v[v.length / 2]) / 2;
+      sb.append(String.format(Locale.ROOT, "  %-22s %12.5g %12.5g %12.5g  %s%n", space.names().get(i), v[0], med,
+          v[v.length - 1], med == 0 ? (v[v.length - 1] == 0 ? "0%" : "n/a") : String.format(Locale.ROOT, "%.0f%%",
+              100 * (v[v.length - 1] - v[0]) / Math.abs(med))));
+    }
+    return sb.toString();
+  }
+
+  /** The file a fold's coefficients go to: PREFIX-KIND-fold-GROUP.yaml, GROUP reduced to a file-name slug. */
+  static Path foldFile(String prefix, String kind, String group) {
+    String slug = group.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9.]+", "-").replaceAll("^-|-$", "");
+    return Path.of(prefix + "-" + kind + "-fold-" + slug + ".yaml");
+  }
+
+  private void writeFold(CoefficientWriter writer, ParameterSpace space, String kind, Calibrator.Fold f) {
+    if (cvOut == null) {
+      return;
+    }
+    Path file = foldFile(cvOut, kind, f.heldOut());
+    try {
+      writer.write(space.coefficients(f.values()), file, List.of(
+          "Leave-one-" + kind + "-out fold: fitted without " + f.heldOut(),
+          "held_out: " + f.heldOut()));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
+    }
   }
 }

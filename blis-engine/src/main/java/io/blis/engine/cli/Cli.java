@@ -33,4 +33,25 @@ final class Cli {
     }
     return file;
   }
+
+  /**
+   * Appends a field to a pretty-printed JSON object without touching the rest of its text:
+   * {@code "key" : value} before the closing brace, indented like the object's other fields.
+   */
+  static String appendField(String json, String key, com.fasterxml.jackson.databind.JsonNode value) {
+    String body = json.stripTrailing();
+    if (!body.endsWith("}")) {
+      throw new IllegalStateException("not a JSON object");
+    }
+    String rendered;
+    try {
+      rendered = new com.fasterxml.jackson.databind.ObjectMapper()
+          .writer(new com.fasterxml.jackson.core.util.DefaultPrettyPrinter()).writeValueAsString(value);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException("cannot render " + key, e);
+    }
+    String head = body.substring(0, body.length() - 1).stripTrailing();
+    boolean empty = head.endsWith("{");
+    return head + (empty ? "\n" : ",\n") + "  \"" + key + "\" : " + rendered.replace("\n", "\n  ") + "\n}\n";
+  }
 }

@@ -184,12 +184,29 @@ final class DeploymentOptions {
    * @param seed seed handed to the providers
    */
   SimulationResult simulate(RequestSource source, long seed) {
+    return simulate(source, seed, coefficients, true);
+  }
+
+  /**
+   * As {@link #simulate(RequestSource, long)} with other coefficients (file or inline) and no
+   * trace output: one member of a prediction-interval ensemble.
+   */
+  SimulationResult simulateWith(RequestSource source, long seed, String otherCoefficients) {
+    return simulate(source, seed, otherCoefficients, false);
+  }
+
+  /** The latency model the flags select. */
+  String latencyModel() {
+    return latencyModel;
+  }
+
+  private SimulationResult simulate(RequestSource source, long seed, String coefficients, boolean traced) {
     PolicyBundle bundle = cluster.bundle();
     Cluster.Builder cb = Cluster.builder()
         .defaults(new PoolSpec("default", numInstances, model, gpu, tp, latencyModel, coefficients,
             maxNumSeqs, maxNumBatchedTokens, longPrefillTokenThreshold, maxModelLen, blockSize,
             totalKvBlocks, gpuMemoryUtilization))
-        .overrides(explicitPoolFlags())
+        .overrides(explicitPoolFlags(coefficients))
         .bundle(bundle).options(options).asyncScheduling(asyncScheduling)
         .cpuKvTier(kvCpuBlocks, kvOffloadingSizeGib, kvTransferBandwidthGbps).seed(seed);
     if (given("--num-instances")) {
@@ -211,7 +228,7 @@ final class DeploymentOptions {
     if (horizonS != null) {
       b.horizonUs((long) Math.floor(horizonS * 1e6));
     }
-    if (otelOut == null) {
+    if (otelOut == null || !traced) {
       return b.build().run();
     }
     try (OtlpTraceWriter w = new OtlpTraceWriter(Cli.parentsCreated("--otel-out", otelOut),
@@ -221,7 +238,7 @@ final class DeploymentOptions {
   }
 
   /** The pool fields given explicitly as flags; they win over the policy bundle's pools. */
-  private PoolSpec explicitPoolFlags() {
+  private PoolSpec explicitPoolFlags(String coefficients) {
     return new PoolSpec("flags", 1,
         given("--model") ? model : null, given("--gpu") ? gpu : null, given("--tp") ? tp : null,
         given("--latency-model") ? latencyModel : null, coefficients,
@@ -238,7 +255,18 @@ final class DeploymentOptions {
 
   /** Prints the result JSON to the command's stdout and writes it to {@code --results-path}. */
   void emit(CommandLine cl, SimulationResult result) {
+    emit(cl, result, null);
+  }
+
+  /**
+   * As {@link #emit(CommandLine, SimulationResult)}, with a {@code prediction_interval} object
+   * appended to the result JSON when {@code interval} is not null (the rest stays byte for byte).
+   */
+  void emit(CommandLine cl, SimulationResult result, com.fasterxml.jackson.databind.node.ObjectNode interval) {
     String json = result.toJson();
+    if (interval != null) {
+      json = Cli.appendField(json, "prediction_interval", interval);
+    }
     cl.getOut().print(json);
     result.fitness().ifPresent(f -> cl.getErr().printf(java.util.Locale.ROOT, "fitness: %.6f%n", f.score()));
     if (resultsPath != null) {

@@ -15,6 +15,11 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import io.blis.engine.validate.Ensemble;
+import io.blis.engine.validate.PredictionInterval;
+import io.blis.engine.validate.SimulationIntervals;
+import io.blis.latency.coeff.CoefficientFiles;
+import java.util.Map;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -36,6 +41,8 @@ final class RunCommand implements Callable<Integer> {
   @Spec CommandSpec spec;
 
   @Mixin DeploymentOptions deployment;
+
+  @Mixin IntervalOptions intervalOptions = new IntervalOptions();
 
   // ---- default synthetic workload: Poisson arrivals, Gaussian lengths ----
 
@@ -105,12 +112,22 @@ final class RunCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     validate();
+    Ensemble ensemble = intervalOptions.resolve(deployment.latencyModel());
     RequestSource source = traced(workloadSource());
     SimulationResult result;
     try (source) {
       result = deployment.simulate(source, effectiveSeed());
     }
-    deployment.emit(spec.commandLine(), result);
+    if (ensemble == null) {
+      deployment.emit(spec.commandLine(), result);
+      return 0;
+    }
+    Map<String, PredictionInterval> intervals = SimulationIntervals.of(result, c -> {
+      try (RequestSource again = workloadSource()) {
+        return deployment.simulateWith(again, effectiveSeed(), CoefficientFiles.toInline(c));
+      }
+    }, ensemble, intervalOptions.level);
+    deployment.emit(spec.commandLine(), result, SimulationIntervals.json(intervals, ensemble));
     return 0;
   }
 

@@ -2,6 +2,9 @@ package io.blis.engine.cli;
 
 import io.blis.api.Coefficients;
 import io.blis.engine.validate.EngineRunSimulator;
+import io.blis.engine.validate.Ensemble;
+import io.blis.engine.validate.EnsembleRuns;
+import io.blis.engine.validate.ExperimentComparison;
 import io.blis.engine.validate.Experiment;
 import io.blis.engine.validate.ParallelRuns;
 import io.blis.engine.validate.ValidationReport;
@@ -50,19 +53,25 @@ public final class ValidateCommand implements Callable<Integer> {
       description = "Simulate only the first N requests of each stage, compared with the trace's first N (0 = all).")
   int maxRequestsPerStage;
 
+  @Mixin IntervalOptions intervalOptions = new IntervalOptions();
+
   @Override
   public Integer call() {
     EngineRunSimulator.Mode m = run.mode();
     if (maxRequestsPerStage < 0) {
       throw new IllegalArgumentException("--max-requests-per-stage must be >= 0, got " + maxRequestsPerStage);
     }
+    Ensemble ensemble = intervalOptions.resolve(latencyModel);
     List<Experiment> exps = run.experiments(spec.commandLine().getErr());
     Coefficients c = loadCoefficients(coefficients);
     int n = run.threads();
     ValidationReport report;
     try (ParallelRuns runs = new ParallelRuns(new EngineRunSimulator(m, latencyModel, run.seed), n)) {
-      report = new ValidationReport(runs.compare(exps, c, maxRequestsPerStage), run.mode,
-          coefficients == null ? "bundled " + latencyModel + " defaults" : coefficients);
+      List<ExperimentComparison> point = runs.compare(exps, c, maxRequestsPerStage);
+      ValidationReport.Intervals iv = ensemble == null ? null : ValidationReport.Intervals.of(point, ensemble,
+          EnsembleRuns.simulate(runs, exps, ensemble.members(), maxRequestsPerStage), intervalOptions.level);
+      report = new ValidationReport(point, run.mode,
+          coefficients == null ? "bundled " + latencyModel + " defaults" : coefficients, iv);
     }
     spec.commandLine().getOut().print(report.table());
     Path htmlPath = html;

@@ -172,6 +172,24 @@ public final class Calibrator implements AutoCloseable {
    */
   public List<Fold> crossValidate(List<Experiment> experiments, Function<Experiment, String> groupOf,
       List<CalibrationStage> stages) {
+    return crossValidate(experiments, groupOf, stages, f -> {});
+  }
+
+  /**
+   * Cross-validation as above; {@code onFold} receives each fold as soon as it is done (for
+   * example to write its coefficients, so a long run that is stopped keeps the finished folds).
+   */
+  public List<Fold> crossValidate(List<Experiment> experiments, Function<Experiment, String> groupOf,
+      List<CalibrationStage> stages, java.util.function.Consumer<Fold> onFold) {
+    return crossValidate(experiments, groupOf, stages, onFold, group -> null);
+  }
+
+  /**
+   * Cross-validation that resumes: for a group for which {@code done} returns parameter values (a
+   * fold finished by an earlier, interrupted run), those are used instead of a refit.
+   */
+  public List<Fold> crossValidate(List<Experiment> experiments, Function<Experiment, String> groupOf,
+      List<CalibrationStage> stages, java.util.function.Consumer<Fold> onFold, Function<String, double[]> done) {
     Map<String, List<Experiment>> groups = new LinkedHashMap<>();
     for (Experiment e : experiments) {
       groups.computeIfAbsent(groupOf.apply(e), g -> new ArrayList<>()).add(e);
@@ -183,10 +201,19 @@ public final class Calibrator implements AutoCloseable {
         throw new IllegalArgumentException("cross-validation: holding out '" + g.getKey()
             + "' leaves no experiment to fit on");
       }
+      double[] earlier = done.apply(g.getKey());
+      if (earlier != null) {
+        progress.printf(Locale.ROOT, "calibrate: fold holding out %s: done earlier, not refitted%n", g.getKey());
+        double[] v = space.clamp(earlier);
+        folds.add(new Fold(g.getKey(), v, evaluate(g.getValue(), space.coefficients(v), 0)));
+        continue;
+      }
       progress.printf(Locale.ROOT, "calibrate: fold holding out %s (%d train, %d held out)%n", g.getKey(),
           train.size(), g.getValue().size());
       Result r = fit(train, stages);
-      folds.add(new Fold(g.getKey(), r.values(), evaluate(g.getValue(), r.coefficients(), 0)));
+      Fold fold = new Fold(g.getKey(), r.values(), evaluate(g.getValue(), r.coefficients(), 0));
+      folds.add(fold);
+      onFold.accept(fold);
     }
     return folds;
   }
@@ -197,6 +224,16 @@ public final class Calibrator implements AutoCloseable {
       out[space.indexOf(t.parameter())] = t.follows() != null ? x[space.indexOf(t.follows())] : t.value();
     }
     return space.clamp(out);
+  }
+
+  /** The parallel simulator the calibration evaluates with (for further comparisons). */
+  public ParallelRuns runs() {
+    return runs;
+  }
+
+  /** The parameter space searched. */
+  public ParameterSpace space() {
+    return space;
   }
 
   /** Objective evaluations so far. */

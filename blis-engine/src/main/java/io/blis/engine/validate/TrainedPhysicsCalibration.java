@@ -32,7 +32,7 @@ import java.util.Map;
 public final class TrainedPhysicsCalibration {
 
   /** Parameters fitted in the decode stage. */
-  public static final List<String> DECODE = List.of("decode_memory", "weight_load", "expert_weight_load",
+  public static final List<String> DECODE = List.of("decode_memory", "decode_compute", "weight_load", "expert_weight_load",
       "tp_comm", "per_layer_us", "per_allreduce_us", "per_request_us", "per_step_us", "per_moe_layer_us",
       "per_output_token_us");
 

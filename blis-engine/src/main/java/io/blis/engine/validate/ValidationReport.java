@@ -10,8 +10,10 @@ import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.function.Predicate;
 
 /**
@@ -34,6 +36,49 @@ public final class ValidationReport {
   private final List<ExperimentComparison> comparisons;
   private final String mode;
   private final String coefficients;
+  private final Intervals intervals;
+
+  /**
+   * Prediction intervals of the experiments (see {@link PredictionInterval}).
+   *
+   * @param level nominal coverage
+   * @param ensemble where the ensemble came from
+   * @param perRun one map per experiment, in the order of the comparisons, interval per metric
+   * @param heldOut coverage on the runs held out of an ensemble member's fit, each judged with a
+   *     residual estimated without its group; empty when no run's model was held out
+   */
+  public record Intervals(double level, String ensemble, List<Map<Metric, PredictionInterval>> perRun,
+      Map<Metric, EnsembleRuns.Coverage> heldOut) {
+    public Intervals {
+      perRun = List.copyOf(perRun);
+      heldOut = Map.copyOf(heldOut);
+    }
+
+    /**
+     * Intervals around the point predictions of {@code point} from the ensemble's members' runs
+     * (same experiments, same order).
+     */
+    public static Intervals of(List<ExperimentComparison> point, Ensemble ensemble, EnsembleRuns members,
+        double level) {
+      List<Map<Metric, PredictionInterval>> per = new ArrayList<>();
+      for (int i = 0; i < point.size(); i++) {
+        Map<Metric, PredictionInterval> m = new LinkedHashMap<>();
+        for (Metric metric : Ensemble.METRICS) {
+          m.put(metric, members.interval(i, metric, metric.of(point.get(i).predicted().overall()),
+              ensemble.residual(metric), level));
+        }
+        per.add(m);
+      }
+      Map<Metric, EnsembleRuns.Coverage> held = new LinkedHashMap<>();
+      for (Metric metric : Ensemble.METRICS) {
+        List<EnsembleRuns.HeldOutRun> runs = members.heldOut(metric);
+        if (runs.stream().map(EnsembleRuns.HeldOutRun::group).distinct().count() >= 2) {
+          held.put(metric, EnsembleRuns.heldOutCoverage(runs, level));
+        }
+      }
+      return new Intervals(level, ensemble.source(), per, held);
+    }
+  }
 
   /**
    * @param comparisons one per experiment, in the order of the experiments file
@@ -41,9 +86,44 @@ public final class ValidationReport {
    * @param coefficients where the latency coefficients came from
    */
   public ValidationReport(List<ExperimentComparison> comparisons, String mode, String coefficients) {
+    this(comparisons, mode, coefficients, null);
+  }
+
+  /** As above, with prediction intervals (null for none). */
+  public ValidationReport(List<ExperimentComparison> comparisons, String mode, String coefficients,
+      Intervals intervals) {
     this.comparisons = List.copyOf(comparisons);
     this.mode = mode;
     this.coefficients = coefficients;
+    this.intervals = intervals;
+    if (intervals != null && intervals.perRun().size() != comparisons.size()) {
+      throw new IllegalArgumentException("one interval set per experiment expected");
+    }
+  }
+
+  /** The prediction intervals, or null. */
+  public Intervals intervals() {
+    return intervals;
+  }
+
+  /** How many of the saturated or non-saturated experiments' observations fall in their interval. */
+  public EnsembleRuns.Coverage coverage(Metric m, boolean saturated) {
+    if (intervals == null) {
+      throw new IllegalStateException("this report has no intervals");
+    }
+    int runs = 0;
+    int inside = 0;
+    for (int i = 0; i < comparisons.size(); i++) {
+      ExperimentComparison c = comparisons.get(i);
+      double observed = m.of(c.observed().overall());
+      PredictionInterval pi = intervals.perRun().get(i).get(m);
+      if (c.saturated() != saturated || pi == null || !Double.isFinite(observed) || !Double.isFinite(pi.low())) {
+        continue;
+      }
+      runs++;
+      inside += pi.contains(observed) ? 1 : 0;
+    }
+    return new EnsembleRuns.Coverage(intervals.level(), runs, inside);
   }
 
   /** The per-experiment comparisons. */
@@ -84,7 +164,8 @@ public final class ValidationReport {
     root.put("mode", mode);
     root.put("coefficients", coefficients);
     ArrayNode exps = root.putArray("experiments");
-    for (ExperimentComparison c : comparisons) {
+    for (int i = 0; i < comparisons.size(); i++) {
+      ExperimentComparison c = comparisons.get(i);
       ObjectNode e = exps.addObject();
       e.put("id", c.id());
       e.put("model", c.model());
@@ -94,6 +175,13 @@ public final class ValidationReport {
       e.set("predicted", statsJson(c.predicted().overall()));
       e.set("ape_pct", apeJson(c.predicted().overall(), c.observed().overall()));
       put(e, "failure_fraction_diff_pp", c.failureFractionDiffPp());
+      if (intervals != null) {
+        ObjectNode iv = e.putObject("interval");
+        put(iv, "level", intervals.level());
+        for (var entry : intervals.perRun().get(i).entrySet()) {
+          iv.set(entry.getKey().key(), intervalJson(entry.getValue(), entry.getKey().of(c.observed().overall())));
+        }
+      }
       ArrayNode stages = e.putArray("stages");
       for (RunStats[] pair : c.stagePairs()) {
         ObjectNode s = stages.addObject();
@@ -106,6 +194,22 @@ public final class ValidationReport {
     ObjectNode summary = root.putObject("summary");
     summary.set("non_saturated", summaryJson(false));
     summary.set("saturated", summaryJson(true));
+    if (intervals != null) {
+      ObjectNode cov = summary.putObject("interval_coverage");
+      put(cov, "level", intervals.level());
+      cov.put("ensemble", intervals.ensemble());
+      for (boolean sat : new boolean[] {false, true}) {
+        ObjectNode g = cov.putObject(sat ? "saturated" : "non_saturated");
+        for (Metric m : Ensemble.METRICS) {
+          g.set(m.key(), coverageJson(coverage(m, sat)));
+        }
+      }
+      ObjectNode held = cov.putObject("held_out");
+      for (var entry : intervals.heldOut().entrySet().stream()
+          .sorted(java.util.Map.Entry.comparingByKey()).toList()) {
+        held.set(entry.getKey().key(), coverageJson(entry.getValue()));
+      }
+    }
     try {
       return new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT).writeValueAsString(root) + "\n";
     } catch (JsonProcessingException e) {
@@ -122,6 +226,27 @@ public final class ValidationReport {
     }
     s.set("failure_fraction_diff_pp", aggregateJson(failureDiff(saturated)));
     return s;
+  }
+
+  /** Interval JSON: low, high, the two spreads and whether the observation is inside. */
+  public static ObjectNode intervalJson(PredictionInterval pi, double observed) {
+    ObjectNode n = NODES.objectNode();
+    put(n, "low", pi.low());
+    put(n, "high", pi.high());
+    n.put("member_log_sd", BigDecimal.valueOf(pi.memberLogSd()).setScale(5, RoundingMode.HALF_EVEN).stripTrailingZeros());
+    n.put("residual_log_sd", BigDecimal.valueOf(pi.residualLogSd()).setScale(5, RoundingMode.HALF_EVEN).stripTrailingZeros());
+    if (Double.isFinite(observed) && Double.isFinite(pi.low())) {
+      n.put("observed_inside", pi.contains(observed));
+    }
+    return n;
+  }
+
+  private static ObjectNode coverageJson(EnsembleRuns.Coverage c) {
+    ObjectNode n = NODES.objectNode();
+    n.put("runs", c.runs());
+    n.put("inside", c.inside());
+    put(n, "fraction", c.fraction());
+    return n;
   }
 
   private static ObjectNode aggregateJson(Aggregate a) {
@@ -191,6 +316,22 @@ public final class ValidationReport {
           p.decodeMsPerToken(), c.ape(Metric.DECODE_MS_PER_TOKEN), c.ape(Metric.E2E_P90),
           c.ape(Metric.E2E_P99), 100 * o.failureFraction(), 100 * p.failureFraction()));
     }
+    if (intervals != null) {
+      sb.append(String.format(Locale.ROOT, "%n%-48s | %-32s | %-32s%n", "experiment",
+          String.format(Locale.ROOT, "E2E mean %.0f%% interval ms", 100 * intervals.level()),
+          String.format(Locale.ROOT, "TTFT mean %.0f%% interval ms", 100 * intervals.level())));
+      for (int i = 0; i < comparisons.size(); i++) {
+        ExperimentComparison c = comparisons.get(i);
+        sb.append(String.format(Locale.ROOT, "%-48s", c.id()));
+        for (Metric m : Ensemble.METRICS) {
+          PredictionInterval pi = intervals.perRun().get(i).get(m);
+          double o = m.of(c.observed().overall());
+          sb.append(String.format(Locale.ROOT, " | %9.1f - %9.1f obs %s", pi.low(), pi.high(),
+              !Double.isFinite(o) ? "n/a" : pi.contains(o) ? "in " : "OUT"));
+        }
+        sb.append('\n');
+      }
+    }
     for (boolean sat : new boolean[] {false, true}) {
       if (select(c -> c.saturated() == sat).isEmpty()) {
         continue;
@@ -204,6 +345,23 @@ public final class ValidationReport {
       Aggregate f = failureDiff(sat);
       sb.append(String.format(Locale.ROOT, "  %-22s %7.2f %7.2f %7.2f (percentage points)%n",
           "failure_fraction_diff", f.median(), f.mean(), f.max()));
+      if (intervals != null) {
+        for (Metric m : Ensemble.METRICS) {
+          EnsembleRuns.Coverage cv = coverage(m, sat);
+          sb.append(String.format(Locale.ROOT, "  %.0f%% interval of %s covers %d of %d runs%n",
+              100 * intervals.level(), m.key(), cv.inside(), cv.runs()));
+        }
+      }
+    }
+    if (intervals != null && !intervals.heldOut().isEmpty()) {
+      sb.append(String.format(Locale.ROOT, "%nHeld-out coverage (runs whose model an ensemble member was fitted without):%n"));
+      for (Metric m : Ensemble.METRICS) {
+        EnsembleRuns.Coverage cv = intervals.heldOut().get(m);
+        if (cv != null) {
+          sb.append(String.format(Locale.ROOT, "  %.0f%% interval of %s covers %d of %d held-out runs%n",
+              100 * intervals.level(), m.key(), cv.inside(), cv.runs()));
+        }
+      }
     }
     return sb.toString();
   }

@@ -19,9 +19,10 @@ class ValidateCommandTest {
     return Path.of(ValidateCommandTest.class.getResource("/validate/experiments-small.json").toURI());
   }
 
-  private record Run(int code, String out, String err) {}
+  /** Exit code and output of one command line (shared by the CLI tests of this package). */
+  record Run(int code, String out, String err) {}
 
-  private static Run run(String... args) {
+  static Run run(String... args) {
     StringWriter out = new StringWriter();
     StringWriter err = new StringWriter();
     int code = BlisCli.execute(args, new PrintWriter(out), new PrintWriter(err));

@@ -109,6 +109,18 @@ public final class CoefficientFiles {
               + VERSION);
     }
     String latencyModel = root.path("latency_model").asText("");
+    return new CoefficientFile(latencyModel, vectors(root, source));
+  }
+
+  /**
+   * The coefficient vectors of a parsed mapping (every key but {@code version} and the text keys
+   * such as {@code latency_model} and {@code description}), for formats that embed coefficient
+   * sets, such as an interval ensemble.
+   *
+   * @throws IllegalArgumentException naming {@code source} and the key when a value is not a list
+   *     of finite numbers or there is no vector
+   */
+  public static Coefficients vectors(JsonNode root, String source) {
     Map<String, double[]> vectors = new LinkedHashMap<>();
     Iterator<Map.Entry<String, JsonNode>> it = root.fields();
     while (it.hasNext()) {
@@ -123,7 +135,7 @@ public final class CoefficientFiles {
       throw new IllegalArgumentException(
           source + ": no coefficient lists (expected keys such as alpha: [...], beta: [...])");
     }
-    return new CoefficientFile(latencyModel, Coefficients.of(source, vectors));
+    return Coefficients.of(source, vectors);
   }
 
   private static double[] numbers(String source, String key, JsonNode value) {
@@ -178,6 +190,21 @@ public final class CoefficientFiles {
         sb.append(i == 0 ? "" : ", ").append(v[i]);
       }
       sb.append("]\n");
+    }
+    return sb.toString();
+  }
+
+  /**
+   * The inline form {@link #parseInline} reads back to identical values ({@code alpha=1.0,2.0;beta=...}).
+   */
+  public static String toInline(Coefficients c) {
+    StringBuilder sb = new StringBuilder();
+    for (String name : c.names()) {
+      sb.append(sb.length() == 0 ? "" : ";").append(name).append('=');
+      double[] v = c.vector(name);
+      for (int i = 0; i < v.length; i++) {
+        sb.append(i == 0 ? "" : ",").append(v[i]);
+      }
     }
     return sb.toString();
   }

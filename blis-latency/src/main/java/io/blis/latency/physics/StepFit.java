@@ -210,8 +210,8 @@ public final class StepFit {
           .model(p -> value(p, idx, base, x, y, m, constant))
           .weight(new DiagonalMatrix(weights.clone()))
           .parameterValidator(p -> clamp(p, idx, lower, upper))
-          .maxEvaluations(2000)
-          .maxIterations(1000);
+          .maxEvaluations(20000)
+          .maxIterations(10000);
       LeastSquaresOptimizer.Optimum opt = new LevenbergMarquardtOptimizer().optimize(lsb.build());
       double[] p = clamp(opt.getPoint(), idx, lower, upper).toArray();
       for (int k = 0; k < idx.length; k++) {
@@ -237,9 +237,9 @@ public final class StepFit {
 
   /** Predicted step time of basis row {@code f} with full beta {@code b}. */
   static double predict(double[] b, double[] f, double constant) {
-    double compute = b[0] * f[0] + b[2] * f[2];
+    double compute = b[0] * f[0];
     double memory = b[4] * f[4] + b[5] * f[5] + b[1] * f[1] + b[3] * f[3];
-    return Math.max(compute, memory) + b[6] * f[6] + b[7] * f[7] + b[10] * f[8] + b[11] + constant;
+    return Math.max(compute, memory) + b[2] * f[2] + b[6] * f[6] + b[7] * f[7] + b[10] * f[8] + b[11] + constant;
   }
 
   private static Pair<RealVector, RealMatrix> value(RealVector p, int[] idx, double[] base,
@@ -253,7 +253,7 @@ public final class StepFit {
     double[] d = new double[b.length];
     for (int i = 0; i < m; i++) {
       double[] f = x[i];
-      double compute = b[0] * f[0] + b[2] * f[2];
+      double compute = b[0] * f[0];
       double memory = b[4] * f[4] + b[5] * f[5] + b[1] * f[1] + b[3] * f[3];
       boolean computeBound = compute >= memory;
       r[i] = predict(b, f, constant) / y[i] - 1;
@@ -261,7 +261,7 @@ public final class StepFit {
       // derivative of the prediction by each coefficient, divided by y
       d[0] = computeBound ? f[0] * inv : 0;
       d[1] = computeBound ? 0 : f[1] * inv;
-      d[2] = computeBound ? f[2] * inv : 0;
+      d[2] = f[2] * inv;
       d[3] = computeBound ? 0 : f[3] * inv;
       d[4] = computeBound ? 0 : f[4] * inv;
       d[5] = computeBound ? 0 : f[5] * inv;
@@ -307,11 +307,11 @@ public final class StepFit {
     double total = 0;
     for (int i = 0; i < m; i++) {
       double[] f = x[i];
-      double compute = b[0] * f[0] + b[2] * f[2];
+      double compute = b[0] * f[0];
       double memory = b[4] * f[4] + b[5] * f[5] + b[1] * f[1] + b[3] * f[3];
+      share[2] += b[2] * f[2];
       if (compute >= memory) {
         share[0] += b[0] * f[0];
-        share[2] += b[2] * f[2];
       } else {
         share[1] += b[1] * f[1];
         share[3] += b[3] * f[3];

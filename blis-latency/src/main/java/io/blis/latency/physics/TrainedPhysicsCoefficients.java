@@ -50,7 +50,7 @@ public final class TrainedPhysicsCoefficients {
     List<Term> t = new ArrayList<>();
     beta(t, "prefill_compute", "x", "prefill FLOPs at peak FLOP/s", 1, 10);
     beta(t, "prefill_memory", "x", "prefill KV bytes at peak HBM bandwidth", 1, 10);
-    beta(t, "decode_compute", "x", "decode FLOPs at peak FLOP/s", 1, 10);
+    beta(t, "decode_compute", "x", "decode FLOPs at peak FLOP/s, added to the step (not hidden under the weight reads)", 0, 10);
     beta(t, "decode_memory", "x", "decode KV bytes at peak HBM bandwidth", 1, 10);
     beta(t, "weight_load", "x", "dense weight bytes per GPU at peak HBM bandwidth", 1, 5);
     beta(t, "expert_weight_load", "x", "expected distinct expert weight bytes at peak HBM", 1, 10);

@@ -43,7 +43,9 @@ final class TrainedPhysicsModel extends RequestTimes {
   public long stepTime(BatchView batch) {
     StepBasis s = basis;
     s.compute(batch);
-    double compute = prefillCompute * s.prefillComputeUs + decodeCompute * s.decodeComputeUs;
+    // Prefill GEMMs (many rows) overlap their weight reads; decode rows (one per request) do not:
+    // a decode step streams the weights and each decode request adds its own MMA work on top.
+    double compute = prefillCompute * s.prefillComputeUs;
     double memory =
         weightLoad * s.weightLoadUs
             + expertWeightLoad * s.expertWeightLoadUs
@@ -51,6 +53,7 @@ final class TrainedPhysicsModel extends RequestTimes {
             + decodeMemory * s.decodeMemoryUs;
     double us =
         Math.max(compute, memory)
+            + decodeCompute * s.decodeComputeUs
             + tpComm * s.tpCommUs
             + moeRouting * s.moeRoutingUs
             + perRequestUs * s.requests

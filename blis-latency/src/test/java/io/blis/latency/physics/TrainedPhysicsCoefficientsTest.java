@@ -27,7 +27,10 @@ class TrainedPhysicsCoefficientsTest {
       var t = TrainedPhysicsCoefficients.terms().get(i);
       assertThat(lo[i]).as(t.name()).isLessThan(hi[i]);
       assertThat(d[i]).as(t.name()).isBetween(lo[i], hi[i]);
-      if (t.unit().equals("x")) {
+      if (t.name().equals("decode_compute")) {
+        // added on top of the weight reads: any fraction of the decode MMA time may hide under them
+        assertThat(lo[i]).as(t.name()).isZero();
+      } else if (t.unit().equals("x")) {
         assertThat(lo[i]).as("multiplier %s is an inverse efficiency", t.name()).isEqualTo(1.0);
       } else {
         assertThat(lo[i]).as(t.name()).isZero();

@@ -1,0 +1,206 @@
+package io.blis.engine.validate;
+
+import com.fasterxml.jackson.core.JacksonException;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
+import io.blis.api.Coefficients;
+import io.blis.latency.coeff.CoefficientFiles;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The coefficient sets behind BLIS's prediction intervals: the refits of a cross-validation, each
+ * made without one group of runs (a model, for leave-one-model-out), and the residual spread that
+ * their disagreement does not explain. How far the members' predictions of a run stray from the
+ * point prediction measures how much the prediction hangs on which models the coefficients were
+ * fitted to; the residual adds the error that remains on held-out runs (see
+ * {@link PredictionInterval}).
+ *
+ * <p>File format (YAML, written by {@code blis calibrate --cross-validate model --cv-out P} as
+ * {@code P-model-ensemble.yaml}; the default one is bundled with the trained-physics coefficients):
+ *
+ * <pre>
+ * version: 1
+ * latency_model: trained-physics
+ * residual_log_sd: {e2e_mean: 0.031, ttft_mean: 0.094}
+ * members:
+ *   - held_out: meta-llama/Llama-2-7b-hf
+ *     beta: [...]
+ *     alpha: [...]
+ * </pre>
+ *
+ * @param latencyModel the latency model the members' coefficients are for
+ * @param members the refits, at least two
+ * @param residualLogSd per interval metric ({@link #METRICS}), the standard deviation of the log
+ *     error left on held-out runs besides the members' spread
+ * @param source where it was read from, for messages
+ */
+public record Ensemble(String latencyModel, List<Member> members, Map<Metric, Double> residualLogSd, String source) {
+
+  /** Metrics that get intervals. */
+  public static final List<Metric> METRICS = List.of(Metric.E2E_MEAN, Metric.TTFT_MEAN);
+
+  /** Classpath resource of the default ensemble (next to the default coefficients). */
+  public static final String BUNDLED = "/io/blis/latency/coefficients/trained-physics-ensemble.yaml";
+
+  private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
+
+  /**
+   * One refit.
+   *
+   * @param heldOut the group it was fitted without (a model name for leave-one-model-out)
+   * @param coefficients its coefficients
+   */
+  public record Member(String heldOut, Coefficients coefficients) {}
+
+  public Ensemble {
+    members = List.copyOf(members);
+    residualLogSd = Map.copyOf(residualLogSd);
+    if (members.size() < 2) {
+      throw new IllegalArgumentException(source + ": an ensemble needs at least 2 members, got " + members.size());
+    }
+    for (Metric m : METRICS) {
+      Double v = residualLogSd.get(m);
+      if (v == null || !(v >= 0) || !Double.isFinite(v)) {
+        throw new IllegalArgumentException(source + ": residual_log_sd." + m.key()
+            + " must be a finite number >= 0, got " + v);
+      }
+    }
+  }
+
+  /** The residual log standard deviation of an interval metric. */
+  public double residual(Metric m) {
+    Double v = residualLogSd.get(m);
+    if (v == null) {
+      throw new IllegalArgumentException("no interval for " + m.key() + "; intervals cover " + METRICS);
+    }
+    return v;
+  }
+
+  /** The default ensemble of the trained-physics model. */
+  public static Ensemble bundled() {
+    try (InputStream in = Ensemble.class.getResourceAsStream(BUNDLED)) {
+      if (in == null) {
+        throw new IllegalStateException("bundled ensemble missing: " + BUNDLED);
+      }
+      return read(in, "bundled " + BUNDLED.substring(1));
+    } catch (IOException e) {
+      throw new IllegalStateException("cannot read bundled " + BUNDLED, e);
+    }
+  }
+
+  /** Reads an ensemble file; errors name the file and the key. */
+  public static Ensemble load(Path file) {
+    if (!Files.isRegularFile(file)) {
+      throw new IllegalArgumentException(file + ": no such ensemble file");
+    }
+    try (InputStream in = Files.newInputStream(file)) {
+      return read(in, file.toString());
+    } catch (IOException e) {
+      throw new IllegalArgumentException(file + ": cannot read ensemble file: " + e.getMessage(), e);
+    }
+  }
+
+  /** Reads an ensemble from a stream; {@code source} names it in messages. */
+  public static Ensemble read(InputStream in, String source) {
+    JsonNode root;
+    try {
+      root = YAML.readTree(in);
+    } catch (JacksonException e) {
+      throw new IllegalArgumentException(source + ": not valid YAML: " + e.getOriginalMessage(), e);
+    } catch (IOException e) {
+      throw new IllegalArgumentException(source + ": cannot read: " + e.getMessage(), e);
+    }
+    if (root == null || !root.isObject()) {
+      throw new IllegalArgumentException(source + ": expected a mapping with version, residual_log_sd and members");
+    }
+    for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
+      String k = it.next();
+      if (!List.of("version", "latency_model", "description", "residual_log_sd", "members").contains(k)) {
+        throw new IllegalArgumentException(source + ": unknown key '" + k
+            + "'; expected version, latency_model, description, residual_log_sd, members");
+      }
+    }
+    JsonNode version = root.get("version");
+    if (version == null || !version.canConvertToInt() || version.asInt() != CoefficientFiles.VERSION) {
+      throw new IllegalArgumentException(source + ": key 'version' must be " + CoefficientFiles.VERSION
+          + ", got " + version);
+    }
+    String model = root.path("latency_model").asText("trained-physics");
+    JsonNode residual = root.get("residual_log_sd");
+    if (residual == null || !residual.isObject()) {
+      throw new IllegalArgumentException(source + ": key 'residual_log_sd' must be a mapping with "
+          + METRICS.stream().map(Metric::key).toList());
+    }
+    Map<Metric, Double> sd = new LinkedHashMap<>();
+    for (Metric m : METRICS) {
+      JsonNode v = residual.get(m.key());
+      if (v == null || !v.isNumber()) {
+        throw new IllegalArgumentException(source + ": key 'residual_log_sd." + m.key() + "' must be a number, got " + v);
+      }
+      sd.put(m, v.asDouble());
+    }
+    JsonNode members = root.get("members");
+    if (members == null || !members.isArray()) {
+      throw new IllegalArgumentException(source + ": key 'members' must be a list of coefficient sets");
+    }
+    List<Member> out = new ArrayList<>();
+    for (int i = 0; i < members.size(); i++) {
+      JsonNode m = members.get(i);
+      String where = source + ": members[" + i + "]";
+      if (!m.isObject()) {
+        throw new IllegalArgumentException(where + " must be a mapping with held_out and coefficient lists");
+      }
+      JsonNode held = m.get("held_out");
+      if (held == null || !held.isTextual() || held.asText().isBlank()) {
+        throw new IllegalArgumentException(where + ".held_out must be the name of the group left out of that fit");
+      }
+      ObjectNode vectors = ((ObjectNode) m).deepCopy();
+      vectors.remove("held_out");
+      out.add(new Member(held.asText(), CoefficientFiles.vectors(vectors, where)));
+    }
+    return new Ensemble(model, out, sd, source);
+  }
+
+  /** The file text; {@link #read} gives back equal members and residuals. */
+  public String toYaml(List<String> provenance) {
+    StringBuilder sb = new StringBuilder();
+    for (String line : provenance) {
+      sb.append("# ").append(line.replace('\n', ' ')).append('\n');
+    }
+    sb.append("version: ").append(CoefficientFiles.VERSION).append('\n');
+    sb.append("latency_model: ").append(latencyModel).append('\n');
+    sb.append("residual_log_sd:\n");
+    for (Metric m : METRICS) {
+      sb.append("  ").append(m.key()).append(": ").append(residual(m)).append('\n');
+    }
+    sb.append("members:\n");
+    for (Member m : members) {
+      sb.append("  - held_out: \"").append(m.heldOut().replace("\\", "\\\\").replace("\"", "\\\"")).append("\"\n");
+      for (String name : m.coefficients().names()) {
+        double[] v = m.coefficients().vector(name);
+        sb.append("    ").append(name).append(": [");
+        for (int i = 0; i < v.length; i++) {
+          sb.append(i == 0 ? "" : ", ").append(v[i]);
+        }
+        sb.append("]\n");
+      }
+    }
+    return sb.toString();
+  }
+
+  @Override
+  public String toString() {
+    return String.format(Locale.ROOT, "%s (%d members)", source, members.size());
+  }
+}

@@ -1,0 +1,155 @@
+package io.blis.engine.validate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.blis.api.Coefficients;
+import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class PredictionIntervalTest {
+
+  @Test
+  void theIntervalWidensWhenTheFoldsDisagree() {
+    PredictionInterval agree = PredictionInterval.of(1000, new double[] {995, 1002, 1004, 998}, 0.03, 0.9);
+    PredictionInterval disagree = PredictionInterval.of(1000, new double[] {850, 1150, 1020, 930}, 0.03, 0.9);
+    assertThat(disagree.memberLogSd()).isGreaterThan(10 * agree.memberLogSd());
+    assertThat(disagree.high() - disagree.low()).isGreaterThan(2 * (agree.high() - agree.low()));
+    // symmetric in log space around the point
+    assertThat(Math.log(agree.high() / 1000)).isCloseTo(-Math.log(agree.low() / 1000), within(1e-12));
+    assertThat(agree.contains(1000)).isTrue();
+    assertThat(agree.contains(agree.high() * 1.001)).isFalse();
+  }
+
+  @Test
+  void widthFollowsTheNormalQuantileOfTheLevel() {
+    assertThat(PredictionInterval.z(0.9)).isCloseTo(1.6449, within(1e-4));
+    assertThat(PredictionInterval.z(0.5)).isCloseTo(0.6745, within(1e-4));
+    // members equal to the point: only the residual is left
+    PredictionInterval pi = PredictionInterval.of(200, new double[] {200, 200}, 0.1, 0.9);
+    assertThat(pi.memberLogSd()).isZero();
+    assertThat(pi.high()).isCloseTo(200 * Math.exp(PredictionInterval.z(0.9) * 0.1), within(1e-9));
+    // member spread and residual add in quadrature: ln 1.1 spread and 0.1 residual
+    PredictionInterval both = PredictionInterval.of(100, new double[] {110, 100 / 1.1}, 0.1, 0.9);
+    double s = Math.sqrt(Math.pow(Math.log(1.1), 2) + 0.01);
+    assertThat(both.low()).isCloseTo(100 * Math.exp(-PredictionInterval.z(0.9) * s), within(1e-9));
+    assertThatThrownBy(() -> PredictionInterval.of(1, new double[] {1}, 0, 1.0))
+        .hasMessageContaining("interval level must be in (0, 1)");
+  }
+
+  @Test
+  void heldOutResidualAndCoverageAreEstimatedWithoutTheJudgedGroup() {
+    // three groups; group c's run is far off: judged with the residual of a and b only, it falls outside
+    List<EnsembleRuns.HeldOutRun> runs = List.of(
+        new EnsembleRuns.HeldOutRun("a1", "a", false, 1000, 1030, 0.01),
+        new EnsembleRuns.HeldOutRun("a2", "a", false, 1000, 980, 0.01),
+        new EnsembleRuns.HeldOutRun("b1", "b", false, 500, 510, 0.02),
+        new EnsembleRuns.HeldOutRun("c1", "c", false, 800, 1000, 0.01),
+        new EnsembleRuns.HeldOutRun("sat", "c", true, 800, 4000, 0.0));
+    double residual = EnsembleRuns.residualLogSd(runs);
+    double expected = Math.sqrt((Math.pow(Math.log(1000 / 1030.0), 2) + Math.pow(Math.log(1000 / 980.0), 2)
+        + Math.pow(Math.log(500 / 510.0), 2) + Math.pow(Math.log(0.8), 2) - 3 * 0.0001 - 0.0004) / 4);
+    assertThat(residual).isCloseTo(expected, within(1e-12));
+    EnsembleRuns.Coverage c = EnsembleRuns.heldOutCoverage(runs, 0.9);
+    assertThat(c.runs()).isEqualTo(4); // the saturated run is not judged
+    assertThat(c.inside()).isEqualTo(3);
+    assertThat(c.fraction()).isEqualTo(0.75);
+  }
+
+  @Test
+  void ensembleFilesRoundTripAndBadOnesNameTheKey(@TempDir Path dir) throws Exception {
+    Ensemble e = new Ensemble("trained-physics", List.of(
+        new Ensemble.Member("org/model-a", Coefficients.of("a", Map.of("beta", new double[] {1.5, 2.25}, "alpha",
+            new double[] {10}))),
+        new Ensemble.Member("org/model-b", Coefficients.of("b", Map.of("beta", new double[] {1.25, 2.5}, "alpha",
+            new double[] {12})))),
+        Map.of(Metric.E2E_MEAN, 0.031, Metric.TTFT_MEAN, 0.2), "test");
+    Path file = dir.resolve("ens.yaml");
+    Files.writeString(file, e.toYaml(List.of("made by a test")));
+    Ensemble back = Ensemble.load(file);
+    assertThat(back.members()).extracting(Ensemble.Member::heldOut).containsExactly("org/model-a", "org/model-b");
+    assertThat(back.members().get(1).coefficients().vector("beta")).containsExactly(1.25, 2.5);
+    assertThat(back.residual(Metric.TTFT_MEAN)).isEqualTo(0.2);
+
+    String text = Files.readString(file);
+    assertThatThrownBy(() -> read(text.replace("residual_log_sd:", "residual_sd:")))
+        .hasMessageContaining("x.yaml: unknown key 'residual_sd'");
+    assertThatThrownBy(() -> read(text.replace("ttft_mean: 0.2", "ttft_mean: wide")))
+        .hasMessageContaining("x.yaml: key 'residual_log_sd.ttft_mean' must be a number");
+    assertThatThrownBy(() -> read(text.replace("  - held_out: \"org/model-b\"\n", "  - \n")))
+        .hasMessageContaining("x.yaml: members[1]");
+    assertThatThrownBy(() -> read(text.replace("[1.25, 2.5]", "[1.25, x]")))
+        .hasMessageContaining("members[1]: key 'beta' entry 1 must be a number");
+    assertThatThrownBy(() -> Ensemble.load(dir.resolve("missing.yaml"))).hasMessageContaining("no such ensemble file");
+  }
+
+  @Test
+  void theBundledEnsembleHoldsOneMemberPerHeldOutModel() {
+    Ensemble e = Ensemble.bundled();
+    assertThat(e.latencyModel()).isEqualTo("trained-physics");
+    assertThat(e.members().size()).isGreaterThanOrEqualTo(3);
+    assertThat(e.members().stream().map(Ensemble.Member::heldOut).distinct().count()).isEqualTo(e.members().size());
+    for (Ensemble.Member m : e.members()) {
+      assertThat(m.coefficients().vector("beta")).hasSize(13);
+    }
+  }
+
+  @Test
+  void validationJsonHasStableIntervalFields() throws Exception {
+    List<ExperimentComparison> point = new ArrayList<>();
+    List<List<ExperimentComparison>> memberRuns = List.of(new ArrayList<>(), new ArrayList<>());
+    List<Experiment> exps = new ArrayList<>();
+    Experiment base = ExperimentsFile.read(TraceFixtures.resource("experiments-small.json")).get(0);
+    String[] models = {"m/a", "m/b", "m/c"};
+    for (int i = 0; i < models.length; i++) {
+      Experiment e = new Experiment("run-" + i, models[i], base.modelConfig(), base.gpu(), 1, 1, 4096, 2048, 128,
+          0.9, 16, -1, 0, "w", base.profile(), false, summary(1000, 50), base.trace());
+      exps.add(e);
+      point.add(ExperimentComparison.of(e, summary(1000 + 20 * i, 48)));
+      memberRuns.get(0).add(ExperimentComparison.of(e, summary(1010 + 20 * i, 49)));
+      memberRuns.get(1).add(ExperimentComparison.of(e, summary(990 + 20 * i, 51)));
+    }
+    List<Ensemble.Member> members = List.of(
+        new Ensemble.Member("m/a", Coefficients.of("a", Map.of("beta", new double[] {1}))),
+        new Ensemble.Member("m/b", Coefficients.of("b", Map.of("beta", new double[] {1}))));
+    Ensemble ens = new Ensemble("trained-physics", members, Map.of(Metric.E2E_MEAN, 0.05, Metric.TTFT_MEAN, 0.1), "t");
+    EnsembleRuns runs = new EnsembleRuns(members, exps, memberRuns);
+    ValidationReport r = new ValidationReport(point, "replay", "test",
+        ValidationReport.Intervals.of(point, ens, runs, 0.9));
+    JsonNode root = new ObjectMapper().readTree(r.toJson());
+    JsonNode iv = root.path("experiments").get(0).path("interval");
+    assertThat(iv.path("level").asDouble()).isEqualTo(0.9);
+    for (String metric : List.of("e2e_mean", "ttft_mean")) {
+      assertThat(iv.path(metric).fieldNames()).toIterable()
+          .containsExactly("low", "high", "member_log_sd", "residual_log_sd", "observed_inside");
+    }
+    assertThat(iv.path("e2e_mean").path("observed_inside").asBoolean()).isTrue();
+    JsonNode cov = root.path("summary").path("interval_coverage");
+    assertThat(cov.fieldNames()).toIterable()
+        .containsExactly("level", "ensemble", "non_saturated", "saturated", "held_out");
+    assertThat(cov.path("non_saturated").path("e2e_mean").path("runs").asInt()).isEqualTo(3);
+    assertThat(cov.path("non_saturated").path("e2e_mean").path("inside").asInt()).isEqualTo(3);
+    // runs of m/a and m/b were held out of one member each; m/c of none
+    assertThat(cov.path("held_out").path("e2e_mean").path("runs").asInt()).isEqualTo(2);
+    assertThat(r.table()).contains("90% interval of e2e_mean covers 3 of 3 runs");
+  }
+
+  private static RunSummary summary(double e2e, double ttft) {
+    RunStats s = new RunStats(-1, 100, 0, e2e, e2e, e2e, e2e, ttft, ttft, ttft, ttft, (e2e - ttft) / 99, 1);
+    return new RunSummary(s, List.of());
+  }
+
+  private static Ensemble read(String text) {
+    return Ensemble.read(new ByteArrayInputStream(text.getBytes(StandardCharsets.UTF_8)), "x.yaml");
+  }
+}
