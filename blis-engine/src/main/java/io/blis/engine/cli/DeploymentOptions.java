@@ -195,6 +195,24 @@ final class DeploymentOptions {
     return simulate(source, seed, otherCoefficients, false);
   }
 
+  /**
+   * Prints the result, with a {@code prediction_interval} when {@code ensemble} is not null: the
+   * workload ({@code sources} opens it afresh) simulated once more per member, same seed.
+   */
+  void emit(CommandLine cl, SimulationResult result, io.blis.engine.validate.Ensemble ensemble, double level,
+      java.util.function.Supplier<RequestSource> sources, long seed) {
+    if (ensemble == null) {
+      emit(cl, result);
+      return;
+    }
+    var intervals = io.blis.engine.validate.SimulationIntervals.of(result, c -> {
+      try (RequestSource again = sources.get()) {
+        return simulateWith(again, seed, io.blis.latency.coeff.CoefficientFiles.toInline(c));
+      }
+    }, ensemble, level);
+    emit(cl, result, io.blis.engine.validate.SimulationIntervals.json(intervals, ensemble));
+  }
+
   /** The latency model the flags select. */
   String latencyModel() {
     return latencyModel;

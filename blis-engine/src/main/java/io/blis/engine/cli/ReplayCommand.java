@@ -1,6 +1,7 @@
 package io.blis.engine.cli;
 
 import io.blis.engine.SimulationResult;
+import io.blis.engine.validate.Ensemble;
 import io.blis.workload.RequestSource;
 import io.blis.workload.inferenceperf.InferencePerfProfile;
 import io.blis.workload.inferenceperf.InferencePerfProfiles;
@@ -52,12 +53,14 @@ final class ReplayCommand implements Callable<Integer> {
 
   @Mixin DeploymentOptions deployment;
 
+  @Mixin IntervalOptions intervalOptions = new IntervalOptions();
+
   @Override
   public Integer call() {
     deployment.validate(spec.commandLine());
     Cli.requireFile("--trace", trace);
+    Ensemble ensemble = intervalOptions.resolve(deployment.latencyModel());
     boolean hasProfile = inferencePerf != null || experiments != null || experiment != null;
-    RequestSource source;
     long providerSeed = seed;
     if (TraceReader.isBlisTrace(trace)) {
       require(!hasProfile, "--trace " + trace + " is a BLIS trace, which carries its own prompt"
@@ -65,17 +68,21 @@ final class ReplayCommand implements Callable<Integer> {
       if (!spec.commandLine().getParseResult().hasMatchedOption("--seed")) {
         providerSeed = TraceReader.header(trace).tokenSeed();
       }
-      source = TraceReader.open(trace);
-    } else {
-      source = InferencePerfWorkload.replay(profile(), trace, seed);
     }
     SimulationResult result;
-    try (source) {
+    try (RequestSource source = source()) {
       result = deployment.simulate(source, providerSeed);
     }
-    deployment.emit(spec.commandLine(), result);
+    deployment.emit(spec.commandLine(), result, ensemble, intervalOptions.level, this::source, providerSeed);
     return 0;
   }
+
+  /** A fresh request source over the trace (opened again for each member of an interval ensemble). */
+  private RequestSource source() {
+    return TraceReader.isBlisTrace(trace) ? TraceReader.open(trace)
+        : InferencePerfWorkload.replay(profile(), trace, seed);
+  }
+
 
   /** The profile of a ground-truth CSV: --inference-perf, or --experiments with --experiment. */
   private InferencePerfProfile profile() {

@@ -16,10 +16,6 @@ import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import io.blis.engine.validate.Ensemble;
-import io.blis.engine.validate.PredictionInterval;
-import io.blis.engine.validate.SimulationIntervals;
-import io.blis.latency.coeff.CoefficientFiles;
-import java.util.Map;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
@@ -118,16 +114,8 @@ final class RunCommand implements Callable<Integer> {
     try (source) {
       result = deployment.simulate(source, effectiveSeed());
     }
-    if (ensemble == null) {
-      deployment.emit(spec.commandLine(), result);
-      return 0;
-    }
-    Map<String, PredictionInterval> intervals = SimulationIntervals.of(result, c -> {
-      try (RequestSource again = workloadSource()) {
-        return deployment.simulateWith(again, effectiveSeed(), CoefficientFiles.toInline(c));
-      }
-    }, ensemble, intervalOptions.level);
-    deployment.emit(spec.commandLine(), result, SimulationIntervals.json(intervals, ensemble));
+    deployment.emit(spec.commandLine(), result, ensemble, intervalOptions.level, this::workloadSource,
+        effectiveSeed());
     return 0;
   }
 

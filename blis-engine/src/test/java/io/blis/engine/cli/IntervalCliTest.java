@@ -98,6 +98,22 @@ class IntervalCliTest {
   }
 
   @Test
+  void replayOfARunsTraceGivesTheRunsInterval(@TempDir Path dir) throws Exception {
+    Path trace = dir.resolve("t.jsonl");
+    ValidateCommandTest.Run r = run("run", "--num-requests", "50", "--rate", "5", "--output-tokens", "48",
+        "--prompt-tokens", "200", "--intervals", "--trace-out", trace.toString());
+    assertThat(r.code()).as(r.err()).isZero();
+    ValidateCommandTest.Run replay = run("replay", "--trace", trace.toString(), "--intervals");
+    assertThat(replay.code()).as(replay.err()).isZero();
+    JsonNode a = new ObjectMapper().readTree(r.out()).path("prediction_interval");
+    JsonNode b = new ObjectMapper().readTree(replay.out()).path("prediction_interval");
+    assertThat(b.path("e2e_mean_ms").path("low").isNumber()).isTrue();
+    // the replay reproduces the run, for the point and for every member
+    assertThat(b.path("e2e_mean_ms")).isEqualTo(a.path("e2e_mean_ms"));
+    assertThat(b.path("ttft_mean_ms")).isEqualTo(a.path("ttft_mean_ms"));
+  }
+
+  @Test
   void badIntervalOptionsAreOneLineErrors(@TempDir Path dir) throws Exception {
     ValidateCommandTest.Run level = run("run", "--num-requests", "5", "--intervals", "--interval-level", "1.5");
     assertThat(level.code()).isEqualTo(2);
