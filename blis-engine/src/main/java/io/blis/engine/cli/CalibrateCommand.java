@@ -59,6 +59,10 @@ public final class CalibrateCommand implements Callable<Integer> {
       description = "Coefficients to start from (default: the bundled trained-physics ones).")
   String start;
 
+  @Option(names = "--fix", split = ",", paramLabel = "NAME",
+      description = "Coefficients to keep at their --start value instead of searching them (comma-separated names).")
+  List<String> fix = List.of();
+
   @Option(names = "--include-saturated", description = "Also fit to saturated (overloaded) runs.")
   boolean includeSaturated;
 
@@ -144,7 +148,21 @@ public final class CalibrateCommand implements Callable<Integer> {
     var out1 = spec.commandLine().getOut();
     EngineRunSimulator sim = new EngineRunSimulator(m, TrainedPhysicsCoefficients.LATENCY_MODEL, run.seed);
     try (Calibrator cal = new Calibrator(sim, space, new Calibrator.Settings(run.seed, n, 0, sigma), progress)) {
-      cal.onUnexercised(TrainedPhysicsCalibration::unexercised);
+      List<Calibrator.Tie> fixed = new ArrayList<>();
+      double[] startValues = TrainedPhysicsCoefficients.toArray(startCoefficients);
+      for (String name : fix) {
+        int i = space.names().indexOf(name);
+        if (i < 0) {
+          throw new IllegalArgumentException("--fix: unknown coefficient '" + name + "'; expected one of "
+              + space.names());
+        }
+        fixed.add(new Calibrator.Tie(name, null, startValues[i]));
+      }
+      cal.onUnexercised(training -> {
+        List<Calibrator.Tie> ties = new ArrayList<>(fixed);
+        ties.addAll(TrainedPhysicsCalibration.unexercised(training));
+        return ties;
+      });
       CoefficientWriter writer = CoefficientWriter.yaml(TrainedPhysicsCoefficients.LATENCY_MODEL);
       cal.onStageDone(cvOnly ? (stage, values) -> {} : (stage, values) -> {
         try {
@@ -162,7 +180,8 @@ public final class CalibrateCommand implements Callable<Integer> {
                 + " --budget " + budget + " --sigma " + sigma + " --seed " + run.seed + (includeSaturated ? " --include-saturated" : "")
                 + (run.only == null ? "" : " --only '" + run.only + "'")
                 + (run.exclude == null ? "" : " --exclude '" + run.exclude + "'")
-                + (start == null ? "" : " --start '" + start + "'"),
+                + (start == null ? "" : " --start '" + start + "'")
+                + (fix.isEmpty() ? "" : " --fix " + String.join(",", fix)),
             String.format(Locale.ROOT, "Experiments fitted: %d; evaluations: %d; final loss %.3f", fitSet.size(),
                 r.evaluations(), r.loss())));
         try {
@@ -211,7 +230,7 @@ public final class CalibrateCommand implements Callable<Integer> {
                     + (run.only == null ? "" : " --only '" + run.only + "'")
                     + (run.exclude == null ? "" : " --exclude '" + run.exclude + "'")
                     + " --budget " + (cvBudget == null ? budget : cvBudget) + " --seed " + run.seed
-                    + (start == null ? "" : " --start '" + start + "'"),
+                    + (start == null ? "" : " --start '" + start + "'") + (fix.isEmpty() ? "" : " --fix " + String.join(",", fix)),
                 "residual_log_sd: held-out log error beyond the members' spread, over " + fitSet.size() + " runs")));
             out1.println("Interval ensemble written to " + file);
           }

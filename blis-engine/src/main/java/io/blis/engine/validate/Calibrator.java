@@ -141,8 +141,8 @@ public final class Calibrator implements AutoCloseable {
     Set<String> tied = new HashSet<>();
     for (Tie t : ties) {
       tied.add(t.parameter());
-      progress.printf(Locale.ROOT, "calibrate: no training run exercises %s; it takes %s%n", t.parameter(),
-          t.follows() != null ? "the fitted " + t.follows() : String.format(Locale.ROOT, "%.6g", t.value()));
+      progress.printf(Locale.ROOT, "calibrate: %s is not searched (fixed, or no training run exercises it);"
+              + " it takes %s%n", t.parameter(), t.follows() != null ? "the fitted " + t.follows() : String.format(Locale.ROOT, "%.6g", t.value()));
     }
     for (CalibrationStage stage : stages) {
       List<String> free = stage.freeParameters().stream().filter(n -> !tied.contains(n)).toList();

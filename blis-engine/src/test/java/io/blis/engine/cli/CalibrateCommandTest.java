@@ -9,6 +9,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -47,6 +48,32 @@ class CalibrateCommandTest {
     StringWriter out2 = new StringWriter();
     assertThat(run(out2, new StringWriter(), "validate", "--experiments", small(), "--coefficients", coeffs.toString()))
         .isZero();
+  }
+
+  @Test
+  void fixedCoefficientsKeepTheirStartValue(@TempDir Path dir) throws Exception {
+    Path coeffs = dir.resolve("fit.yaml");
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    double[] start = TrainedPhysicsCoefficients.defaults();
+    List<String> names = TrainedPhysicsCoefficients.names();
+    start[names.indexOf("weight_load")] = 1.4321;
+    start[names.indexOf("scheduling_us")] = 0;
+    Path startFile = dir.resolve("start.yaml");
+    Files.writeString(startFile, CoefficientFiles.toYaml("trained-physics", "start",
+        TrainedPhysicsCoefficients.toCoefficients(start, "start")));
+    int code = run(out, err, "calibrate", "--experiments", small(), "--out", coeffs.toString(), "--start",
+        startFile.toString(), "--fix", "weight_load,scheduling_us", "--budget", "0.03", "--subsample", "0",
+        "--joint-subsample", "0", "--threads", "1");
+    assertThat(code).as(err.toString()).isZero();
+    double[] v = TrainedPhysicsCoefficients.toArray(CoefficientFiles.load(coeffs));
+    assertThat(v[names.indexOf("weight_load")]).isEqualTo(1.4321);
+    assertThat(v[names.indexOf("scheduling_us")]).isZero();
+    assertThat(Files.readString(coeffs)).contains(" --fix weight_load,scheduling_us");
+    StringWriter bad = new StringWriter();
+    assertThat(run(new StringWriter(), bad, "calibrate", "--experiments", small(), "--fix", "warp_speed"))
+        .isEqualTo(2);
+    assertThat(bad.toString()).contains("--fix: unknown coefficient 'warp_speed'; expected one of [prefill_compute");
   }
 
   @Test

@@ -134,8 +134,8 @@ class CalibratorTest {
       assertThat(tied[1]).isEqualTo(0.5); // 'a' is fitted near 6; 'b' is bounded by 0.5
     }
     assertThat(log.toString(StandardCharsets.UTF_8))
-        .contains("no training run exercises c; it takes 3.5")
-        .contains("no training run exercises b; it takes the fitted a");
+        .contains("c is not searched (fixed, or no training run exercises it); it takes 3.5")
+        .contains("b is not searched (fixed, or no training run exercises it); it takes the fitted a");
   }
 
   @Test
