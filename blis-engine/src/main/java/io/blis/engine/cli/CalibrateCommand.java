@@ -7,10 +7,10 @@ import io.blis.engine.validate.CoefficientWriter;
 import io.blis.engine.validate.EngineRunSimulator;
 import io.blis.engine.validate.Ensemble;
 import io.blis.engine.validate.EnsembleRuns;
-import io.blis.engine.validate.PredictionInterval;
 import io.blis.engine.validate.Experiment;
 import io.blis.engine.validate.ExperimentComparison;
 import io.blis.engine.validate.ParameterSpace;
+import io.blis.engine.validate.PredictionInterval;
 import io.blis.engine.validate.TrainedPhysicsCalibration;
 import io.blis.engine.validate.ValidationReport;
 import io.blis.latency.coeff.CoefficientFiles;
@@ -22,8 +22,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.function.Function;
 import picocli.CommandLine.Command;
@@ -175,13 +177,7 @@ public final class CalibrateCommand implements Callable<Integer> {
       if (!cvOnly) {
         Calibrator.Result r = cal.fit(fitSet, stages);
         List<String> provenance = new ArrayList<>(List.of(
-            "Fitted by: blis calibrate --experiments " + run.files() + " --mode " + run.mode + " --subsample " + subsample
-                + (jointSubsample == null ? "" : " --joint-subsample " + jointSubsample)
-                + " --budget " + budget + " --sigma " + sigma + " --seed " + run.seed + (includeSaturated ? " --include-saturated" : "")
-                + (run.only == null ? "" : " --only '" + run.only + "'")
-                + (run.exclude == null ? "" : " --exclude '" + run.exclude + "'")
-                + (start == null ? "" : " --start '" + start + "'")
-                + (fix.isEmpty() ? "" : " --fix " + String.join(",", fix)),
+            "Fitted by: " + commandLine(budget),
             String.format(Locale.ROOT, "Experiments fitted: %d; evaluations: %d; final loss %.3f", fitSet.size(),
                 r.evaluations(), r.loss())));
         try {
@@ -215,10 +211,10 @@ public final class CalibrateCommand implements Callable<Integer> {
           EnsembleRuns runs = EnsembleRuns.simulate(cal.runs(), fitSet, members);
           Ensemble ensemble = runs.toEnsemble(TrainedPhysicsCoefficients.LATENCY_MODEL,
               cvOut == null ? "leave-one-model-out refits" : cvOut + "-model-ensemble.yaml");
-          List<ExperimentComparison> point = new ArrayList<>();
-          for (Experiment e : fitSet) {
-            point.add(heldOut.stream().filter(c -> c.id().equals(e.id())).findFirst().orElseThrow());
-          }
+          // the held-out comparisons in the order of the runs the members were simulated on
+          Map<String, ExperimentComparison> byId = new HashMap<>();
+          heldOut.forEach(c -> byId.put(c.id(), c));
+          List<ExperimentComparison> point = fitSet.stream().map(e -> byId.get(e.id())).toList();
           cv = new ValidationReport(point, run.mode, "leave-one-model-out refits",
               ValidationReport.Intervals.of(point, ensemble, runs, PredictionInterval.DEFAULT_LEVEL));
           out1.print(cv.table());
@@ -226,11 +222,7 @@ public final class CalibrateCommand implements Callable<Integer> {
           if (cvOut != null) {
             Path file = Path.of(cvOut + "-model-ensemble.yaml");
             ValidateCommand.write(file, ensemble.toYaml(List.of(
-                "Leave-one-model-out refits of: blis calibrate --experiments " + run.files()
-                    + (run.only == null ? "" : " --only '" + run.only + "'")
-                    + (run.exclude == null ? "" : " --exclude '" + run.exclude + "'")
-                    + " --budget " + (cvBudget == null ? budget : cvBudget) + " --seed " + run.seed
-                    + (start == null ? "" : " --start '" + start + "'") + (fix.isEmpty() ? "" : " --fix " + String.join(",", fix)),
+                "Leave-one-model-out refits of: " + commandLine(cvBudget == null ? budget : cvBudget),
                 "residual_log_sd: held-out log error beyond the members' spread, over " + fitSet.size() + " runs")));
             out1.println("Interval ensemble written to " + file);
           }
@@ -244,6 +236,18 @@ public final class CalibrateCommand implements Callable<Integer> {
       }
     }
     return 0;
+  }
+
+  /** The calibration's command line as recorded in the files it writes, with the budget the fit used. */
+  private String commandLine(double fitBudget) {
+    return "blis calibrate --experiments " + run.files() + " --mode " + run.mode + " --subsample " + subsample
+        + (jointSubsample == null ? "" : " --joint-subsample " + jointSubsample)
+        + " --budget " + fitBudget + " --sigma " + sigma + " --seed " + run.seed
+        + (includeSaturated ? " --include-saturated" : "")
+        + (run.only == null ? "" : " --only '" + run.only + "'")
+        + (run.exclude == null ? "" : " --exclude '" + run.exclude + "'")
+        + (start == null ? "" : " --start '" + start + "'")
+        + (fix.isEmpty() ? "" : " --fix " + String.join(",", fix));
   }
 
   /** A fold's coefficient file from an earlier run, when resuming; null otherwise. */

@@ -6,7 +6,7 @@ import java.nio.file.Path;
 import java.util.Locale;
 import picocli.CommandLine.Option;
 
-/** The prediction-interval flags shared by {@code run} and {@code validate}. */
+/** The prediction-interval flags shared by {@code run}, {@code replay} and {@code validate}. */
 final class IntervalOptions {
 
   @Option(names = "--intervals",

@@ -83,7 +83,6 @@ final class ReplayCommand implements Callable<Integer> {
         : InferencePerfWorkload.replay(profile(), trace, seed);
   }
 
-
   /** The profile of a ground-truth CSV: --inference-perf, or --experiments with --experiment. */
   private InferencePerfProfile profile() {
     require(inferencePerf != null || experiments != null || experiment != null,

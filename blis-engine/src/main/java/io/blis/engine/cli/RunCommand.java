@@ -1,6 +1,7 @@
 package io.blis.engine.cli;
 
 import io.blis.engine.SimulationResult;
+import io.blis.engine.validate.Ensemble;
 import io.blis.workload.RequestSource;
 import io.blis.workload.inferenceperf.InferencePerfProfiles;
 import io.blis.workload.inferenceperf.InferencePerfWorkload;
@@ -15,7 +16,6 @@ import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import io.blis.engine.validate.Ensemble;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;

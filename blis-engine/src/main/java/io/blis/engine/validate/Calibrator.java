@@ -172,21 +172,14 @@ public final class Calibrator implements AutoCloseable {
    */
   public List<Fold> crossValidate(List<Experiment> experiments, Function<Experiment, String> groupOf,
       List<CalibrationStage> stages) {
-    return crossValidate(experiments, groupOf, stages, f -> {});
+    return crossValidate(experiments, groupOf, stages, f -> {}, group -> null);
   }
 
   /**
-   * Cross-validation as above; {@code onFold} receives each fold as soon as it is done (for
-   * example to write its coefficients, so a long run that is stopped keeps the finished folds).
-   */
-  public List<Fold> crossValidate(List<Experiment> experiments, Function<Experiment, String> groupOf,
-      List<CalibrationStage> stages, java.util.function.Consumer<Fold> onFold) {
-    return crossValidate(experiments, groupOf, stages, onFold, group -> null);
-  }
-
-  /**
-   * Cross-validation that resumes: for a group for which {@code done} returns parameter values (a
-   * fold finished by an earlier, interrupted run), those are used instead of a refit.
+   * Cross-validation as above. {@code onFold} receives each fold as soon as it is done (for
+   * example to write its coefficients, so a long run that is stopped keeps the finished folds);
+   * for a group for which {@code done} returns parameter values (a fold finished by an earlier,
+   * interrupted run), those are used instead of a refit.
    */
   public List<Fold> crossValidate(List<Experiment> experiments, Function<Experiment, String> groupOf,
       List<CalibrationStage> stages, java.util.function.Consumer<Fold> onFold, Function<String, double[]> done) {
@@ -229,11 +222,6 @@ public final class Calibrator implements AutoCloseable {
   /** The parallel simulator the calibration evaluates with (for further comparisons). */
   public ParallelRuns runs() {
     return runs;
-  }
-
-  /** The parameter space searched. */
-  public ParameterSpace space() {
-    return space;
   }
 
   /** Objective evaluations so far. */

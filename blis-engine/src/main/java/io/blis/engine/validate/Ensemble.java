@@ -15,7 +15,6 @@ import java.util.ArrayList;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -197,10 +196,5 @@ public record Ensemble(String latencyModel, List<Member> members, Map<Metric, Do
       }
     }
     return sb.toString();
-  }
-
-  @Override
-  public String toString() {
-    return String.format(Locale.ROOT, "%s (%d members)", source, members.size());
   }
 }

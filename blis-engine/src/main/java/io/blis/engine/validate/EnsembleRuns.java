@@ -1,6 +1,5 @@
 package io.blis.engine.validate;
 
-import io.blis.api.Coefficients;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -166,10 +165,8 @@ public record EnsembleRuns(List<Ensemble.Member> members, List<Experiment> exper
       }
       double residual = residualLogSd(others);
       for (HeldOutRun r : g.getValue()) {
-        double s = Math.sqrt(r.memberLogSd() * r.memberLogSd() + residual * residual);
-        double z = PredictionInterval.z(level);
         runs++;
-        if (Math.abs(r.logError()) <= z * s) {
+        if (Math.abs(r.logError()) <= PredictionInterval.logHalfWidth(r.memberLogSd(), residual, level)) {
           inside++;
         }
       }
@@ -184,10 +181,5 @@ public record EnsembleRuns(List<Ensemble.Member> members, List<Experiment> exper
       residual.put(m, residualLogSd(heldOut(m)));
     }
     return new Ensemble(latencyModel, members, residual, source);
-  }
-
-  /** Convenience for tests and callers with one coefficient set per held-out group. */
-  public static List<Ensemble.Member> members(Map<String, Coefficients> byHeldOutGroup) {
-    return byHeldOutGroup.entrySet().stream().map(e -> new Ensemble.Member(e.getKey(), e.getValue())).toList();
   }
 }

@@ -37,9 +37,13 @@ public record PredictionInterval(double level, double point, double low, double 
       return new PredictionInterval(level, point, Double.NaN, Double.NaN, Double.NaN, residualLogSd);
     }
     double sm = memberLogSd(point, members);
-    double s = Math.sqrt(sm * sm + residualLogSd * residualLogSd);
-    double z = z(level);
-    return new PredictionInterval(level, point, point * Math.exp(-z * s), point * Math.exp(z * s), sm, residualLogSd);
+    double h = logHalfWidth(sm, residualLogSd, level);
+    return new PredictionInterval(level, point, point * Math.exp(-h), point * Math.exp(h), sm, residualLogSd);
+  }
+
+  /** Half the interval's width in log space: {@code z sqrt(s_members^2 + s_residual^2)}. */
+  public static double logHalfWidth(double memberLogSd, double residualLogSd, double level) {
+    return z(level) * Math.sqrt(memberLogSd * memberLogSd + residualLogSd * residualLogSd);
   }
 
   /** Root mean square of ln(member / point) over the finite, positive members (0 when none). */

@@ -229,7 +229,7 @@ public final class ValidationReport {
   }
 
   /** Interval JSON: low, high, the two spreads and whether the observation is inside. */
-  public static ObjectNode intervalJson(PredictionInterval pi, double observed) {
+  private static ObjectNode intervalJson(PredictionInterval pi, double observed) {
     ObjectNode n = NODES.objectNode();
     put(n, "low", pi.low());
     put(n, "high", pi.high());
