@@ -92,7 +92,8 @@ final class FitCommand implements Callable<Integer> {
     List<TrainedPhysicsCoefficients.Term> terms = TrainedPhysicsCoefficients.terms();
     double[] values = TrainedPhysicsCoefficients.toArray(o.coefficients());
     for (int k = 0; k < terms.size(); k++) {
-      boolean fitted = k < 13 ? b.exercised()[k] : o.alpha().fitted()[k - 13];
+      boolean fitted = k < TrainedPhysicsCoefficients.BETA_LENGTH ? b.exercised()[k]
+          : o.alpha().fitted()[k - TrainedPhysicsCoefficients.BETA_LENGTH];
       spec.commandLine().getOut().printf(Locale.ROOT, "  %-22s %12.4f %s%n", terms.get(k).name(),
           values[k], fitted ? "fitted" : "kept");
     }
@@ -128,8 +129,9 @@ final class FitCommand implements Callable<Integer> {
         g.writeStartObject();
         g.writeStringField("name", terms.get(k).name());
         g.writeNumberField("value", values[k]);
-        boolean beta = k < 13;
-        g.writeBooleanField("fitted", beta ? b.exercised()[k] : o.alpha().fitted()[k - 13]);
+        boolean beta = k < TrainedPhysicsCoefficients.BETA_LENGTH;
+        g.writeBooleanField("fitted", beta ? b.exercised()[k]
+            : o.alpha().fitted()[k - TrainedPhysicsCoefficients.BETA_LENGTH]);
         if (beta && b.exercised()[k]) {
           g.writeNumberField("standard_error", b.standardErrors()[k]);
         }

@@ -120,27 +120,27 @@ public record EnsembleRuns(List<Ensemble.Member> members, List<Experiment> exper
   }
 
   /**
-   * The residual log standard deviation: the root mean square held-out log error less the part the
-   * members' spread already accounts for, {@code sqrt(max(0, mean(e^2) - mean(s_members^2)))}, over
-   * the non-saturated runs given.
+   * The residual log standard deviation: per run, the part of its squared held-out log error that
+   * the members' spread for that run does not account for, {@code max(0, e^2 - s_members^2)},
+   * averaged over the non-saturated runs given, square-rooted. Taken run by run, so that a run on
+   * which the members disagree widely (its own interval is wide anyway) cannot cancel the errors
+   * of runs on which they agree.
    */
   public static double residualLogSd(List<HeldOutRun> heldOut) {
-    double se = 0;
-    double sm = 0;
+    double sum = 0;
     int n = 0;
     for (HeldOutRun r : heldOut) {
       double e = r.logError();
       if (r.saturated() || !Double.isFinite(e)) {
         continue;
       }
-      se += e * e;
-      sm += r.memberLogSd() * r.memberLogSd();
+      sum += Math.max(0, e * e - r.memberLogSd() * r.memberLogSd());
       n++;
     }
     if (n == 0) {
       throw new IllegalArgumentException("no non-saturated held-out run to estimate the residual spread from");
     }
-    return Math.sqrt(Math.max(0, (se - sm) / n));
+    return Math.sqrt(sum / n);
   }
 
   /**

@@ -1,6 +1,8 @@
 package io.blis.engine.validate;
 
 import io.blis.api.Coefficients;
+import io.blis.api.ModelSpec;
+import io.blis.latency.catalog.ModelConfig;
 import io.blis.latency.physics.TrainedPhysicsCoefficients;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -34,7 +36,7 @@ public final class TrainedPhysicsCalibration {
   /** Parameters fitted in the decode stage. */
   public static final List<String> DECODE = List.of("decode_memory", "decode_compute", "weight_load", "expert_weight_load",
       "tp_comm", "per_layer_us", "per_allreduce_us", "per_request_us", "per_step_us", "per_moe_layer_us",
-      "per_output_token_us");
+      "sampling_us_per_kvocab", "per_output_token_us");
 
   /** Parameters fitted in the TTFT stage. */
   public static final List<String> TTFT = List.of("queueing_us", "scheduling_us", "prefill_compute",
@@ -81,15 +83,19 @@ public final class TrainedPhysicsCalibration {
    * no MoE model, {@code expert_weight_load} follows {@code weight_load} (expert weights are read
    * like dense ones), {@code moe_routing} follows {@code decode_memory} (activation traffic over
    * HBM) and {@code per_moe_layer_us} is 0; with no run at TP > 1, {@code tp_comm} is 1 (the link's
-   * peak) and {@code per_allreduce_us} 0. Neutral values, not the start point, so that a held-out
-   * MoE or TP model is predicted from physics and the other models' fit alone.
+   * peak) and {@code per_allreduce_us} 0; with no model whose default sampling is truncated
+   * (top-p/top-k), {@code sampling_us_per_kvocab} is 0. Neutral values, not the start point, so that a
+   * held-out MoE or TP model is predicted from physics and the other models' fit alone.
    */
   public static List<Calibrator.Tie> unexercised(List<Experiment> training) {
     boolean moe = false;
     boolean tp = false;
-    Map<Path, Boolean> seen = new HashMap<>();
+    boolean truncated = false;
+    Map<Path, ModelSpec> seen = new HashMap<>();
     for (Experiment e : training) {
-      moe |= seen.computeIfAbsent(e.modelConfig(), p -> EngineRunSimulator.loadModel(e).isMoe());
+      ModelSpec m = seen.computeIfAbsent(e.modelConfig(), p -> EngineRunSimulator.loadModel(e));
+      moe |= m.isMoe();
+      truncated |= m instanceof ModelConfig c && c.truncatedSampling();
       tp |= e.tp() > 1;
     }
     List<Calibrator.Tie> ties = new ArrayList<>();
@@ -101,6 +107,9 @@ public final class TrainedPhysicsCalibration {
     if (!tp) {
       ties.add(new Calibrator.Tie("tp_comm", null, 1));
       ties.add(new Calibrator.Tie("per_allreduce_us", null, 0));
+    }
+    if (!truncated) {
+      ties.add(new Calibrator.Tie("sampling_us_per_kvocab", null, 0));
     }
     return ties;
   }

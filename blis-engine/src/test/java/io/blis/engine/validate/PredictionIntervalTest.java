@@ -57,13 +57,30 @@ class PredictionIntervalTest {
         new EnsembleRuns.HeldOutRun("c1", "c", false, 800, 1000, 0.01),
         new EnsembleRuns.HeldOutRun("sat", "c", true, 800, 4000, 0.0));
     double residual = EnsembleRuns.residualLogSd(runs);
-    double expected = Math.sqrt((Math.pow(Math.log(1000 / 1030.0), 2) + Math.pow(Math.log(1000 / 980.0), 2)
-        + Math.pow(Math.log(500 / 510.0), 2) + Math.pow(Math.log(0.8), 2) - 3 * 0.0001 - 0.0004) / 4);
+    // per run, the squared error beyond its own spread; b1's 2% error is within its 0.02 spread
+    double expected = Math.sqrt((Math.pow(Math.log(1000 / 1030.0), 2) - 0.0001
+        + Math.pow(Math.log(1000 / 980.0), 2) - 0.0001
+        + Math.max(0, Math.pow(Math.log(500 / 510.0), 2) - 0.0004)
+        + Math.pow(Math.log(0.8), 2) - 0.0001) / 4);
     assertThat(residual).isCloseTo(expected, within(1e-12));
     EnsembleRuns.Coverage c = EnsembleRuns.heldOutCoverage(runs, 0.9);
     assertThat(c.runs()).isEqualTo(4); // the saturated run is not judged
     assertThat(c.inside()).isEqualTo(3);
     assertThat(c.fraction()).isEqualTo(0.75);
+  }
+
+  @Test
+  void aRunWhoseMembersDisagreeWidelyDoesNotCancelTheOthersErrors() {
+    // b's members spread over x0.5 to x2 (log sd 0.7) around a prediction 25% off: its own interval
+    // covers it; the 10% errors of a are not explained by any spread and stay in the residual
+    List<EnsembleRuns.HeldOutRun> runs = List.of(
+        new EnsembleRuns.HeldOutRun("a1", "a", false, 1000, 1100, 0.0),
+        new EnsembleRuns.HeldOutRun("a2", "a", false, 1000, 1000 / 1.1, 0.0),
+        new EnsembleRuns.HeldOutRun("b1", "b", false, 100, 125, 0.7));
+    double e = Math.log(1.1);
+    assertThat(EnsembleRuns.residualLogSd(runs)).isCloseTo(Math.sqrt(2 * e * e / 3), within(1e-12));
+    // pooled (mean e^2 - mean s^2) would have given 0 here
+    assertThat(2 * e * e + Math.pow(Math.log(0.8), 2) - 0.49).isNegative();
   }
 
   @Test
@@ -100,7 +117,7 @@ class PredictionIntervalTest {
     assertThat(e.members().size()).isGreaterThanOrEqualTo(3);
     assertThat(e.members().stream().map(Ensemble.Member::heldOut).distinct().count()).isEqualTo(e.members().size());
     for (Ensemble.Member m : e.members()) {
-      assertThat(m.coefficients().vector("beta")).hasSize(13);
+      assertThat(m.coefficients().vector("beta")).hasSize(14);
     }
   }
 

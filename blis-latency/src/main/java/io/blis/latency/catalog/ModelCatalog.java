@@ -39,6 +39,13 @@ import java.util.TreeMap;
  * n_shared_experts}, {@code interleave_moe_layer_step | decoder_sparse_step}, {@code
  * first_k_dense_replace}; quantization: {@code quantization_config} ({@code quant_method: fp8},
  * {@code bits}, compressed-tensors {@code config_groups.*.weights.num_bits}).
+ *
+ * <p>Default sampling ({@link ModelConfig#truncatedSampling()}): vLLM takes the sampling parameters
+ * of requests that set none from the model's {@code generation_config.json}. Read from a {@code
+ * generation_config.json} beside the {@code config.json} when there is one, else from the
+ * published defaults of the bundled model of the same name ({@code models/generation-defaults.json}),
+ * else none (plain sampling). Truncated = temperature above 0 (default 1) with {@code top_p < 1}
+ * or {@code top_k > 0}.
  */
 public final class ModelCatalog {
 
@@ -65,6 +72,7 @@ public final class ModelCatalog {
 
   private static final List<String> NAMES = loadIndex();
   private static final Map<String, String> LOOKUP = buildLookup();
+  private static final JsonNode GENERATION_DEFAULTS = loadGenerationDefaults();
 
   private ModelCatalog() {}
 
@@ -95,7 +103,8 @@ public final class ModelCatalog {
       if (in == null) {
         throw new IllegalStateException("bundled model config missing: " + resource);
       }
-      return parse(full, "bundled config of " + full, JSON.readTree(in));
+      return parse(full, "bundled config of " + full, JSON.readTree(in))
+          .withTruncatedSampling(truncates(GENERATION_DEFAULTS.path(full), resource));
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read bundled config " + resource, e);
     }
@@ -140,16 +149,64 @@ public final class ModelCatalog {
     return fromFile(configJson, name);
   }
 
-  /** As {@link #fromFile(Path)} with an explicit model name. */
+  /**
+   * As {@link #fromFile(Path)} with an explicit model name. The default sampling comes from a
+   * {@code generation_config.json} beside the file, else from the bundled model called {@code
+   * name}, else none.
+   */
   public static ModelConfig fromFile(Path configJson, String name) {
-    JsonNode root;
-    try {
-      root = JSON.readTree(Files.readAllBytes(configJson));
-    } catch (IOException e) {
-      throw new IllegalArgumentException(
-          configJson + ": cannot read model config: " + e.getMessage(), e);
+    JsonNode root = readJson(configJson, "model config");
+    ModelConfig m = parse(name, configJson.toString(), root);
+    Path parent = configJson.toAbsolutePath().getParent();
+    Path generation = parent == null ? null : parent.resolve("generation_config.json");
+    if (generation != null && Files.isRegularFile(generation)) {
+      return m.withTruncatedSampling(
+          truncates(readJson(generation, "generation config"), generation.toString()));
     }
-    return parse(name, configJson.toString(), root);
+    String bundled = name == null ? null : LOOKUP.get(name.trim().toLowerCase(Locale.ROOT));
+    return bundled == null
+        ? m
+        : m.withTruncatedSampling(truncates(GENERATION_DEFAULTS.path(bundled), "generation-defaults.json"));
+  }
+
+  private static JsonNode readJson(Path file, String what) {
+    try {
+      return JSON.readTree(Files.readAllBytes(file));
+    } catch (IOException e) {
+      throw new IllegalArgumentException(file + ": cannot read " + what + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Whether the sampling fields of a generation config make vLLM truncate the distribution (top-p
+   * below 1 or top-k above 0, at a temperature above 0; a missing temperature is 1). A missing
+   * node means no defaults.
+   *
+   * @throws IllegalArgumentException if a field is present but not a number
+   */
+  static boolean truncates(JsonNode generation, String source) {
+    if (generation == null || generation.isMissingNode() || generation.isNull()) {
+      return false;
+    }
+    if (!generation.isObject()) {
+      throw new IllegalArgumentException(source + ": expected a JSON object (generation_config.json)");
+    }
+    double temperature = number(generation, "temperature", 1.0, source);
+    double topP = number(generation, "top_p", 1.0, source);
+    double topK = number(generation, "top_k", 0.0, source);
+    return temperature > 0 && (topP < 1.0 || topK > 0);
+  }
+
+  private static double number(JsonNode node, String field, double absent, String source) {
+    JsonNode v = node.get(field);
+    if (v == null || v.isNull()) {
+      return absent;
+    }
+    if (!v.isNumber()) {
+      throw new IllegalArgumentException(
+          source + ": " + field + " must be a number, got " + v);
+    }
+    return v.asDouble();
   }
 
   /**
@@ -353,6 +410,18 @@ public final class ModelCatalog {
     }
     out.sort(String.CASE_INSENSITIVE_ORDER);
     return Collections.unmodifiableList(out);
+  }
+
+  private static JsonNode loadGenerationDefaults() {
+    String resource = RESOURCE_DIR + "generation-defaults.json";
+    try (InputStream in = ModelCatalog.class.getResourceAsStream(resource)) {
+      if (in == null) {
+        throw new IllegalStateException("bundled generation defaults missing: " + resource);
+      }
+      return JSON.readTree(in);
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   private static Map<String, String> buildLookup() {

@@ -29,6 +29,10 @@ import io.blis.api.ModelSpec;
  * @param sharedExpertIntermediateSize total FFN width of the shared experts of an MoE layer
  * @param numMoeLayers layers whose FFN is an MoE block; 0 for dense models
  * @param gatedMlp whether the FFN has three matrices (gate, up, down: SwiGLU/GeGLU) rather than two
+ * @param truncatedSampling whether requests that set no sampling parameters are sampled with top-p
+ *     or top-k truncation, which sorts each request's logits every step: vLLM takes its default
+ *     sampling parameters from the model's {@code generation_config.json} (see {@link
+ *     ModelCatalog})
  */
 public record ModelConfig(
     String name,
@@ -48,8 +52,21 @@ public record ModelConfig(
     int moeIntermediateSize,
     int sharedExpertIntermediateSize,
     int numMoeLayers,
-    boolean gatedMlp)
+    boolean gatedMlp,
+    boolean truncatedSampling)
     implements ModelSpec {
+
+  /** A model sampled without truncation by default (no top-p or top-k). */
+  public ModelConfig(String name, int numLayers, int hiddenSize, int numAttentionHeads,
+      int numKeyValueHeads, int headDim, int intermediateSize, int vocabSize,
+      int maxPositionEmbeddings, int activationBytes, double weightBytesPerParam,
+      boolean tieWordEmbeddings, int numExperts, int expertsPerToken, int moeIntermediateSize,
+      int sharedExpertIntermediateSize, int numMoeLayers, boolean gatedMlp) {
+    this(name, numLayers, hiddenSize, numAttentionHeads, numKeyValueHeads, headDim,
+        intermediateSize, vocabSize, maxPositionEmbeddings, activationBytes, weightBytesPerParam,
+        tieWordEmbeddings, numExperts, expertsPerToken, moeIntermediateSize,
+        sharedExpertIntermediateSize, numMoeLayers, gatedMlp, false);
+  }
 
   /** Validates every field; messages name the field and the model. */
   public ModelConfig {
@@ -142,6 +159,14 @@ public record ModelConfig(
     return new ModelConfig(newName, numLayers, hiddenSize, numAttentionHeads, numKeyValueHeads,
         headDim, intermediateSize, vocabSize, maxPositionEmbeddings, activationBytes,
         weightBytesPerParam, tieWordEmbeddings, numExperts, expertsPerToken, moeIntermediateSize,
-        sharedExpertIntermediateSize, numMoeLayers, gatedMlp);
+        sharedExpertIntermediateSize, numMoeLayers, gatedMlp, truncatedSampling);
+  }
+
+  /** The same model with another default sampling (top-p/top-k truncation or not). */
+  public ModelConfig withTruncatedSampling(boolean truncated) {
+    return new ModelConfig(name, numLayers, hiddenSize, numAttentionHeads, numKeyValueHeads,
+        headDim, intermediateSize, vocabSize, maxPositionEmbeddings, activationBytes,
+        weightBytesPerParam, tieWordEmbeddings, numExperts, expertsPerToken, moeIntermediateSize,
+        sharedExpertIntermediateSize, numMoeLayers, gatedMlp, truncated);
   }
 }

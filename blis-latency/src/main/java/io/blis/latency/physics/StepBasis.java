@@ -6,6 +6,7 @@ import io.blis.api.ModelSpec;
 import io.blis.api.Phase;
 import io.blis.api.RequestView;
 import io.blis.latency.catalog.GpuSpec;
+import io.blis.latency.catalog.ModelConfig;
 import io.blis.latency.catalog.ModelSizes;
 
 /**
@@ -36,7 +37,11 @@ import io.blis.latency.catalog.ModelSizes;
  * ({@code expertWeightLoadUs}); two ring all-reduces per layer of {@code T x hidden x activation
  * bytes}, costing {@code 2 (TP - 1) / TP} of that over the interconnect ({@code tpCommUs}); and
  * the MoE dispatch/combine traffic of {@code 4 k d activationBytes} per token per MoE layer over
- * HBM ({@code moeRoutingUs}).
+ * HBM ({@code moeRoutingUs}); and, for a model whose default sampling truncates the distribution
+ * (top-p/top-k, {@link ModelConfig#truncatedSampling()}), the vocabulary in thousands ({@code
+ * samplingKiloVocab}, 0 otherwise or for an empty batch): the batched sort of the logits and the
+ * passes around it are a chain of kernels over vocabulary-wide rows, which at the batch sizes
+ * served costs about the same per step whatever the number of rows.
  */
 final class StepBasis {
 
@@ -55,6 +60,7 @@ final class StepBasis {
   private final double expertUsPerDistinctExpert;
   private final double routingUsPerToken;
   private final double tpCommUsPerToken;
+  private final double kiloVocabSampled;
 
   // results of the last compute(): ideal microseconds at peak rates
   double prefillComputeUs;
@@ -65,6 +71,7 @@ final class StepBasis {
   double expertWeightLoadUs;
   double tpCommUs;
   double moeRoutingUs;
+  double samplingKiloVocab;
   int requests;
   long tokens;
 
@@ -113,6 +120,8 @@ final class StepBasis {
     this.expertUsPerDistinctExpert = moeLayers * expertBytesPerMoeLayerPerExpert / hbmBytesPerUs;
     this.routingUsPerToken = moeLayers * routingBytesPerToken / hbmBytesPerUs;
     this.tpCommUsPerToken = allReducesPerStep * allReduceBytesPerToken / linkBytesPerUs;
+    boolean truncated = m instanceof ModelConfig c && c.truncatedSampling();
+    this.kiloVocabSampled = truncated ? m.vocabSize() / 1000.0 : 0.0;
   }
 
   /** Computes every term for {@code batch}; the results are left in the fields. */
@@ -161,5 +170,6 @@ final class StepBasis {
       moeRoutingUs = 0;
     }
     tpCommUs = total * tpCommUsPerToken;
+    samplingKiloVocab = n > 0 ? kiloVocabSampled : 0.0;
   }
 }

@@ -41,7 +41,11 @@ import org.hipparchus.util.Pair;
  */
 public final class StepFit {
 
-  /** Beta indices whose terms vary with the batch (fitted when exercised), plus b11. */
+  /**
+   * Beta indices whose terms vary with the batch (fitted when exercised), plus b11. Not b13
+   * ({@code sampling_us_per_kvocab}): within one deployment it is a constant per step that cannot
+   * be told apart from b11, so it stays at its starting value.
+   */
   private static final int[] FREE = {0, 1, 2, 3, 4, 5, 6, 7, 10, 11};
   private static final double EXERCISED_SHARE = 0.01;
   private static final double HUBER_K = 1.345;
@@ -59,7 +63,7 @@ public final class StepFit {
   /**
    * The fit.
    *
-   * @param beta fitted beta (13 values; unexercised ones at their starting values)
+   * @param beta fitted beta (14 values; unexercised ones at their starting values)
    * @param exercised per beta index, whether the data determined it
    * @param standardErrors per beta index, the standard error of the fitted value (NaN when held)
    * @param trainSteps steps in the training split
@@ -101,7 +105,7 @@ public final class StepFit {
       basis.compute(sorted.get(i).batch());
       x[i] = new double[] {basis.prefillComputeUs, basis.prefillMemoryUs, basis.decodeComputeUs,
           basis.decodeMemoryUs, basis.weightLoadUs, basis.expertWeightLoadUs, basis.tpCommUs,
-          basis.moeRoutingUs, basis.requests};
+          basis.moeRoutingUs, basis.requests, basis.samplingKiloVocab};
       y[i] = sorted.get(i).durationUs();
     }
     double constant = b0[8] * basis.layers + b0[9] * basis.allReducesPerStep + b0[12] * basis.moeLayers;
@@ -109,7 +113,7 @@ public final class StepFit {
     double[] upper = TrainedPhysicsCoefficients.upperBounds();
 
     boolean[] all = new boolean[b0.length]; // every coefficient whose term is ever non-zero
-    int[] column = {0, 1, 2, 3, 4, 5, 6, 7, -1, -1, 8, -1, -1};
+    int[] column = {0, 1, 2, 3, 4, 5, 6, 7, -1, -1, 8, -1, -1, 9};
     for (int k : FREE) {
       for (int i = 0; i < trainEnd && !all[k]; i++) {
         all[k] = column[k] < 0 || x[i][column[k]] != 0;
@@ -239,7 +243,8 @@ public final class StepFit {
   static double predict(double[] b, double[] f, double constant) {
     double compute = b[0] * f[0];
     double memory = b[4] * f[4] + b[5] * f[5] + b[1] * f[1] + b[3] * f[3];
-    return Math.max(compute, memory) + b[2] * f[2] + b[6] * f[6] + b[7] * f[7] + b[10] * f[8] + b[11] + constant;
+    return Math.max(compute, memory) + b[2] * f[2] + b[6] * f[6] + b[7] * f[7] + b[10] * f[8]
+        + b[13] * f[9] + b[11] + constant;
   }
 
   private static Pair<RealVector, RealMatrix> value(RealVector p, int[] idx, double[] base,

@@ -19,6 +19,7 @@ final class TrainedPhysicsModel extends RequestTimes {
   private final double tpComm;
   private final double moeRouting;
   private final double perRequestUs;
+  private final double samplingUsPerKiloVocab;
   /** Everything that does not depend on the batch: per layer, per all-reduce, per step, per MoE layer. */
   private final double fixedPerStepUs;
 
@@ -35,6 +36,7 @@ final class TrainedPhysicsModel extends RequestTimes {
     this.tpComm = b[6];
     this.moeRouting = b[7];
     this.perRequestUs = b[10];
+    this.samplingUsPerKiloVocab = b[13];
     this.fixedPerStepUs =
         b[8] * basis.layers + b[9] * basis.allReducesPerStep + b[11] + b[12] * basis.moeLayers;
   }
@@ -57,6 +59,7 @@ final class TrainedPhysicsModel extends RequestTimes {
             + tpComm * s.tpCommUs
             + moeRouting * s.moeRoutingUs
             + perRequestUs * s.requests
+            + samplingUsPerKiloVocab * s.samplingKiloVocab
             + fixedPerStepUs;
     return Math.max(1L, (long) us);
   }

@@ -12,7 +12,12 @@ record TrainedPhysicsParameters(double[] beta, double[] alpha) {
             TrainedPhysicsCoefficients.LATENCY_MODEL, given, TrainedPhysicsCoefficients.bundled());
     double[] beta =
         v.nonNegative(
-            "beta", TrainedPhysicsCoefficients.BETA_LENGTH, TrainedPhysicsCoefficients.BETA_LENGTH);
+            "beta", TrainedPhysicsCoefficients.BETA_LENGTH - 1,
+            TrainedPhysicsCoefficients.BETA_LENGTH);
+    if (beta.length < TrainedPhysicsCoefficients.BETA_LENGTH) {
+      // files written before sampling_us_per_kvocab existed: that term is off
+      beta = java.util.Arrays.copyOf(beta, TrainedPhysicsCoefficients.BETA_LENGTH);
+    }
     double[] alpha = v.nonNegative("alpha", 3, TrainedPhysicsCoefficients.ALPHA_LENGTH);
     if (alpha.length < TrainedPhysicsCoefficients.ALPHA_LENGTH) {
       double[] a = new double[TrainedPhysicsCoefficients.ALPHA_LENGTH];

@@ -9,10 +9,11 @@ import io.blis.api.ProviderContext;
  * basis terms with learned inverse efficiencies, plus learned overheads.
  *
  * <pre>
- *   compute = b0 x prefillCompute + b2 x decodeCompute
+ *   compute = b0 x prefillCompute
  *   memory  = b4 x weightLoad + b5 x expertWeightLoad + b1 x prefillMemory + b3 x decodeMemory
- *   step    = max(compute, memory) + b6 x tpComm + b7 x moeRouting
- *             + b8 x layers + b9 x allReduces + b10 x requests + b11 + b12 x moeLayers   (us, >= 1)
+ *   step    = max(compute, memory) + b2 x decodeCompute + b6 x tpComm + b7 x moeRouting
+ *             + b8 x layers + b9 x allReduces + b10 x requests + b11 + b12 x moeLayers
+ *             + b13 x vocab / 1000 (only for top-p/top-k default sampling)     (us, >= 1)
  *   queueingTime = a0,  schedulingProcessingTime = a1,  outputTokenProcessingTime = a2,
  *   preemptionProcessingTime = a3                                                      (us)
  * </pre>
@@ -20,9 +21,9 @@ import io.blis.api.ProviderContext;
  * The basis terms are ideal microseconds at the GPU's peak rates, per GPU of the TP group
  * (definitions in docs/latency-models.md): they read each scheduled request's {@code newTokens},
  * {@code progressIndex} (context already in the KV cache, prefix hits included) and {@code phase}.
- * {@code b0..b7} are dimensionless multipliers (inverse efficiencies), {@code b8..b12} and {@code
+ * {@code b0..b7} are dimensionless multipliers (inverse efficiencies), {@code b8..b13} and {@code
  * a0..a3} microseconds; names, bounds and defaults are in {@link TrainedPhysicsCoefficients}.
- * Coefficients come from vectors {@code beta} (13) and {@code alpha} (3 or 4); a vector not given
+ * Coefficients come from vectors {@code beta} (14, or 13 with {@code b13} = 0) and {@code alpha} (3 or 4); a vector not given
  * is taken from the bundled {@code coefficients/trained-physics.yaml}.
  */
 public final class TrainedPhysicsProvider implements LatencyModelProvider {

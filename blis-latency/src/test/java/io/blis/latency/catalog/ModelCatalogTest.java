@@ -239,4 +239,46 @@ class ModelCatalogTest {
     Files.writeString(f, json);
     return f;
   }
+
+  @Test
+  void defaultSamplingComesFromTheGenerationConfigBesideTheModelOrTheBundledDefaults()
+      throws IOException {
+    // bundled: models whose published generation_config.json sets top-p / top-k
+    assertThat(ModelCatalog.byName("llama-3.1-8b").truncatedSampling()).isTrue();
+    assertThat(ModelCatalog.byName("qwen2.5-7b").truncatedSampling()).isTrue();
+    assertThat(ModelCatalog.byName("mistral-nemo").truncatedSampling()).isFalse();
+    assertThat(ModelCatalog.byName("mixtral-8x7b").truncatedSampling()).isFalse();
+    for (String name : ModelCatalog.names()) {
+      assertThat(ModelCatalog.byName(name).withTruncatedSampling(false).truncatedSampling()).isFalse();
+    }
+
+    Path model = Files.createDirectories(dir.resolve("acme--tiny"));
+    Files.writeString(model.resolve("config.json"), """
+        {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+         "intermediate_size": 128, "vocab_size": 1000}""");
+    ModelConfig plain = ModelCatalog.fromFile(model.resolve("config.json"));
+    assertThat(plain.truncatedSampling()).as("no generation config: vLLM samples plainly").isFalse();
+
+    Files.writeString(model.resolve("generation_config.json"), "{\"top_p\": 0.9}");
+    assertThat(ModelCatalog.fromFile(model.resolve("config.json")).truncatedSampling()).isTrue();
+    Files.writeString(model.resolve("generation_config.json"), "{\"top_k\": 20, \"temperature\": 0}");
+    assertThat(ModelCatalog.fromFile(model.resolve("config.json")).truncatedSampling())
+        .as("temperature 0 is greedy: nothing is sorted").isFalse();
+    Files.writeString(model.resolve("generation_config.json"), "{\"top_k\": -1, \"top_p\": 1.0}");
+    assertThat(ModelCatalog.fromFile(model.resolve("config.json")).truncatedSampling()).isFalse();
+    Files.writeString(model.resolve("generation_config.json"), "{\"top_p\": \"high\"}");
+    assertThatThrownBy(() -> ModelCatalog.fromFile(model.resolve("config.json")))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("generation_config.json")
+        .hasMessageContaining("top_p must be a number");
+
+    // a config.json without a generation config, named as a bundled model, takes its defaults
+    Path copy = Files.createDirectories(dir.resolve("meta-llama--Llama-3.1-8B-Instruct"));
+    Files.writeString(copy.resolve("config.json"), """
+        {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+         "intermediate_size": 128, "vocab_size": 1000}""");
+    assertThat(ModelCatalog.fromFile(copy.resolve("config.json")).truncatedSampling()).isTrue();
+    assertThat(ModelCatalog.fromFile(copy.resolve("config.json"), "acme/other").truncatedSampling())
+        .isFalse();
+  }
 }

@@ -4,6 +4,7 @@ import static io.blis.latency.Fixtures.decode;
 import static io.blis.latency.Fixtures.prefill;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 
 import io.blis.api.Coefficients;
 import io.blis.api.HardwareSpec;
@@ -20,6 +21,7 @@ import io.blis.latency.catalog.ModelConfig;
 import io.blis.latency.coeff.CoefficientFiles;
 import io.blis.latency.kv.KvCapacity;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -236,7 +238,7 @@ class PhysicsModelsTest {
     assertThatThrownBy(() -> build("trained-physics", m, H100, 1,
             CoefficientFiles.parseInline("beta=1,2,3")))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("needs 13 values in 'beta', got 3");
+        .hasMessageContaining("needs 13 to 14 values in 'beta', got 3");
     assertThatThrownBy(() -> build("trained-physics", m, H100, 1,
             CoefficientFiles.parseInline("alpha=1,2,-3")))
         .hasMessageContaining("alpha[2]")
@@ -289,6 +291,29 @@ class PhysicsModelsTest {
     double expected = Math.max(compute, memory) + beta[2] * s.decodeComputeUs + beta[6] * s.tpCommUs + beta[7] * s.moeRoutingUs
         + beta[8] * 32 + beta[9] * 64 + beta[10] * 21 + beta[11] + beta[12] * 32;
     assertThat(build("trained-physics", m, H100, 2, c).stepTime(b)).isEqualTo((long) expected);
+  }
+
+  @Test
+  void truncatedSamplingAddsAPerStepCostThatScalesWithTheVocabulary() {
+    ModelConfig topP = ModelCatalog.byName("llama-3.1-8b");
+    assertThat(topP.truncatedSampling()).isTrue();
+    ModelConfig plain = topP.withTruncatedSampling(false);
+    double[] beta = {1.5, 1.1, 0.8, 1.2, 1.3, 1.0, 2.0, 2.0, 10, 5, 7, 100, 0, 3.0};
+    Coefficients c = CoefficientFiles.parseInline("beta=" + join(beta));
+    LatencyModel sampled = build("trained-physics", topP, H100, 1, c);
+    LatencyModel unsampled = build("trained-physics", plain, H100, 1, c);
+    // 3 us per 1000 of the 128256 vocabulary entries: 384.8 us per step, at any batch size
+    for (Batch b : List.of(decodeBatch(1, 900), decodeBatch(20, 900).with(prefill(700, 100, 300)),
+        decodeBatch(120, 2000))) {
+      assertThat((double) (sampled.stepTime(b) - unsampled.stepTime(b)))
+          .isCloseTo(3.0 * 128.256, within(1.0));
+    }
+    // a 13-value beta (written before the term existed) leaves it out
+    double[] old = Arrays.copyOf(beta, 13);
+    Batch b = decodeBatch(20, 900);
+    assertThat(build("trained-physics", topP, H100, 1,
+            CoefficientFiles.parseInline("beta=" + join(old))).stepTime(b))
+        .isEqualTo(unsampled.stepTime(b));
   }
 
   @Test

@@ -17,7 +17,7 @@ class TrainedPhysicsCoefficientsTest {
 
   @Test
   void namesUnitsAndBoundsAreConsistent() {
-    assertThat(TrainedPhysicsCoefficients.size()).isEqualTo(17);
+    assertThat(TrainedPhysicsCoefficients.size()).isEqualTo(18);
     assertThat(TrainedPhysicsCoefficients.names()).doesNotHaveDuplicates()
         .startsWith("prefill_compute").endsWith("preemption_us");
     double[] lo = TrainedPhysicsCoefficients.lowerBounds();
@@ -42,7 +42,7 @@ class TrainedPhysicsCoefficientsTest {
   void vectorRoundTripsThroughCoefficientsAndAFile() throws IOException {
     double[] v = TrainedPhysicsCoefficients.defaults().clone();
     v[3] = 1.234567890123;
-    v[16] = 77;
+    v[17] = 77;
     Coefficients c = TrainedPhysicsCoefficients.toCoefficients(v, "fit");
     assertThat(TrainedPhysicsCoefficients.toArray(c)).containsExactly(v);
     Path f = dir.resolve("fit.yaml");
@@ -56,7 +56,7 @@ class TrainedPhysicsCoefficientsTest {
   void wrongLengthOrNegativeValuesAreRejected() {
     assertThatThrownBy(() -> TrainedPhysicsCoefficients.toCoefficients(new double[3], "fit"))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("needs 17 coefficients");
+        .hasMessageContaining("needs 18 coefficients");
     double[] v = TrainedPhysicsCoefficients.defaults();
     v[10] = -1;
     assertThatThrownBy(() -> TrainedPhysicsCoefficients.toCoefficients(v, "fit"))
