@@ -95,7 +95,7 @@ public final class TrainedPhysicsCalibration {
     for (Experiment e : training) {
       ModelSpec m = seen.computeIfAbsent(e.modelConfig(), p -> EngineRunSimulator.loadModel(e));
       moe |= m.isMoe();
-      truncated |= m instanceof ModelConfig c && c.truncatedSampling();
+      truncated |= ModelConfig.truncatesSampling(m);
       tp |= e.tp() > 1;
     }
     List<Calibrator.Tie> ties = new ArrayList<>();

@@ -78,9 +78,16 @@ class PredictionIntervalTest {
         new EnsembleRuns.HeldOutRun("a2", "a", false, 1000, 1000 / 1.1, 0.0),
         new EnsembleRuns.HeldOutRun("b1", "b", false, 100, 125, 0.7));
     double e = Math.log(1.1);
-    assertThat(EnsembleRuns.residualLogSd(runs)).isCloseTo(Math.sqrt(2 * e * e / 3), within(1e-12));
-    // pooled (mean e^2 - mean s^2) would have given 0 here
-    assertThat(2 * e * e + Math.pow(Math.log(0.8), 2) - 0.49).isNegative();
+    double residual = EnsembleRuns.residualLogSd(runs);
+    // (pooled, mean e^2 - mean s^2 = (2 x 0.0091 + 0.0498 - 0.49) / 3 < 0, it would have been 0)
+    assertThat(residual).isCloseTo(Math.sqrt(2 * e * e / 3), within(1e-12));
+    assertThat(Math.abs(runs.get(2).logError()))
+        .as("b1 inside its own interval")
+        .isLessThan(PredictionInterval.logHalfWidth(0.7, residual, 0.9));
+    assertThat(Math.abs(runs.get(0).logError()))
+        .as("a1 outside an interval with no residual, inside one with it")
+        .isGreaterThan(PredictionInterval.logHalfWidth(0.0, 0.0, 0.9))
+        .isLessThan(PredictionInterval.logHalfWidth(0.0, residual, 0.9));
   }
 
   @Test

@@ -104,7 +104,7 @@ public final class ModelCatalog {
         throw new IllegalStateException("bundled model config missing: " + resource);
       }
       return parse(full, "bundled config of " + full, JSON.readTree(in))
-          .withTruncatedSampling(truncates(GENERATION_DEFAULTS.path(full), resource));
+          .withTruncatedSampling(bundledTruncates(full));
     } catch (IOException e) {
       throw new UncheckedIOException("cannot read bundled config " + resource, e);
     }
@@ -164,9 +164,12 @@ public final class ModelCatalog {
           truncates(readJson(generation, "generation config"), generation.toString()));
     }
     String bundled = name == null ? null : LOOKUP.get(name.trim().toLowerCase(Locale.ROOT));
-    return bundled == null
-        ? m
-        : m.withTruncatedSampling(truncates(GENERATION_DEFAULTS.path(bundled), "generation-defaults.json"));
+    return bundled == null ? m : m.withTruncatedSampling(bundledTruncates(bundled));
+  }
+
+  /** Whether the published generation defaults of bundled model {@code fullName} truncate. */
+  private static boolean bundledTruncates(String fullName) {
+    return truncates(GENERATION_DEFAULTS.path(fullName), RESOURCE_DIR + "generation-defaults.json");
   }
 
   private static JsonNode readJson(Path file, String what) {

@@ -154,12 +154,13 @@ public record ModelConfig(
     return parameterCount() * weightBytesPerParam;
   }
 
-  /** The same model with another name (used for aliases). */
-  ModelConfig withName(String newName) {
-    return new ModelConfig(newName, numLayers, hiddenSize, numAttentionHeads, numKeyValueHeads,
-        headDim, intermediateSize, vocabSize, maxPositionEmbeddings, activationBytes,
-        weightBytesPerParam, tieWordEmbeddings, numExperts, expertsPerToken, moeIntermediateSize,
-        sharedExpertIntermediateSize, numMoeLayers, gatedMlp, truncatedSampling);
+  /**
+   * Whether {@code m}'s default sampling truncates the distribution: {@link #truncatedSampling()}
+   * of a {@code ModelConfig}; any other {@link ModelSpec} carries no generation config and is
+   * sampled plainly.
+   */
+  public static boolean truncatesSampling(ModelSpec m) {
+    return m instanceof ModelConfig c && c.truncatedSampling();
   }
 
   /** The same model with another default sampling (top-p/top-k truncation or not). */

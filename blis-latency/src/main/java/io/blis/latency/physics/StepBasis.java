@@ -39,9 +39,9 @@ import io.blis.latency.catalog.ModelSizes;
  * the MoE dispatch/combine traffic of {@code 4 k d activationBytes} per token per MoE layer over
  * HBM ({@code moeRoutingUs}); and, for a model whose default sampling truncates the distribution
  * (top-p/top-k, {@link ModelConfig#truncatedSampling()}), the vocabulary in thousands ({@code
- * samplingKiloVocab}, 0 otherwise or for an empty batch): the batched sort of the logits and the
- * passes around it are a chain of kernels over vocabulary-wide rows, which at the batch sizes
- * served costs about the same per step whatever the number of rows.
+ * kiloVocabSampled}, 0 otherwise), a constant per step like {@code layers}: the batched sort of
+ * the logits and the passes around it are a chain of kernels over vocabulary-wide rows, which at
+ * the batch sizes served costs about the same per step whatever the number of rows.
  */
 final class StepBasis {
 
@@ -49,6 +49,8 @@ final class StepBasis {
   final int layers;
   final int moeLayers;
   final int allReducesPerStep;
+  /** Vocabulary / 1000 when the model's default sampling truncates (sorts the logits), else 0. */
+  final double kiloVocabSampled;
   private final int experts;
   private final double missRatio; // (N - k) / N, chance that one token misses a given expert
   // ideal microseconds per unit of work, computed once here (no division per step)
@@ -60,7 +62,6 @@ final class StepBasis {
   private final double expertUsPerDistinctExpert;
   private final double routingUsPerToken;
   private final double tpCommUsPerToken;
-  private final double kiloVocabSampled;
 
   // results of the last compute(): ideal microseconds at peak rates
   double prefillComputeUs;
@@ -71,7 +72,6 @@ final class StepBasis {
   double expertWeightLoadUs;
   double tpCommUs;
   double moeRoutingUs;
-  double samplingKiloVocab;
   int requests;
   long tokens;
 
@@ -120,8 +120,7 @@ final class StepBasis {
     this.expertUsPerDistinctExpert = moeLayers * expertBytesPerMoeLayerPerExpert / hbmBytesPerUs;
     this.routingUsPerToken = moeLayers * routingBytesPerToken / hbmBytesPerUs;
     this.tpCommUsPerToken = allReducesPerStep * allReduceBytesPerToken / linkBytesPerUs;
-    boolean truncated = m instanceof ModelConfig c && c.truncatedSampling();
-    this.kiloVocabSampled = truncated ? m.vocabSize() / 1000.0 : 0.0;
+    this.kiloVocabSampled = ModelConfig.truncatesSampling(m) ? m.vocabSize() / 1000.0 : 0.0;
   }
 
   /** Computes every term for {@code batch}; the results are left in the fields. */
@@ -170,6 +169,5 @@ final class StepBasis {
       moeRoutingUs = 0;
     }
     tpCommUs = total * tpCommUsPerToken;
-    samplingKiloVocab = n > 0 ? kiloVocabSampled : 0.0;
   }
 }

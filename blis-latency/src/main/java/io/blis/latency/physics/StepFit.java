@@ -44,7 +44,8 @@ public final class StepFit {
   /**
    * Beta indices whose terms vary with the batch (fitted when exercised), plus b11. Not b13
    * ({@code sampling_us_per_kvocab}): within one deployment it is a constant per step that cannot
-   * be told apart from b11, so it stays at its starting value.
+   * be told apart from b11, so it stays at its starting value, in the per-deployment constant with
+   * b8, b9 and b12.
    */
   private static final int[] FREE = {0, 1, 2, 3, 4, 5, 6, 7, 10, 11};
   private static final double EXERCISED_SHARE = 0.01;
@@ -105,15 +106,16 @@ public final class StepFit {
       basis.compute(sorted.get(i).batch());
       x[i] = new double[] {basis.prefillComputeUs, basis.prefillMemoryUs, basis.decodeComputeUs,
           basis.decodeMemoryUs, basis.weightLoadUs, basis.expertWeightLoadUs, basis.tpCommUs,
-          basis.moeRoutingUs, basis.requests, basis.samplingKiloVocab};
+          basis.moeRoutingUs, basis.requests};
       y[i] = sorted.get(i).durationUs();
     }
-    double constant = b0[8] * basis.layers + b0[9] * basis.allReducesPerStep + b0[12] * basis.moeLayers;
+    double constant = b0[8] * basis.layers + b0[9] * basis.allReducesPerStep + b0[12] * basis.moeLayers
+        + b0[13] * basis.kiloVocabSampled;
     double[] lower = TrainedPhysicsCoefficients.lowerBounds();
     double[] upper = TrainedPhysicsCoefficients.upperBounds();
 
     boolean[] all = new boolean[b0.length]; // every coefficient whose term is ever non-zero
-    int[] column = {0, 1, 2, 3, 4, 5, 6, 7, -1, -1, 8, -1, -1, 9};
+    int[] column = {0, 1, 2, 3, 4, 5, 6, 7, -1, -1, 8, -1, -1};
     for (int k : FREE) {
       for (int i = 0; i < trainEnd && !all[k]; i++) {
         all[k] = column[k] < 0 || x[i][column[k]] != 0;
@@ -243,8 +245,7 @@ public final class StepFit {
   static double predict(double[] b, double[] f, double constant) {
     double compute = b[0] * f[0];
     double memory = b[4] * f[4] + b[5] * f[5] + b[1] * f[1] + b[3] * f[3];
-    return Math.max(compute, memory) + b[2] * f[2] + b[6] * f[6] + b[7] * f[7] + b[10] * f[8]
-        + b[13] * f[9] + b[11] + constant;
+    return Math.max(compute, memory) + b[2] * f[2] + b[6] * f[6] + b[7] * f[7] + b[10] * f[8] + b[11] + constant;
   }
 
   private static Pair<RealVector, RealMatrix> value(RealVector p, int[] idx, double[] base,

@@ -19,8 +19,10 @@ final class TrainedPhysicsModel extends RequestTimes {
   private final double tpComm;
   private final double moeRouting;
   private final double perRequestUs;
-  private final double samplingUsPerKiloVocab;
-  /** Everything that does not depend on the batch: per layer, per all-reduce, per step, per MoE layer. */
+  /**
+   * Everything that does not depend on the batch: per layer, per all-reduce, per step, per MoE
+   * layer, and the sort of the logits for top-p/top-k sampling.
+   */
   private final double fixedPerStepUs;
 
   TrainedPhysicsModel(ModelSpec model, HardwareSpec gpu, int tp, TrainedPhysicsParameters p) {
@@ -36,9 +38,9 @@ final class TrainedPhysicsModel extends RequestTimes {
     this.tpComm = b[6];
     this.moeRouting = b[7];
     this.perRequestUs = b[10];
-    this.samplingUsPerKiloVocab = b[13];
     this.fixedPerStepUs =
-        b[8] * basis.layers + b[9] * basis.allReducesPerStep + b[11] + b[12] * basis.moeLayers;
+        b[8] * basis.layers + b[9] * basis.allReducesPerStep + b[11] + b[12] * basis.moeLayers
+            + b[13] * basis.kiloVocabSampled;
   }
 
   @Override
@@ -59,7 +61,6 @@ final class TrainedPhysicsModel extends RequestTimes {
             + tpComm * s.tpCommUs
             + moeRouting * s.moeRoutingUs
             + perRequestUs * s.requests
-            + samplingUsPerKiloVocab * s.samplingKiloVocab
             + fixedPerStepUs;
     return Math.max(1L, (long) us);
   }
