@@ -36,7 +36,7 @@ public final class TrainedPhysicsCalibration {
   /** Parameters fitted in the decode stage. */
   public static final List<String> DECODE = List.of("decode_memory", "decode_compute", "weight_load", "expert_weight_load",
       "tp_comm", "per_layer_us", "per_allreduce_us", "per_request_us", "per_step_us", "per_moe_layer_us",
-      "sampling_us_per_kvocab", "per_output_token_us");
+      "sampling_us_per_kvocab", "sampling_passes", "per_output_token_us");
 
   /** Parameters fitted in the TTFT stage. */
   public static final List<String> TTFT = List.of("queueing_us", "scheduling_us", "prefill_compute",
@@ -84,7 +84,7 @@ public final class TrainedPhysicsCalibration {
    * like dense ones), {@code moe_routing} follows {@code decode_memory} (activation traffic over
    * HBM) and {@code per_moe_layer_us} is 0; with no run at TP > 1, {@code tp_comm} is 1 (the link's
    * peak) and {@code per_allreduce_us} 0; with no model whose default sampling is truncated
-   * (top-p/top-k), {@code sampling_us_per_kvocab} is 0. Neutral values, not the start point, so that a
+   * (top-p/top-k), {@code sampling_us_per_kvocab} and {@code sampling_passes} are 0. Neutral values, not the start point, so that a
    * held-out MoE or TP model is predicted from physics and the other models' fit alone.
    */
   public static List<Calibrator.Tie> unexercised(List<Experiment> training) {
@@ -110,6 +110,7 @@ public final class TrainedPhysicsCalibration {
     }
     if (!truncated) {
       ties.add(new Calibrator.Tie("sampling_us_per_kvocab", null, 0));
+      ties.add(new Calibrator.Tie("sampling_passes", null, 0));
     }
     return ties;
   }

@@ -27,7 +27,7 @@ class EngineCalibrationTest {
     EngineRunSimulator sim = new EngineRunSimulator(EngineRunSimulator.Mode.SYNTHETIC, "trained-physics", 7);
     // a fixed truth, not the bundled defaults, which change whenever they are recalibrated
     double[] truth = {2.34, 1.51, 0.755, 1.0, 1.21, 1.09, 2.24, 2.0, 19.6, 5.76, 4.76, 656.1, 18.6,
-        5.5, 2892.2, 5053.2, 0, 0};
+        5.5, 30.0, 2892.2, 5053.2, 0, 0};
     List<String> names = TrainedPhysicsCoefficients.names();
     double[] known = {1.4, 1.6, 3000};
     for (int i = 0; i < FREE.size(); i++) {
@@ -58,8 +58,13 @@ class EngineCalibrationTest {
     PrintStream quiet = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
     try (Calibrator cal = new Calibrator(sim, space, new Calibrator.Settings(11, 2, 0, 0.05), quiet)) {
       Calibrator.Result r = cal.fit(exps, stages);
+      // the multipliers within 4%; the overhead, which only shifts TTFT by a few percent of a
+      // step-quantized value (which step a request joins moves with the multipliers' last
+      // 0.1-0.3%), within 15% (from a start 73% off)
+      double[] tolerance = {0.04, 0.04, 0.15};
       for (int i = 0; i < FREE.size(); i++) {
-        assertThat(r.values()[names.indexOf(FREE.get(i))]).as(FREE.get(i)).isCloseTo(known[i], within(0.04 * known[i]));
+        assertThat(r.values()[names.indexOf(FREE.get(i))]).as(FREE.get(i))
+            .isCloseTo(known[i], within(tolerance[i] * known[i]));
       }
       for (ExperimentComparison c : r.comparisons()) {
         assertThat(c.ape(Metric.E2E_MEAN)).as(c.id()).isLessThan(1.0);

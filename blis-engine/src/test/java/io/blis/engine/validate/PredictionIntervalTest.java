@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.within;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.blis.api.Coefficients;
+import io.blis.latency.physics.TrainedPhysicsCoefficients;
 import java.io.ByteArrayInputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -124,7 +125,7 @@ class PredictionIntervalTest {
     assertThat(e.members().size()).isGreaterThanOrEqualTo(3);
     assertThat(e.members().stream().map(Ensemble.Member::heldOut).distinct().count()).isEqualTo(e.members().size());
     for (Ensemble.Member m : e.members()) {
-      assertThat(m.coefficients().vector("beta")).hasSize(14);
+      assertThat(m.coefficients().vector("beta")).hasSize(TrainedPhysicsCoefficients.BETA_LENGTH);
     }
   }
 

@@ -40,8 +40,10 @@ import io.blis.latency.catalog.ModelSizes;
  * HBM ({@code moeRoutingUs}); and, for a model whose default sampling truncates the distribution
  * (top-p/top-k, {@link ModelConfig#truncatedSampling()}), the vocabulary in thousands ({@code
  * kiloVocabSampled}, 0 otherwise), a constant per step like {@code layers}: the batched sort of
- * the logits and the passes around it are a chain of kernels over vocabulary-wide rows, which at
- * the batch sizes served costs about the same per step whatever the number of rows.
+ * the logits and the passes around it are a chain of kernels over vocabulary-wide rows, whose
+ * launches cost about the same per step whatever the number of rows; and one pass over one
+ * request's fp32 logits at peak HBM bandwidth ({@code logitsPassUs}, 0 when sampling does not
+ * truncate), the unit of the work those kernels do per row (per request in the step).
  */
 final class StepBasis {
 
@@ -51,6 +53,11 @@ final class StepBasis {
   final int allReducesPerStep;
   /** Vocabulary / 1000 when the model's default sampling truncates (sorts the logits), else 0. */
   final double kiloVocabSampled;
+  /**
+   * One read of one request's fp32 logits (vocabulary x 4 bytes) at peak HBM bandwidth, in us,
+   * when the model's default sampling truncates, else 0.
+   */
+  final double logitsPassUs;
   private final int experts;
   private final double missRatio; // (N - k) / N, chance that one token misses a given expert
   // ideal microseconds per unit of work, computed once here (no division per step)
@@ -76,6 +83,11 @@ final class StepBasis {
   long tokens;
 
   StepBasis(ModelSpec m, HardwareSpec gpu, int tp) {
+    this(m, gpu, tp, ModelConfig.truncatesSampling(m));
+  }
+
+  /** As above, with whether sampling truncates given instead of read from the model. */
+  StepBasis(ModelSpec m, HardwareSpec gpu, int tp, boolean truncates) {
     ModelSizes.checkTensorParallel(m, tp);
     double d = m.hiddenSize();
     double w = m.weightBytesPerParam();
@@ -120,7 +132,8 @@ final class StepBasis {
     this.expertUsPerDistinctExpert = moeLayers * expertBytesPerMoeLayerPerExpert / hbmBytesPerUs;
     this.routingUsPerToken = moeLayers * routingBytesPerToken / hbmBytesPerUs;
     this.tpCommUsPerToken = allReducesPerStep * allReduceBytesPerToken / linkBytesPerUs;
-    this.kiloVocabSampled = ModelConfig.truncatesSampling(m) ? m.vocabSize() / 1000.0 : 0.0;
+    this.kiloVocabSampled = truncates ? m.vocabSize() / 1000.0 : 0.0;
+    this.logitsPassUs = truncates ? m.vocabSize() * 4.0 / hbmBytesPerUs : 0.0;
   }
 
   /** Computes every term for {@code batch}; the results are left in the fields. */

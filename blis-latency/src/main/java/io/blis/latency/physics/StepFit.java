@@ -22,10 +22,12 @@ import org.hipparchus.util.Pair;
  * request's scheduled tokens, context length and phase), as vLLM step tracing with request
  * snapshots records them.
  *
- * <p>The model is the one {@link TrainedPhysicsModel} evaluates: {@code max(b0 PC + b2 DC, b4 W +
- * b5 EW + b1 PM + b3 DM) + b6 TP + b7 MR + b10 R + C}, where the basis terms come from {@link
- * StepBasis} and {@code C = b8 layers + b9 all-reduces + b11 + b12 MoE layers} is constant for one
- * deployment, so only {@code b11} (per step) is fitted and b8, b9, b12 keep their starting values.
+ * <p>The model is the one {@link TrainedPhysicsModel} evaluates: {@code max(b0 PC, b4 W + b5 EW +
+ * b1 PM + b3 DM) + b2 DC + b6 TP + b7 MR + (b10 + b14 LP) R + b11 + C}, where the basis terms come
+ * from {@link StepBasis} and {@code C = b8 layers + b9 all-reduces + b12 MoE layers + b13 kilo-vocab}
+ * is constant for one deployment, as is the logits pass {@code LP}; so only {@code b11} (per step)
+ * and {@code b10} (per request) are fitted of those, and b8, b9, b12, b13, b14 keep their starting
+ * values.
  * Levenberg-Marquardt (Hipparchus) minimizes relative squared errors with parameters clamped to
  * {@link TrainedPhysicsCoefficients}' physical bounds, reweighted three times with Huber weights
  * (k = 1.345 robust standard deviations) so outlier steps do not pull the fit. The fit is rejected
@@ -45,7 +47,9 @@ public final class StepFit {
    * Beta indices whose terms vary with the batch (fitted when exercised), plus b11. Not b13
    * ({@code sampling_us_per_kvocab}): within one deployment it is a constant per step that cannot
    * be told apart from b11, so it stays at its starting value, in the per-deployment constant with
-   * b8, b9 and b12.
+   * b8, b9 and b12. Not b14 ({@code sampling_passes}) either: within one deployment it is a
+   * constant per request that cannot be told apart from b10, so it stays at its starting value
+   * (the fixed per-row addend, basis column 9).
    */
   private static final int[] FREE = {0, 1, 2, 3, 4, 5, 6, 7, 10, 11};
   private static final double EXERCISED_SHARE = 0.01;
@@ -64,7 +68,7 @@ public final class StepFit {
   /**
    * The fit.
    *
-   * @param beta fitted beta (14 values; unexercised ones at their starting values)
+   * @param beta fitted beta (15 values; unexercised ones at their starting values)
    * @param exercised per beta index, whether the data determined it
    * @param standardErrors per beta index, the standard error of the fitted value (NaN when held)
    * @param trainSteps steps in the training split
@@ -106,7 +110,7 @@ public final class StepFit {
       basis.compute(sorted.get(i).batch());
       x[i] = new double[] {basis.prefillComputeUs, basis.prefillMemoryUs, basis.decodeComputeUs,
           basis.decodeMemoryUs, basis.weightLoadUs, basis.expertWeightLoadUs, basis.tpCommUs,
-          basis.moeRoutingUs, basis.requests};
+          basis.moeRoutingUs, basis.requests, b0[14] * basis.logitsPassUs * basis.requests};
       y[i] = sorted.get(i).durationUs();
     }
     double constant = b0[8] * basis.layers + b0[9] * basis.allReducesPerStep + b0[12] * basis.moeLayers
@@ -245,7 +249,7 @@ public final class StepFit {
   static double predict(double[] b, double[] f, double constant) {
     double compute = b[0] * f[0];
     double memory = b[4] * f[4] + b[5] * f[5] + b[1] * f[1] + b[3] * f[3];
-    return Math.max(compute, memory) + b[2] * f[2] + b[6] * f[6] + b[7] * f[7] + b[10] * f[8] + b[11] + constant;
+    return Math.max(compute, memory) + b[2] * f[2] + b[6] * f[6] + b[7] * f[7] + b[10] * f[8] + f[9] + b[11] + constant;
   }
 
   private static Pair<RealVector, RealMatrix> value(RealVector p, int[] idx, double[] base,

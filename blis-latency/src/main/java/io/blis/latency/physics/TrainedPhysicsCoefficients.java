@@ -11,7 +11,7 @@ import java.util.Map;
 /**
  * The coefficients of the {@code trained-physics} latency model as one ordered vector, for
  * calibrators: names, units, bundled defaults and physically plausible bounds of each, and
- * conversions between that vector and {@link Coefficients} (vectors {@code beta}, 14 values, and
+ * conversions between that vector and {@link Coefficients} (vectors {@code beta}, 15 values, and
  * {@code alpha}, 4 values).
  *
  * <p>Multipliers scale ideal times computed at peak hardware rates, so they are inverse
@@ -24,7 +24,7 @@ public final class TrainedPhysicsCoefficients {
   public static final String LATENCY_MODEL = "trained-physics";
 
   /** Length of the {@code beta} vector (step-time terms). */
-  public static final int BETA_LENGTH = 14;
+  public static final int BETA_LENGTH = 15;
 
   /** Length of the {@code alpha} vector (per-request times). */
   public static final int ALPHA_LENGTH = 4;
@@ -35,7 +35,8 @@ public final class TrainedPhysicsCoefficients {
    * @param name unique name, e.g. {@code decode_memory}
    * @param vector the coefficient vector holding it ({@code beta} or {@code alpha})
    * @param index its index in that vector
-   * @param unit {@code x} for a dimensionless multiplier of an ideal time, else {@code us}
+   * @param unit {@code x} for a dimensionless multiplier of an ideal time, {@code passes} for a
+   *     count of reads of a request's logits, else {@code us}
    * @param meaning what it scales or adds
    * @param lower smallest physically plausible value
    * @param upper largest plausible value
@@ -62,6 +63,7 @@ public final class TrainedPhysicsCoefficients {
     beta(t, "per_step_us", "us", "per step (CPU scheduling, sampling, launch)", 0, 20000);
     beta(t, "per_moe_layer_us", "us", "per MoE layer per step", 0, 1000);
     beta(t, "sampling_us_per_kvocab", "us", "per step per 1000 vocabulary entries, for models sampled with top-p/top-k", 0, 100);
+    beta(t, "sampling_passes", "passes", "per request per step, passes over its fp32 logits at peak HBM bandwidth, for models sampled with top-p/top-k", 0, 1000);
     alpha(t, "queueing_us", "arrival to waiting queue, per request", 0, 100000);
     alpha(t, "scheduling_us", "fixed per-request overhead, once to TTFT and E2E", 0, 100000);
     alpha(t, "per_output_token_us", "per output token (detokenize, stream)", 0, 5000);
@@ -79,7 +81,7 @@ public final class TrainedPhysicsCoefficients {
 
   private TrainedPhysicsCoefficients() {}
 
-  /** The coefficients in vector order: the 14 beta terms, then the 4 alpha terms. */
+  /** The coefficients in vector order: the 15 beta terms, then the 4 alpha terms. */
   public static List<Term> terms() {
     return TERMS;
   }
@@ -91,7 +93,7 @@ public final class TrainedPhysicsCoefficients {
     return n;
   }
 
-  /** Number of coefficients (18). */
+  /** Number of coefficients (19). */
   public static int size() {
     return TERMS.size();
   }
@@ -155,7 +157,8 @@ public final class TrainedPhysicsCoefficients {
 
   /**
    * The vector in {@link #terms()} order of {@code c}; vectors missing from {@code c} come from
-   * the bundled defaults; a 13-value beta (before {@code sampling_us_per_kvocab}, taken as 0) and a 3-value
+   * the bundled defaults; a 13- or 14-value beta (written before {@code sampling_us_per_kvocab} or {@code
+   * sampling_passes}; the missing ones are 0) and a 3-value
    * alpha (no preemption time) are accepted.
    *
    * @throws IllegalArgumentException on wrong vector lengths or negative values

@@ -25,9 +25,10 @@ final class TrainedPhysicsModel extends RequestTimes {
    */
   private final double fixedPerStepUs;
 
-  TrainedPhysicsModel(ModelSpec model, HardwareSpec gpu, int tp, TrainedPhysicsParameters p) {
+  TrainedPhysicsModel(ModelSpec model, HardwareSpec gpu, int tp, boolean truncatedSampling,
+      TrainedPhysicsParameters p) {
     super(p.alpha()[0], 0.0, p.alpha()[2], p.alpha()[1], p.alpha()[3]);
-    this.basis = new StepBasis(model, gpu, tp);
+    this.basis = new StepBasis(model, gpu, tp, truncatedSampling);
     double[] b = p.beta();
     this.prefillCompute = b[0];
     this.prefillMemory = b[1];
@@ -37,7 +38,8 @@ final class TrainedPhysicsModel extends RequestTimes {
     this.expertWeightLoad = b[5];
     this.tpComm = b[6];
     this.moeRouting = b[7];
-    this.perRequestUs = b[10];
+    // per request: b10, plus the sampling passes over its logits (top-p/top-k models only)
+    this.perRequestUs = b[10] + b[14] * basis.logitsPassUs;
     this.fixedPerStepUs =
         b[8] * basis.layers + b[9] * basis.allReducesPerStep + b[11] + b[12] * basis.moeLayers
             + b[13] * basis.kiloVocabSampled;

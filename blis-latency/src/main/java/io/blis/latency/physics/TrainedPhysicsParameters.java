@@ -12,10 +12,10 @@ record TrainedPhysicsParameters(double[] beta, double[] alpha) {
             TrainedPhysicsCoefficients.LATENCY_MODEL, given, TrainedPhysicsCoefficients.bundled());
     double[] beta =
         v.nonNegative(
-            "beta", TrainedPhysicsCoefficients.BETA_LENGTH - 1,
+            "beta", 13,
             TrainedPhysicsCoefficients.BETA_LENGTH);
     if (beta.length < TrainedPhysicsCoefficients.BETA_LENGTH) {
-      // files written before sampling_us_per_kvocab existed: that term is off
+      // files written before sampling_us_per_kvocab or sampling_passes existed: those terms are off
       beta = java.util.Arrays.copyOf(beta, TrainedPhysicsCoefficients.BETA_LENGTH);
     }
     double[] alpha = v.nonNegative("alpha", 3, TrainedPhysicsCoefficients.ALPHA_LENGTH);

@@ -3,6 +3,7 @@ package io.blis.latency.physics;
 import io.blis.api.LatencyModel;
 import io.blis.api.LatencyModelProvider;
 import io.blis.api.ProviderContext;
+import io.blis.latency.catalog.ModelConfig;
 
 /**
  * The {@code trained-physics} latency model (the default): a roofline over physically derived
@@ -13,7 +14,9 @@ import io.blis.api.ProviderContext;
  *   memory  = b4 x weightLoad + b5 x expertWeightLoad + b1 x prefillMemory + b3 x decodeMemory
  *   step    = max(compute, memory) + b2 x decodeCompute + b6 x tpComm + b7 x moeRouting
  *             + b8 x layers + b9 x allReduces + b10 x requests + b11 + b12 x moeLayers
- *             + b13 x vocab / 1000 (only for top-p/top-k default sampling)     (us, >= 1)
+ *             + b13 x vocab / 1000 + b14 x requests x logitsPass
+ *               (b13, b14 only for top-p/top-k default sampling)               (us, >= 1)
+ *   logitsPass = vocab x 4 bytes / peak HBM bandwidth (one read of a request's fp32 logits)
  *   queueingTime = a0,  schedulingProcessingTime = a1,  outputTokenProcessingTime = a2,
  *   preemptionProcessingTime = a3                                                      (us)
  * </pre>
@@ -22,8 +25,8 @@ import io.blis.api.ProviderContext;
  * (definitions in docs/latency-models.md): they read each scheduled request's {@code newTokens},
  * {@code progressIndex} (context already in the KV cache, prefix hits included) and {@code phase}.
  * {@code b0..b7} are dimensionless multipliers (inverse efficiencies), {@code b8..b13} and {@code
- * a0..a3} microseconds; names, bounds and defaults are in {@link TrainedPhysicsCoefficients}.
- * Coefficients come from vectors {@code beta} (14, or 13 with {@code b13} = 0) and {@code alpha} (3 or 4); a vector not given
+ * a0..a3} microseconds, {@code b14} a count of passes; names, bounds and defaults are in {@link TrainedPhysicsCoefficients}.
+ * Coefficients come from vectors {@code beta} (15; 13 or 14 with the missing {@code b13}, {@code b14} = 0) and {@code alpha} (3 or 4); a vector not given
  * is taken from the bundled {@code coefficients/trained-physics.yaml}.
  */
 public final class TrainedPhysicsProvider implements LatencyModelProvider {
@@ -42,12 +45,33 @@ public final class TrainedPhysicsProvider implements LatencyModelProvider {
         + " learned efficiencies and overheads; the default";
   }
 
+  /** The provider option that overrides how requests are sampled ({@code --option sampling=...}). */
+  public static final String SAMPLING_OPTION = "sampling";
+
   @Override
   public LatencyModel create(ProviderContext context) {
     return new TrainedPhysicsModel(
         context.model(),
         context.hardware(),
         context.deployment().tensorParallel(),
+        truncatedSampling(context),
         TrainedPhysicsParameters.of(context.coefficients()));
+  }
+
+  /**
+   * Whether requests are sampled with top-p/top-k: option {@code sampling} {@code auto} (the
+   * default: the model's generation defaults, {@link ModelConfig#truncatesSampling}), {@code
+   * truncated} (clients send top-p/top-k, or the defaults truncate) or {@code plain} (greedy or
+   * plain temperature sampling, e.g. clients that send {@code temperature: 0}).
+   */
+  static boolean truncatedSampling(ProviderContext context) {
+    String v = context.option(SAMPLING_OPTION).orElse("auto");
+    return switch (v) {
+      case "auto" -> ModelConfig.truncatesSampling(context.model());
+      case "truncated" -> true;
+      case "plain" -> false;
+      default -> throw new IllegalArgumentException(
+          "option " + SAMPLING_OPTION + " must be auto, truncated or plain, got '" + v + "'");
+    };
   }
 }

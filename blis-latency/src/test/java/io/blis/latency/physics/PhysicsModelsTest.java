@@ -7,10 +7,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 import io.blis.api.Coefficients;
+import io.blis.api.DeploymentSpec;
 import io.blis.api.HardwareSpec;
 import io.blis.api.LatencyModel;
 import io.blis.api.LatencyModelProvider;
 import io.blis.api.ModelSpec;
+import io.blis.api.ProviderContext;
 import io.blis.api.Providers;
 import io.blis.latency.Fixtures.Batch;
 import io.blis.latency.LatencyModels;
@@ -238,7 +240,7 @@ class PhysicsModelsTest {
     assertThatThrownBy(() -> build("trained-physics", m, H100, 1,
             CoefficientFiles.parseInline("beta=1,2,3")))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("needs 13 to 14 values in 'beta', got 3");
+        .hasMessageContaining("needs 13 to 15 values in 'beta', got 3");
     assertThatThrownBy(() -> build("trained-physics", m, H100, 1,
             CoefficientFiles.parseInline("alpha=1,2,-3")))
         .hasMessageContaining("alpha[2]")
@@ -314,6 +316,69 @@ class PhysicsModelsTest {
     assertThat(build("trained-physics", topP, H100, 1,
             CoefficientFiles.parseInline("beta=" + join(old))).stepTime(b))
         .isEqualTo(unsampled.stepTime(b));
+  }
+
+  @Test
+  void truncatedSamplingAddsPassesOverEachRequestsLogitsAtTheGpusBandwidth() {
+    ModelConfig topP = ModelCatalog.byName("llama-3.1-8b");
+    ModelConfig plain = topP.withTruncatedSampling(false);
+    double[] beta = {1.5, 1.1, 0.8, 1.2, 1.3, 1.0, 2.0, 2.0, 10, 5, 7, 100, 0, 0, 50.0};
+    Coefficients c = CoefficientFiles.parseInline("beta=" + join(beta));
+    HardwareSpec a100 = GpuCatalog.byName("A100-80GB");
+    for (HardwareSpec gpu : List.of(H100, a100)) {
+      LatencyModel sampled = build("trained-physics", topP, gpu, 1, c);
+      LatencyModel unsampled = build("trained-physics", plain, gpu, 1, c);
+      // 50 reads of 128256 fp32 logits per request in the step, at the GPU's HBM bandwidth
+      double perRequest = 50 * 128256 * 4.0 / (gpu.memoryBandwidthBytesPerS() / 1e6);
+      for (Batch b : List.of(decodeBatch(1, 900), decodeBatch(20, 900).with(prefill(700, 100, 300)),
+          decodeBatch(120, 2000))) {
+        assertThat((double) (sampled.stepTime(b) - unsampled.stepTime(b)))
+            .isCloseTo(perRequest * b.requests().size(), within(1.0));
+      }
+    }
+    // 7.66 us per request on H100 (3.35 TB/s), 12.6 on A100 (2.039 TB/s)
+    assertThat(50 * 128256 * 4.0 / (H100.memoryBandwidthBytesPerS() / 1e6)).isCloseTo(7.66, within(0.01));
+    // a 14-value beta (written before the term existed) leaves it out
+    Batch b = decodeBatch(20, 900);
+    assertThat(build("trained-physics", topP, H100, 1,
+            CoefficientFiles.parseInline("beta=" + join(Arrays.copyOf(beta, 14)))).stepTime(b))
+        .isEqualTo(build("trained-physics", plain, H100, 1, c).stepTime(b));
+  }
+
+  /** A provider context with free-form options, as the engine builds from {@code --option}. */
+  private record Ctx(ModelSpec model, HardwareSpec hardware, Coefficients coefficients,
+      Map<String, String> options) implements ProviderContext {
+    @Override
+    public DeploymentSpec deployment() {
+      return new DeploymentSpec() {
+        public int tensorParallel() { return 1; }
+        public int blockSizeTokens() { return 16; }
+        public int maxNumSeqs() { return 256; }
+        public int maxNumBatchedTokens() { return 8192; }
+        public int maxModelLen() { return 0; }
+        public long totalKvBlocks() { return 10000; }
+        public double gpuMemoryUtilization() { return 0.9; }
+      };
+    }
+  }
+
+  @Test
+  void theSamplingOptionOverridesTheModelsGenerationDefaults() {
+    ModelConfig topP = ModelCatalog.byName("llama-3.1-8b");
+    ModelConfig plain = topP.withTruncatedSampling(false);
+    Coefficients c = CoefficientFiles.parseInline(
+        "beta=1.5,1.1,0.8,1.2,1.3,1.0,2.0,2.0,10,5,7,100,0,3.0,50.0");
+    TrainedPhysicsProvider p = new TrainedPhysicsProvider();
+    Batch b = decodeBatch(20, 900);
+    long truncated = p.create(new Ctx(topP, H100, c, Map.of())).stepTime(b);
+    long untruncated = p.create(new Ctx(plain, H100, c, Map.of())).stepTime(b);
+    assertThat(truncated).isGreaterThan(untruncated + 300);
+    assertThat(p.create(new Ctx(topP, H100, c, Map.of("sampling", "auto"))).stepTime(b)).isEqualTo(truncated);
+    assertThat(p.create(new Ctx(topP, H100, c, Map.of("sampling", "plain"))).stepTime(b)).isEqualTo(untruncated);
+    assertThat(p.create(new Ctx(plain, H100, c, Map.of("sampling", "truncated"))).stepTime(b)).isEqualTo(truncated);
+    assertThatThrownBy(() -> p.create(new Ctx(topP, H100, c, Map.of("sampling", "greedy"))))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("option sampling must be auto, truncated or plain, got 'greedy'");
   }
 
   @Test

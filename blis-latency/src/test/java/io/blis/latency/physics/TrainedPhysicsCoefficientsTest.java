@@ -17,7 +17,7 @@ class TrainedPhysicsCoefficientsTest {
 
   @Test
   void namesUnitsAndBoundsAreConsistent() {
-    assertThat(TrainedPhysicsCoefficients.size()).isEqualTo(18);
+    assertThat(TrainedPhysicsCoefficients.size()).isEqualTo(19);
     assertThat(TrainedPhysicsCoefficients.names()).doesNotHaveDuplicates()
         .startsWith("prefill_compute").endsWith("preemption_us");
     double[] lo = TrainedPhysicsCoefficients.lowerBounds();
@@ -56,7 +56,7 @@ class TrainedPhysicsCoefficientsTest {
   void wrongLengthOrNegativeValuesAreRejected() {
     assertThatThrownBy(() -> TrainedPhysicsCoefficients.toCoefficients(new double[3], "fit"))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("needs 18 coefficients");
+        .hasMessageContaining("needs 19 coefficients");
     double[] v = TrainedPhysicsCoefficients.defaults();
     v[10] = -1;
     assertThatThrownBy(() -> TrainedPhysicsCoefficients.toCoefficients(v, "fit"))
