@@ -39,8 +39,19 @@ public final class LatencyModels {
   public static LatencyModel create(
       String name, ModelSpec model, HardwareSpec gpu, DeploymentSpec deployment,
       Coefficients coefficients) {
+    return create(name, model, gpu, deployment, coefficients, Map.of());
+  }
+
+  /**
+   * As {@link #create(String, ModelSpec, HardwareSpec, DeploymentSpec, Coefficients)} with
+   * free-form provider options, the ones {@code --option KEY=VALUE} gives (for example {@code
+   * sampling=plain} for trained-physics).
+   */
+  public static LatencyModel create(
+      String name, ModelSpec model, HardwareSpec gpu, DeploymentSpec deployment,
+      Coefficients coefficients, Map<String, String> options) {
     return Providers.select(LatencyModelProvider.class, name)
-        .create(new Context(model, gpu, deployment, coefficients, Map.of()));
+        .create(new Context(model, gpu, deployment, coefficients, Map.copyOf(options)));
   }
 
   /**
@@ -52,6 +63,13 @@ public final class LatencyModels {
       String name, ModelSpec model, HardwareSpec gpu, int tensorParallel,
       Coefficients coefficients) {
     return create(name, model, gpu, new TpOnly(tensorParallel), coefficients);
+  }
+
+  /** As {@link #create(String, ModelSpec, HardwareSpec, int, Coefficients)} with provider options. */
+  public static LatencyModel create(
+      String name, ModelSpec model, HardwareSpec gpu, int tensorParallel,
+      Coefficients coefficients, Map<String, String> options) {
+    return create(name, model, gpu, new TpOnly(tensorParallel), coefficients, options);
   }
 
   private record Context(

@@ -92,13 +92,17 @@ final class FitCommand implements Callable<Integer> {
     List<TrainedPhysicsCoefficients.Term> terms = TrainedPhysicsCoefficients.terms();
     double[] values = TrainedPhysicsCoefficients.toArray(o.coefficients());
     for (int k = 0; k < terms.size(); k++) {
-      boolean fitted = k < TrainedPhysicsCoefficients.BETA_LENGTH ? b.exercised()[k]
-          : o.alpha().fitted()[k - TrainedPhysicsCoefficients.BETA_LENGTH];
       spec.commandLine().getOut().printf(Locale.ROOT, "  %-22s %12.4f %s%n", terms.get(k).name(),
-          values[k], fitted ? "fitted" : "kept");
+          values[k], fitted(o, k) ? "fitted" : "kept");
     }
     spec.commandLine().getOut().flush();
     return 0;
+  }
+
+  /** Whether coefficient {@code k} (in {@link TrainedPhysicsCoefficients#terms()} order) was fitted. */
+  private static boolean fitted(TraceFit.Outcome o, int k) {
+    int betas = TrainedPhysicsCoefficients.BETA_LENGTH;
+    return k < betas ? o.beta().exercised()[k] : o.alpha().fitted()[k - betas];
   }
 
   private String report(TraceFit.Outcome o) {
@@ -129,10 +133,8 @@ final class FitCommand implements Callable<Integer> {
         g.writeStartObject();
         g.writeStringField("name", terms.get(k).name());
         g.writeNumberField("value", values[k]);
-        boolean beta = k < TrainedPhysicsCoefficients.BETA_LENGTH;
-        g.writeBooleanField("fitted", beta ? b.exercised()[k]
-            : o.alpha().fitted()[k - TrainedPhysicsCoefficients.BETA_LENGTH]);
-        if (beta && b.exercised()[k]) {
+        g.writeBooleanField("fitted", fitted(o, k));
+        if (k < TrainedPhysicsCoefficients.BETA_LENGTH && b.exercised()[k]) {
           g.writeNumberField("standard_error", b.standardErrors()[k]);
         }
         g.writeEndObject();
