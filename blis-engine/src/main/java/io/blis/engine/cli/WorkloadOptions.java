@@ -1,0 +1,182 @@
+package io.blis.engine.cli;
+
+import io.blis.workload.RequestSource;
+import io.blis.workload.inferenceperf.InferencePerfProfiles;
+import io.blis.workload.inferenceperf.InferencePerfWorkload;
+import io.blis.workload.spec.WorkloadSpec;
+import io.blis.workload.synthetic.LengthSpec;
+import io.blis.workload.synthetic.SyntheticWorkload;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import picocli.CommandLine;
+import picocli.CommandLine.Option;
+
+/**
+ * The workload flags shared by the commands that generate requests ({@code blis run}, {@code blis
+ * observe}): the default Poisson/Gaussian workload, a workload spec, a preset or an inference-perf
+ * profile, at most one of them.
+ */
+final class WorkloadOptions {
+
+  // ---- default synthetic workload: Poisson arrivals, Gaussian lengths ----
+
+  @Option(names = "--rate", description = "Mean arrival rate, requests per second (default: ${DEFAULT-VALUE}).")
+  double rate = 5.0;
+
+  @Option(names = "--num-requests", description = "Number of requests (default: ${DEFAULT-VALUE}).")
+  long numRequests = 100;
+
+  @Option(names = "--seed", description = "Random seed of the workload (default: ${DEFAULT-VALUE}).")
+  long seed = 42;
+
+  @Option(names = "--prompt-tokens", description = "Mean prompt length (default: ${DEFAULT-VALUE}).")
+  double promptTokens = 512;
+
+  @Option(names = "--prompt-tokens-stdev", description = "Prompt length standard deviation (default: ${DEFAULT-VALUE}).")
+  double promptTokensStdev = 256;
+
+  @Option(names = "--prompt-tokens-min", description = "Shortest prompt (default: ${DEFAULT-VALUE}).")
+  int promptTokensMin = 2;
+
+  @Option(names = "--prompt-tokens-max", description = "Longest prompt (default: ${DEFAULT-VALUE}).")
+  int promptTokensMax = 7000;
+
+  @Option(names = "--output-tokens", description = "Mean output length (default: ${DEFAULT-VALUE}).")
+  double outputTokens = 512;
+
+  @Option(names = "--output-tokens-stdev", description = "Output length standard deviation (default: ${DEFAULT-VALUE}).")
+  double outputTokensStdev = 256;
+
+  @Option(names = "--output-tokens-min", description = "Shortest output (default: ${DEFAULT-VALUE}).")
+  int outputTokensMin = 2;
+
+  @Option(names = "--output-tokens-max", description = "Longest output (default: ${DEFAULT-VALUE}).")
+  int outputTokensMax = 7000;
+
+  @Option(names = "--prefix-tokens",
+      description = "Tokens of a prefix shared by every prompt (default: ${DEFAULT-VALUE}).")
+  int prefixTokens = 0;
+
+  // ---- other workload kinds (at most one) ----
+
+  @Option(names = "--workload-spec", paramLabel = "FILE",
+      description = "YAML workload spec (clients, arrivals, lengths, sessions); its seed is used unless --seed is given.")
+  Path workloadSpec;
+
+  @Option(names = "--workload", paramLabel = "NAME",
+      description = "Preset workload at --rate with --num-requests: chatbot, summarization, contentgen, multidoc.")
+  String workloadPreset;
+
+  @Option(names = "--inference-perf", paramLabel = "FILE",
+      description = "inference-perf profile (YAML/JSON, shared_prefix data): regenerate the stream inference-perf sent.")
+  Path inferencePerf;
+
+  /** Flags of the default synthetic workload, refused together with another workload kind. */
+  private static final List<String> SYNTHETIC_FLAGS = List.of("--prompt-tokens",
+      "--prompt-tokens-stdev", "--prompt-tokens-min", "--prompt-tokens-max", "--output-tokens",
+      "--output-tokens-stdev", "--output-tokens-min", "--output-tokens-max", "--prefix-tokens");
+
+  /**
+   * Checks the values and the selection: at most one workload kind (counting {@code otherKinds},
+   * the command's own workload flags that were given), and no flag the chosen kind would ignore.
+   */
+  void validate(CommandLine cl, List<String> otherKinds) {
+    require(cl, Double.isFinite(rate) && rate > 0, "--rate must be a positive number of requests per second, got " + rate);
+    require(cl, numRequests >= 0, "--num-requests must be >= 0, got " + numRequests);
+    require(cl, prefixTokens >= 0, "--prefix-tokens must be >= 0, got " + prefixTokens);
+    require(cl, promptTokensMin >= 1 && promptTokensMin <= promptTokensMax,
+        "--prompt-tokens-min must be >= 1 and <= --prompt-tokens-max, got " + promptTokensMin + " and " + promptTokensMax);
+    require(cl, outputTokensMin >= 1 && outputTokensMin <= outputTokensMax,
+        "--output-tokens-min must be >= 1 and <= --output-tokens-max, got " + outputTokensMin + " and " + outputTokensMax);
+    require(cl, promptTokensStdev >= 0 && outputTokensStdev >= 0, "length standard deviations must be >= 0");
+    List<String> kinds = new ArrayList<>(otherKinds);
+    if (workloadSpec != null) {
+      kinds.add("--workload-spec");
+    }
+    if (workloadPreset != null) {
+      kinds.add("--workload");
+    }
+    if (inferencePerf != null) {
+      kinds.add("--inference-perf");
+    }
+    require(cl, kinds.size() <= 1, "give at most one workload kind (" + String.join(", ", allKinds(otherKinds))
+        + "), got " + String.join(" and ", kinds));
+    if (kinds.isEmpty()) {
+      return;
+    }
+    String kind = kinds.get(0);
+    List<String> ignored = new ArrayList<>(SYNTHETIC_FLAGS);
+    if (workloadPreset == null) {
+      ignored.add("--rate");
+      ignored.add("--num-requests");
+    }
+    for (String flag : ignored) {
+      require(cl, !cl.getParseResult().hasMatchedOption(flag),
+          flag + " does not apply to " + kind + (workloadPreset == null
+              ? " (the file defines the rate, lengths and number of requests)"
+              : " (the preset defines the lengths; --rate and --num-requests apply)"));
+    }
+    if (workloadSpec != null) {
+      Cli.requireFile("--workload-spec", workloadSpec);
+    }
+    if (inferencePerf != null) {
+      Cli.requireFile("--inference-perf", inferencePerf);
+    }
+  }
+
+  private static List<String> allKinds(List<String> otherKinds) {
+    List<String> all = new ArrayList<>(List.of("--workload-spec", "--workload", "--inference-perf"));
+    for (String k : otherKinds) {
+      if (!all.contains(k)) {
+        all.add(k);
+      }
+    }
+    return all;
+  }
+
+  private static void require(CommandLine cl, boolean ok, String message) {
+    DeploymentOptions.require(cl, ok, message);
+  }
+
+  /** --seed when given; for a workload spec without --seed, the spec's own seed. */
+  long effectiveSeed(CommandLine cl) {
+    if (workloadSpec != null && !cl.getParseResult().hasMatchedOption("--seed")) {
+      return WorkloadSpec.load(workloadSpec).seed();
+    }
+    return seed;
+  }
+
+  /** A fresh source of the selected workload. */
+  RequestSource source(CommandLine cl) {
+    if (workloadSpec != null) {
+      return WorkloadSpec.load(workloadSpec).source(effectiveSeed(cl));
+    }
+    if (workloadPreset != null) {
+      require(cl, numRequests >= 1, "--num-requests must be at least 1 with --workload, got " + numRequests);
+      return WorkloadSpec.preset(workloadPreset, rate, numRequests, seed).source();
+    }
+    if (inferencePerf != null) {
+      return InferencePerfWorkload.synthetic(InferencePerfProfiles.load(inferencePerf), seed);
+    }
+    return SyntheticWorkload.poissonGaussian(rate, numRequests,
+        new LengthSpec(promptTokens, promptTokensStdev, promptTokensMin, promptTokensMax),
+        new LengthSpec(outputTokens, outputTokensStdev, outputTokensMin, outputTokensMax),
+        prefixTokens, seed);
+  }
+
+  /** Free text naming the workload and its seed (trace headers, run descriptions). */
+  String description(CommandLine cl) {
+    String what;
+    if (workloadSpec != null) {
+      what = "workload spec " + workloadSpec.getFileName();
+    } else if (workloadPreset != null) {
+      what = "preset " + workloadPreset + " at " + rate + " req/s, " + numRequests + " requests";
+    } else if (inferencePerf != null) {
+      what = "inference-perf profile " + inferencePerf.getFileName();
+    } else {
+      what = "poisson-gaussian at " + rate + " req/s, " + numRequests + " requests";
+    }
+    return what + ", seed " + effectiveSeed(cl);
+  }
+}
