@@ -77,6 +77,8 @@ final class Engine {
   private final long[] waitEstimates;
 
   private long nowUs;
+  /** Live mode: requests in the engine by id; null otherwise. */
+  private Map<Long, EngineRequest> live;
   private long lastEndUs;
   private long lastRefreshUs = Long.MIN_VALUE;
   private RequestSpec pendingOpenLoop;
@@ -157,7 +159,14 @@ final class Engine {
 
   SimulationResult run() {
     pullNext();
-    while (!events.isEmpty() && events.peekTimeUs() <= horizonUs) {
+    process(horizonUs);
+    return finish();
+  }
+
+  /** Processes every event at or before {@code limitUs} (and the horizon), in order. */
+  private void process(long limitUs) {
+    long limit = Math.min(limitUs, horizonUs);
+    while (!events.isEmpty() && events.peekTimeUs() <= limit) {
       long t = events.pop();
       if (t < nowUs) {
         throw new IllegalStateException("clock went backwards: " + t + " < " + nowUs);
@@ -175,6 +184,77 @@ final class Engine {
         default -> throw new IllegalStateException("unknown event type " + events.poppedType());
       }
     }
+  }
+
+  // ---------------------------------------------------------------- live driving
+
+  /**
+   * Live mode: processes every event at or before {@code timeUs}, then sets the clock to {@code
+   * timeUs} (nothing happens in between), so that requests submitted next arrive at it.
+   */
+  void advanceTo(long timeUs) {
+    if (timeUs < nowUs) {
+      throw new IllegalArgumentException("cannot advance to " + timeUs + " us: the clock is at " + nowUs + " us");
+    }
+    process(timeUs);
+    nowUs = Math.max(nowUs, Math.min(timeUs, horizonUs));
+  }
+
+  /** Live mode: time of the next event, or {@link Long#MAX_VALUE} when nothing is scheduled. */
+  long nextEventUs() {
+    return events.isEmpty() ? Long.MAX_VALUE : events.peekTimeUs();
+  }
+
+  /** Live mode: a request arriving at its arrival time, which must not be before the clock. */
+  void submit(RequestSpec spec) {
+    checkArrival(spec);
+    events.push(spec.arrivalTimeUs(), EventQueue.ARRIVAL, spec);
+  }
+
+  /**
+   * Live mode: the client of request {@code id} went away (vLLM aborts a request whose connection
+   * closed). A request still in the engine ends now as timed out and frees its KV blocks.
+   *
+   * @return whether the request was still in the engine
+   */
+  boolean abort(long id) {
+    if (live == null) {
+      live = new java.util.HashMap<>();
+    }
+    EngineRequest r = live.get(id);
+    if (r == null || r.state == EngineRequest.State.FINISHED) {
+      return false;
+    }
+    if (r.instance != null) {
+      r.instance.onTimeout(r);
+    } else {
+      r.aborted = true; // ends at its admission or routing decision
+    }
+    return true;
+  }
+
+  /** Turns on live bookkeeping (requests by id, for {@link #abort}). */
+  void trackLiveRequests() {
+    if (live == null) {
+      live = new java.util.HashMap<>();
+    }
+  }
+
+  /** Live mode: what each instance holds now. */
+  List<InstanceStatus> status() {
+    List<InstanceStatus> out = new ArrayList<>(instances.length);
+    for (Instance inst : instances) {
+      KvBlockPool pool = inst.pool();
+      out.add(new InstanceStatus(inst.index(), inst.poolName(), inst.running().size(),
+          inst.waiting().size(), inst.inFlight(), pool.usedBlocks(), pool.totalBlocks(),
+          pool.blockSizeTokens(), inst.preemptionEvents(), inst.steps(), pool.queriedTokens(),
+          pool.hitTokens()));
+    }
+    return out;
+  }
+
+  /** Live mode: ends the run and summarizes it (requests still in flight count as left over). */
+  SimulationResult end() {
     return finish();
   }
 
@@ -223,6 +303,9 @@ final class Engine {
     boolean openLoop = spec == pendingOpenLoop;
     long deadline = spec.timeoutUs() > 0 ? nowUs + spec.timeoutUs() : 0;
     EngineRequest r = new EngineRequest(spec, nowUs, deadline);
+    if (live != null && live.put(spec.id(), r) != null) {
+      throw new IllegalArgumentException("live simulation: request id " + spec.id() + " is already in the engine");
+    }
     if (listener != null) {
       listener.onArrived(r, nowUs);
     }
@@ -292,6 +375,10 @@ final class Engine {
   private boolean timedOutBeforeRouting(EngineRequest r) {
     if (r.deadlineUs > 0 && r.deadlineUs <= nowUs) {
       finish(r, RequestOutcome.TIMED_OUT, r.deadlineUs, "");
+      return true;
+    }
+    if (r.aborted) {
+      finish(r, RequestOutcome.TIMED_OUT, nowUs, "");
       return true;
     }
     return false;
@@ -408,6 +495,9 @@ final class Engine {
 
   void finish(EngineRequest r, RequestOutcome outcome, long endUs, String reason) {
     r.state = EngineRequest.State.FINISHED;
+    if (live != null) {
+      live.remove(r.spec.id());
+    }
     r.table = null;
     r.promptBlockHashes = null;
     lastEndUs = Math.max(lastEndUs, endUs);

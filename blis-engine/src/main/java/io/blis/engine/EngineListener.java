@@ -32,6 +32,14 @@ public interface EngineListener {
   default void onFirstToken(int instance, RequestView request, long stepId, long timeUs,
       long clientTimeUs) {}
 
+  /**
+   * The step that ended at {@code timeUs} emitted the request's output token number {@code
+   * tokenIndex} (1 for the first); the client sees it at {@code clientTimeUs}. Called for every
+   * token, after {@link #onFirstToken} for the first and before {@link #onFinished} for the last.
+   */
+  default void onToken(int instance, RequestView request, int tokenIndex, long timeUs,
+      long clientTimeUs) {}
+
   /** The request was preempted while step {@code stepId} was formed. */
   default void onPreempted(int instance, RequestView request, long stepId, long timeUs) {}
 

@@ -50,6 +50,8 @@ final class EngineRequest implements RequestView {
    * the running list, holds its blocks, and gets no tokens until then); 0 otherwise.
    */
   long loadDoneUs;
+  /** Live mode: the client went away before the request was routed. */
+  boolean aborted;
   /** Whether the request is part of the step in flight. */
   boolean inFlight;
   long firstScheduledUs = -1;

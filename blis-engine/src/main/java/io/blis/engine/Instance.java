@@ -372,6 +372,9 @@ final class Instance {
       r.itlUs[r.itlCount++] = clientUs - r.lastTokenClientUs;
     }
     r.lastTokenClientUs = clientUs;
+    if (engine.listener != null) {
+      engine.listener.onToken(index, r, r.generated, engine.nowUs(), clientUs);
+    }
     if (r.generated == r.outputTokens) {
       pool.free(r.table);
       boolean late = r.deadlineUs > 0 && clientUs > r.deadlineUs;

@@ -357,11 +357,33 @@ public final class Simulation {
     }
 
     /**
+     * Builds a simulation driven from outside ({@link LiveSimulation}): requests are submitted as
+     * they arrive instead of pulled from a source, so no source may be set.
+     *
+     * @throws IllegalArgumentException if the latency model is missing or a source was set
+     */
+    public LiveSimulation buildLive() {
+      if (source != null) {
+        throw new IllegalArgumentException("simulation: a live simulation takes submitted requests, not a source");
+      }
+      source = RequestSource.of(List.of());
+      try {
+        return new LiveSimulation(engine());
+      } finally {
+        source = null;
+      }
+    }
+
+    /**
      * Builds the simulation.
      *
      * @throws IllegalArgumentException if the latency model or the source is missing
      */
     public Simulation build() {
+      return new Simulation(engine());
+    }
+
+    private Engine engine() {
       if (pools.isEmpty() && latencyModel == null && latencyModels == null) {
         throw new IllegalArgumentException("simulation: a latency model is required");
       }
@@ -392,8 +414,8 @@ public final class Simulation {
       Engine.ClusterConfig cluster = new Engine.ClusterConfig(router, admission, priority,
           admissionLatencyUs, routingLatencyUs, snapshotRefreshUs, Map.copyOf(slo),
           traceDecisions, counterfactualK, fitness, listener);
-      return new Simulation(new Engine(configs, cluster, source, recordRequests, streamingMetrics,
-          horizonUs, observer));
+      return new Engine(configs, cluster, source, recordRequests, streamingMetrics, horizonUs,
+          observer);
     }
   }
 }

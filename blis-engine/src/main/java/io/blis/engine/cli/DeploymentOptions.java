@@ -219,6 +219,34 @@ final class DeploymentOptions {
   }
 
   private SimulationResult simulate(RequestSource source, long seed, String coefficients, boolean traced) {
+    Simulation.Builder b = builder(seed, coefficients);
+    b.source(source).recordRequests(perRequest).streamingMetrics(streamingMetrics);
+    if (otelOut == null || !traced) {
+      return b.build().run();
+    }
+    try (OtlpTraceWriter w = new OtlpTraceWriter(Cli.parentsCreated("--otel-out", otelOut),
+        otelStepSampleRate, otelRequestSnapshots, seed)) {
+      return b.listener(w).build().run();
+    }
+  }
+
+  /**
+   * The simulation the flags describe, without a workload: the cluster (pools from the flags and
+   * the policy bundle; latency models, schedulers and policies by name), the bundle's analysis
+   * settings and the horizon.
+   *
+   * @param seed seed handed to the providers
+   */
+  Simulation.Builder builder(long seed) {
+    return builder(seed, coefficients);
+  }
+
+  /** Whether --per-request was given. */
+  boolean perRequest() {
+    return perRequest;
+  }
+
+  private Simulation.Builder builder(long seed, String coefficients) {
     PolicyBundle bundle = cluster.bundle();
     Cluster.Builder cb = Cluster.builder()
         .defaults(new PoolSpec("default", numInstances, model, gpu, tp, latencyModel, coefficients,
@@ -241,18 +269,11 @@ final class DeploymentOptions {
       }
       throw new IllegalArgumentException("--policy-config " + cluster.policyConfig + ": " + e.getMessage(), e);
     }
-    b.source(source).recordRequests(perRequest).streamingMetrics(streamingMetrics);
     cluster.applyAnalysis(b);
     if (horizonS != null) {
       b.horizonUs((long) Math.floor(horizonS * 1e6));
     }
-    if (otelOut == null || !traced) {
-      return b.build().run();
-    }
-    try (OtlpTraceWriter w = new OtlpTraceWriter(Cli.parentsCreated("--otel-out", otelOut),
-        otelStepSampleRate, otelRequestSnapshots, seed)) {
-      return b.listener(w).build().run();
-    }
+    return b;
   }
 
   /** The pool fields given explicitly as flags; they win over the policy bundle's pools. */

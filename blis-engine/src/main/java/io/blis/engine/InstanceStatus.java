@@ -1,0 +1,28 @@
+package io.blis.engine;
+
+/**
+ * What one instance of a {@link LiveSimulation} holds at the current simulated time.
+ *
+ * @param index instance index
+ * @param pool pool name ("" for a single pool)
+ * @param running requests in the running batch
+ * @param waiting requests in the waiting queue
+ * @param inFlight requests routed there and not yet ended (on their way to the queue, waiting or
+ *     running)
+ * @param kvUsedBlocks GPU KV blocks in use
+ * @param kvTotalBlocks GPU KV blocks of the instance
+ * @param blockSizeTokens tokens per KV block
+ * @param preemptions preemptions so far
+ * @param steps engine steps so far
+ * @param prefixQueriedTokens prompt tokens looked up in the prefix cache so far
+ * @param prefixHitTokens of those, tokens found cached
+ */
+public record InstanceStatus(int index, String pool, int running, int waiting, int inFlight,
+    long kvUsedBlocks, long kvTotalBlocks, int blockSizeTokens, long preemptions, long steps,
+    long prefixQueriedTokens, long prefixHitTokens) {
+
+  /** Fraction of the GPU KV blocks in use, 0..1. */
+  public double kvUsage() {
+    return kvTotalBlocks == 0 ? 0 : (double) kvUsedBlocks / kvTotalBlocks;
+  }
+}
