@@ -248,7 +248,7 @@ final class Engine {
       out.add(new InstanceStatus(inst.index(), inst.poolName(), inst.running().size(),
           inst.waiting().size(), inst.inFlight(), pool.usedBlocks(), pool.totalBlocks(),
           pool.blockSizeTokens(), inst.preemptionEvents(), inst.steps(), pool.queriedTokens(),
-          pool.hitTokens()));
+          pool.hitTokens(), inst.limits().maxModelLen(), inst.limits().maxNumSeqs()));
     }
     return out;
   }

@@ -16,10 +16,12 @@ package io.blis.engine;
  * @param steps engine steps so far
  * @param prefixQueriedTokens prompt tokens looked up in the prefix cache so far
  * @param prefixHitTokens of those, tokens found cached
+ * @param maxModelLen the instance's {@code max_model_len} (tokens; 0 when unlimited)
+ * @param maxNumSeqs the instance's {@code max_num_seqs}
  */
 public record InstanceStatus(int index, String pool, int running, int waiting, int inFlight,
     long kvUsedBlocks, long kvTotalBlocks, int blockSizeTokens, long preemptions, long steps,
-    long prefixQueriedTokens, long prefixHitTokens) {
+    long prefixQueriedTokens, long prefixHitTokens, int maxModelLen, int maxNumSeqs) {
 
   /** Fraction of the GPU KV blocks in use, 0..1. */
   public double kvUsage() {
