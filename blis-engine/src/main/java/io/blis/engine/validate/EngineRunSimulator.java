@@ -20,6 +20,7 @@ import io.blis.workload.RequestOutcome;
 import io.blis.workload.RequestSource;
 import io.blis.workload.inferenceperf.InferencePerfWorkload;
 import io.blis.workload.trace.GroundTruthTrace;
+import io.blis.workload.trace.TraceReader;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -61,7 +62,7 @@ public final class EngineRunSimulator implements RunSimulator {
   private final Mode mode;
   private final LatencyModelProvider provider;
   private final long seed;
-  private final Map<Path, ModelSpec> models = new ConcurrentHashMap<>();
+  private final Map<String, ModelSpec> models = new ConcurrentHashMap<>();
   private final Map<String, List<RequestRecord>> traces = new ConcurrentHashMap<>();
 
   /**
@@ -85,12 +86,17 @@ public final class EngineRunSimulator implements RunSimulator {
         : KvCapacity.totalBlocks(model, gpu, e.tp(), e.gpuMemoryUtilization(), e.blockSizeTokens());
     Deployment deployment = Deployment.of(e.limits(), e.tp(), e.blockSizeTokens(), blocks, e.gpuMemoryUtilization());
     LatencyModel latency = provider.create(new Context(model, gpu, deployment, coefficients, Map.of(), seed));
-    RequestSource source = switch (mode) {
-      case REPLAY -> e.trace().isPresent()
-          ? InferencePerfWorkload.replay(e.profile(), trace(e), seed)
-          : InferencePerfWorkload.synthetic(e.profile(), seed);
-      case SYNTHETIC -> InferencePerfWorkload.synthetic(e.profile(), seed);
-    };
+    RequestSource source;
+    if (e.workloadTrace().isPresent() && (mode == Mode.REPLAY || e.profile() == null)) {
+      source = TraceReader.open(e.workloadTrace().get());
+    } else {
+      source = switch (mode) {
+        case REPLAY -> e.trace().isPresent()
+            ? InferencePerfWorkload.replay(e.profile(), trace(e), seed)
+            : InferencePerfWorkload.synthetic(e.profile(), seed);
+        case SYNTHETIC -> InferencePerfWorkload.synthetic(e.profile(), seed);
+      };
+    }
     if (maxRequestsPerStage > 0) {
       source = new FirstPerStageSource(source, maxRequestsPerStage);
     }
@@ -141,7 +147,8 @@ public final class EngineRunSimulator implements RunSimulator {
       long arrivalUs = Math.round(r.arrivalMs() * 1000);
       long e2eUs = Math.round(r.e2eMs() * 1000);
       out.add(new RequestRecord(r.req(), r.stage(), arrivalUs, Math.max(0, r.inputTokens()),
-          r.ok() ? e.outputLen() : 0, r.ok() ? RequestOutcome.COMPLETED : RequestOutcome.TIMED_OUT,
+          r.ok() ? (e.outputLen() > 0 ? e.outputLen() : Math.max(0, r.outputTokensClient())) : 0,
+          r.ok() ? RequestOutcome.COMPLETED : RequestOutcome.TIMED_OUT,
           r.ok() ? Math.round(r.ttftMs() * 1000) : -1, e2eUs, -1, 0, 0, ""));
     }
     return out;
@@ -153,13 +160,14 @@ public final class EngineRunSimulator implements RunSimulator {
   }
 
   private ModelSpec model(Experiment e) {
-    return models.computeIfAbsent(e.modelConfig(), p -> loadModel(e));
+    return models.computeIfAbsent(e.modelKey(), p -> loadModel(e));
   }
 
   /** The experiment's model from its {@code config.json}; errors name the experiment. */
   static ModelSpec loadModel(Experiment e) {
     try {
-      return ModelCatalog.fromFile(e.modelConfig(), e.model());
+      return e.modelConfig() == null ? ModelCatalog.byName(e.model())
+          : ModelCatalog.fromFile(e.modelConfig(), e.model());
     } catch (IllegalArgumentException ex) {
       throw new IllegalArgumentException("experiment '" + e.id() + "': model_config: " + ex.getMessage(), ex);
     }

@@ -4,9 +4,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.blis.latency.catalog.GpuCatalog;
 import io.blis.latency.catalog.GpuSpec;
+import io.blis.latency.catalog.ModelCatalog;
 import io.blis.workload.inferenceperf.InferencePerfProfile;
 import io.blis.workload.inferenceperf.InferencePerfProfiles;
-import io.blis.workload.inferenceperf.SharedPrefixData;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -68,7 +68,14 @@ public final class ExperimentsFile {
   private static Experiment parse(Fields f, Path base) {
     String id = f.text("id");
     String model = f.text("model");
-    Path modelConfig = base.resolve(f.text("model_config")).normalize();
+    Path modelConfig = f.has("model_config") ? base.resolve(f.text("model_config")).normalize() : null;
+    if (modelConfig == null) {
+      try {
+        ModelCatalog.byName(model);
+      } catch (IllegalArgumentException e) {
+        throw f.error("model_config", "missing, and the model is not bundled: " + e.getMessage());
+      }
+    }
     String gpu = gpuReference(f, base);
     int tp = f.positiveInt("tp");
     int dp = f.has("dp") ? f.positiveInt("dp") : 1;
@@ -83,18 +90,25 @@ public final class ExperimentsFile {
       cpuBytes = f.positiveLong("vllm.cpu_offload.cpu_bytes");
     }
     String workloadName = f.has("workload.name") ? f.text("workload.name") : "";
-    InferencePerfProfile profile = InferencePerfProfiles.parse(f.node("workload").toString(),
-        f.where() + ": field 'workload'");
-    SharedPrefixData data = profile.data();
+    Optional<Path> workloadTrace = f.has("workload.trace")
+        ? Optional.of(base.resolve(f.text("workload.trace")).normalize())
+        : Optional.empty();
+    InferencePerfProfile profile = null;
+    if (workloadTrace.isEmpty() || f.has("workload.data")) {
+      com.fasterxml.jackson.databind.node.ObjectNode w = f.node("workload").deepCopy();
+      w.remove("trace");
+      profile = InferencePerfProfiles.parse(w.toString(), f.where() + ": field 'workload'");
+    }
+    int outputLen = profile == null ? 0 : profile.data().outputLen();
     boolean saturated = f.has("status.saturated") && f.bool("status.saturated");
-    RunStats overall = observed(f.child("observed.overall", f.node("observed.overall")), -1, data.outputLen());
+    RunStats overall = observed(f.child("observed.overall", f.node("observed.overall")), -1, outputLen);
     List<RunStats> stageStats = new ArrayList<>();
     if (f.has("observed.stages")) {
       JsonNode arr = f.array("observed.stages");
       for (int i = 0; i < arr.size(); i++) {
         Fields s = f.child("observed.stages[" + i + "]", arr.get(i));
         int stage = s.has("stage") ? s.nonNegativeInt("stage") : i;
-        stageStats.add(observed(s, stage, data.outputLen()));
+        stageStats.add(observed(s, stage, outputLen));
       }
     }
     Optional<Path> trace = f.has("per_request_trace")
@@ -102,7 +116,7 @@ public final class ExperimentsFile {
         : Optional.empty();
     return new Experiment(id, model, modelConfig, gpu, tp, dp, maxModelLen, maxBatched, maxSeqs,
         gmu, blockSize, kvBlocks, cpuBytes, workloadName, profile, saturated,
-        new RunSummary(overall, stageStats), trace);
+        new RunSummary(overall, stageStats), trace, workloadTrace);
   }
 
   /**

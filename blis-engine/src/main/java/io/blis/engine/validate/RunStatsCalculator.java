@@ -21,7 +21,8 @@ public final class RunStatsCalculator {
    * Statistics of a simulated (or replayed) run.
    *
    * @param records per-request outcomes; any order
-   * @param outputLen configured output length of every request (tokens)
+   * @param outputLen configured output length of every request (tokens), or 0 when lengths vary
+   *     (decode time per token is then averaged request by request)
    * @return overall statistics and one entry per stage present in {@code records}, in stage order
    */
   public static RunSummary summarize(List<RequestRecord> records, int outputLen) {
@@ -109,8 +110,24 @@ public final class RunStatsCalculator {
         percentile(ttft, 50),
         percentile(ttft, 90),
         percentile(ttft, 99),
-        RunStats.decodeMsPerToken(e2eMean, ttftMean, outputLen),
+        outputLen > 0 ? RunStats.decodeMsPerToken(e2eMean, ttftMean, outputLen) : perRequestDecodeMs(records),
         throughput);
+  }
+
+  /**
+   * Decode time per output token when output lengths vary: the mean over successful requests of
+   * at least 2 tokens of (E2E - TTFT) / (output tokens - 1); NaN when there are none.
+   */
+  static double perRequestDecodeMs(List<RequestRecord> records) {
+    double sum = 0;
+    int n = 0;
+    for (RequestRecord r : records) {
+      if (r.outcome() == RequestOutcome.COMPLETED && r.outputTokens() >= 2) {
+        sum += (r.e2eUs() - r.ttftUs()) / 1000.0 / (r.outputTokens() - 1);
+        n++;
+      }
+    }
+    return n == 0 ? Double.NaN : sum / n;
   }
 
   /**

@@ -91,9 +91,9 @@ public final class TrainedPhysicsCalibration {
     boolean moe = false;
     boolean tp = false;
     boolean truncated = false;
-    Map<Path, ModelSpec> seen = new HashMap<>();
+    Map<String, ModelSpec> seen = new HashMap<>();
     for (Experiment e : training) {
-      ModelSpec m = seen.computeIfAbsent(e.modelConfig(), p -> EngineRunSimulator.loadModel(e));
+      ModelSpec m = seen.computeIfAbsent(e.modelKey(), p -> EngineRunSimulator.loadModel(e));
       moe |= m.isMoe();
       truncated |= ModelConfig.truncatesSampling(m);
       tp |= e.tp() > 1;
