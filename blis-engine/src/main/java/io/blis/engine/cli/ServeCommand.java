@@ -104,6 +104,11 @@ final class ServeCommand implements Callable<Integer> {
     }
     SimulationResult result = server.stop();
     Histogram late = server.deliveryLatenessUs();
+    Histogram dispatch = server.dispatchLatenessUs();
+    spec.commandLine().getErr().printf(Locale.ROOT,
+        "blis serve: simulation thread lateness p50 %.2f ms, p99 %.2f ms, max %.2f ms%n",
+        dispatch.getValueAtPercentile(50) / 1000.0, dispatch.getValueAtPercentile(99) / 1000.0,
+        dispatch.getMaxValue() / 1000.0);
     spec.commandLine().getErr().printf(Locale.ROOT,
         "blis serve: %d tokens streamed; delivery lateness p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms%n",
         late.getTotalCount(), late.getValueAtPercentile(50) / 1000.0, late.getValueAtPercentile(99) / 1000.0,

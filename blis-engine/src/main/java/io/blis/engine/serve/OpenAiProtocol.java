@@ -201,30 +201,43 @@ public final class OpenAiProtocol {
   /** One streamed chunk carrying {@code text}; {@code finishReason} null except on the last. */
   static String chunk(long id, boolean chat, String model, long created, String text, boolean first,
       String finishReason) {
-    ObjectNode root = JSON.createObjectNode();
-    root.put("id", responseId(id, chat));
-    root.put("object", chat ? "chat.completion.chunk" : "text_completion");
-    root.put("created", created);
-    root.put("model", model);
-    ArrayNode choices = root.putArray("choices");
-    ObjectNode c = choices.addObject();
-    c.put("index", 0);
-    if (chat) {
-      ObjectNode delta = c.putObject("delta");
-      if (first) {
-        delta.put("role", "assistant");
+    return new ChunkFormat(id, chat, model, created).chunk(text, first, finishReason);
+  }
+
+  /**
+   * The streamed chunks of one request, rendered from fixed pieces (the request's id, object,
+   * time and model are the same in every chunk; the token texts need no escaping): tokens are
+   * rendered on the simulation thread, so this keeps each one to a string concatenation.
+   */
+  static final class ChunkFormat {
+    private final String head;
+    private final boolean chat;
+
+    ChunkFormat(long id, boolean chat, String model, long created) {
+      this.chat = chat;
+      this.head = "data: {\"id\":\"" + responseId(id, chat) + "\",\"object\":\""
+          + (chat ? "chat.completion.chunk" : "text_completion") + "\",\"created\":" + created
+          + ",\"model\":" + quoted(model) + ",\"choices\":[{\"index\":0,";
+    }
+
+    /** The chunk carrying {@code text} (plain words: no character that JSON escapes). */
+    String chunk(String text, boolean first, String finishReason) {
+      String tail = "\",\"logprobs\":null,\"finish_reason\":"
+          + (finishReason == null ? "null" : "\"" + finishReason + "\"") + "}]}\n\n";
+      if (chat) {
+        return head + (first ? "\"delta\":{\"role\":\"assistant\",\"content\":\"" : "\"delta\":{\"content\":\"")
+            + text + "\"}" + tail.substring(1);
       }
-      delta.put("content", text);
-    } else {
-      c.put("text", text);
+      return head + "\"text\":\"" + text + tail;
     }
-    c.putNull("logprobs");
-    if (finishReason == null) {
-      c.putNull("finish_reason");
-    } else {
-      c.put("finish_reason", finishReason);
+  }
+
+  private static String quoted(String s) {
+    try {
+      return JSON.writeValueAsString(s);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
     }
-    return sse(root);
   }
 
   /** The streamed usage chunk (no choices). */

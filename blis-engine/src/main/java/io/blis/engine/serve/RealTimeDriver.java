@@ -31,6 +31,8 @@ final class RealTimeDriver implements AutoCloseable {
 
   static final long STATUS_INTERVAL_US = 100_000;
   private static final long MAX_PARK_US = 50_000;
+  /** The last stretch before a due time that the thread spins instead of parking, us. */
+  static final long SPIN_US = 1_000;
 
   /** What the front end reads of the simulation: counters and the instances, at one time. */
   record Snapshot(long timeUs, List<InstanceStatus> instances, long promptTokens,
@@ -67,6 +69,9 @@ final class RealTimeDriver implements AutoCloseable {
   }
 
   private final LiveSimulation sim;
+  private final Runnable afterDeliveries;
+  /** How late the simulation thread handed each token to its sink, microseconds. */
+  final org.HdrHistogram.Histogram dispatchLatenessUs = new org.HdrHistogram.ConcurrentHistogram(3);
   private final long originNanos;
   private final ConcurrentLinkedQueue<Object> inbox = new ConcurrentLinkedQueue<>();
   private final AtomicLong ids = new AtomicLong();
@@ -92,6 +97,15 @@ final class RealTimeDriver implements AutoCloseable {
    * Builds the simulation from {@code builder} (its listener is replaced) and starts the thread.
    */
   RealTimeDriver(Simulation.Builder builder) {
+    this(builder, () -> { });
+  }
+
+  /**
+   * As {@link #RealTimeDriver(Simulation.Builder)}; {@code afterDeliveries} runs on the simulation
+   * thread after each pass that handed something to a sink (to flush what the sinks batched).
+   */
+  RealTimeDriver(Simulation.Builder builder, Runnable afterDeliveries) {
+    this.afterDeliveries = afterDeliveries;
     this.sim = builder.listener(new Listener()).streamingMetrics(true).buildLive();
     this.originNanos = System.nanoTime();
     this.snapshot = new Snapshot(0, sim.status(), 0, 0, 0, 0, 0, 0);
@@ -193,10 +207,7 @@ final class RealTimeDriver implements AutoCloseable {
         }
         long next = Math.min(sim.nextEventUs(), due.isEmpty() ? Long.MAX_VALUE : due.peek().timeUs());
         next = Math.min(next, nextStatusUs);
-        long waitUs = Math.min(next - wallUs(), MAX_PARK_US);
-        if (waitUs > 0) {
-          LockSupport.parkNanos(this, waitUs * 1000);
-        }
+        waitUntil(next);
       }
       result = sim.end();
     } catch (Throwable t) {
@@ -207,6 +218,20 @@ final class RealTimeDriver implements AutoCloseable {
       }
     } finally {
       stopped.countDown();
+    }
+  }
+
+  /**
+   * Sleeps until simulated time {@code us} or a submission: parks until {@value #SPIN_US} us
+   * before it (a park may overshoot by a millisecond on a busy machine), then spins.
+   */
+  private void waitUntil(long us) {
+    long waitUs = Math.min(us - wallUs(), MAX_PARK_US);
+    if (waitUs > SPIN_US) {
+      LockSupport.parkNanos(this, (waitUs - SPIN_US) * 1000);
+    }
+    while (wallUs() < us && inbox.isEmpty() && running) {
+      Thread.onSpinWait();
     }
   }
 
@@ -233,17 +258,23 @@ final class RealTimeDriver implements AutoCloseable {
   }
 
   private void deliver(long nowUs) {
+    boolean any = false;
     while (!due.isEmpty() && due.peek().timeUs() <= nowUs) {
+      any = true;
       Delivery d = due.poll();
       Live l = d.live();
       if (l.gone) {
         continue;
       }
       if (d.kind() == TOKEN) {
+        dispatchLatenessUs.recordValue(Math.max(0, wallUs() - d.timeUs()));
         safely(() -> l.sink.onToken(d.index(), l.maxTokens, nanosOf(d.timeUs())));
       } else {
         safely(() -> l.sink.onFinished(l.request.promptTokens().length, l.maxTokens));
       }
+    }
+    if (any) {
+      safely(afterDeliveries);
     }
   }
 

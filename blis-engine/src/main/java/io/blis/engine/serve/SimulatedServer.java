@@ -63,16 +63,54 @@ public final class SimulatedServer implements AutoCloseable {
   private final long createdEpochS = System.currentTimeMillis() / 1000;
   private final Histogram latenessUs = new ConcurrentHistogram(3);
   private volatile boolean stopped;
+  /** Writes the sinks queued in one delivery pass, per event loop (simulation thread only). */
+  private final java.util.Map<io.netty.channel.EventLoop, java.util.List<Runnable>> batches = new java.util.HashMap<>();
+  private final java.util.Map<io.netty.channel.EventLoop, java.util.Set<ChannelHandlerContext>> touched = new java.util.HashMap<>();
+
+  /** Queues {@code write} to run on {@code ctx}'s event loop at the end of the delivery pass. */
+  private void batch(ChannelHandlerContext ctx, Runnable write) {
+    io.netty.channel.EventLoop loop = ctx.channel().eventLoop();
+    batches.computeIfAbsent(loop, l -> new java.util.ArrayList<>()).add(write);
+    touched.computeIfAbsent(loop, l -> new java.util.LinkedHashSet<>()).add(ctx);
+  }
+
+  /**
+   * Hands each event loop its queued writes as one task that writes them all and flushes each
+   * connection once: one wake-up per loop per delivery pass instead of one per token.
+   */
+  private void flushBatches() {
+    if (batches.isEmpty()) {
+      return;
+    }
+    for (var e : batches.entrySet()) {
+      java.util.List<Runnable> writes = e.getValue();
+      java.util.Set<ChannelHandlerContext> contexts = touched.get(e.getKey());
+      e.getKey().execute(() -> {
+        for (Runnable w : writes) {
+          w.run();
+        }
+        for (ChannelHandlerContext c : contexts) {
+          c.flush();
+        }
+      });
+    }
+    batches.clear();
+    touched.clear();
+  }
 
   private SimulatedServer(Simulation.Builder simulation, ServeConfig config) throws InterruptedException {
     this.config = config;
-    this.driver = new RealTimeDriver(simulation);
+    this.driver = new RealTimeDriver(simulation, this::flushBatches);
     this.metrics = new ServeMetrics(config.servedModelNames().get(0), driver::snapshot);
-    this.boss = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-    this.workers = new MultiThreadIoEventLoopGroup(config.ioThreads(), NioIoHandler.newFactory());
+    // Linux's epoll transport where its native library loads (fewer system calls per write), else NIO
+    boolean epoll = io.netty.channel.epoll.Epoll.isAvailable();
+    io.netty.channel.IoHandlerFactory ioFactory = epoll ? io.netty.channel.epoll.EpollIoHandler.newFactory()
+        : NioIoHandler.newFactory();
+    this.boss = new MultiThreadIoEventLoopGroup(1, ioFactory);
+    this.workers = new MultiThreadIoEventLoopGroup(config.ioThreads(), ioFactory);
     try {
       ServerBootstrap b = new ServerBootstrap().group(boss, workers)
-          .channel(NioServerSocketChannel.class)
+          .channel(epoll ? io.netty.channel.epoll.EpollServerSocketChannel.class : NioServerSocketChannel.class)
           .option(ChannelOption.SO_BACKLOG, 1024)
           .childOption(ChannelOption.TCP_NODELAY, true)
           .childHandler(new ChannelInitializer<SocketChannel>() {
@@ -129,6 +167,14 @@ public final class SimulatedServer implements AutoCloseable {
    */
   public Histogram deliveryLatenessUs() {
     return latenessUs.copy();
+  }
+
+  /**
+   * How late the simulation thread handed tokens to their connections' writers, microseconds (a
+   * copy): the part of {@link #deliveryLatenessUs()} that is not the writers' own.
+   */
+  public Histogram dispatchLatenessUs() {
+    return driver.dispatchLatenessUs.copy();
   }
 
   /** What the simulated instances hold now (at most 100 ms old). */
@@ -270,7 +316,7 @@ public final class SimulatedServer implements AutoCloseable {
       ctx.close();
     }
 
-    /** Writes one request's answer; called on the simulation thread. */
+    /** Writes one request's answer; called on the simulation thread, writes batched per loop. */
     private final class Sink implements ResponseSink {
       private final ChannelHandlerContext ctx;
       private final boolean keepAlive;
@@ -278,6 +324,11 @@ public final class SimulatedServer implements AutoCloseable {
       private final long submitNanos;
       private final long created = System.currentTimeMillis() / 1000;
       long id;
+      private OpenAiProtocol.ChunkFormat format;
+      private final io.prometheus.metrics.core.datapoints.DistributionDataPoint ttft;
+      private final io.prometheus.metrics.core.datapoints.DistributionDataPoint itl;
+      private final io.prometheus.metrics.core.datapoints.DistributionDataPoint e2e;
+      private final io.prometheus.metrics.core.datapoints.DistributionDataPoint lateness;
       private boolean headersSent;
       private long previousDueNanos;
 
@@ -286,30 +337,42 @@ public final class SimulatedServer implements AutoCloseable {
         this.keepAlive = keepAlive;
         this.request = request;
         this.submitNanos = submitNanos;
+        this.ttft = metrics.ttft.labelValues(request.model());
+        this.itl = metrics.itl.labelValues(request.model());
+        this.e2e = metrics.e2e.labelValues(request.model());
+        this.lateness = metrics.lateness;
       }
 
       @Override
       public void onToken(int index, int total, long dueNanos) {
+        if (request.stream() && !headersSent) {
+          sendStreamHeaders();
+        }
+        // rendering, writing and the metrics run on the connection's event loop
+        batch(ctx, () -> writeToken(index, total, dueNanos));
+      }
+
+      /** On the event loop: the token's chunk, its latency metrics and its lateness. */
+      private void writeToken(int index, int total, long dueNanos) {
         if (index == 1) {
-          metrics.ttft.labelValues(request.model()).observe((dueNanos - submitNanos) / 1e9);
+          ttft.observe((dueNanos - submitNanos) / 1e9);
         } else {
-          metrics.itl.labelValues(request.model()).observe((dueNanos - previousDueNanos) / 1e9);
+          itl.observe((dueNanos - previousDueNanos) / 1e9);
         }
         previousDueNanos = dueNanos;
         if (!request.stream()) {
           return;
         }
-        if (!headersSent) {
-          sendStreamHeaders();
+        if (format == null) {
+          format = new OpenAiProtocol.ChunkFormat(id, request.chat(), request.model(), created);
         }
-        String chunk = OpenAiProtocol.chunk(id, request.chat(), request.model(), created,
-            OpenAiProtocol.tokenText(id, index), index == 1, index == total ? "length" : null);
-        ctx.writeAndFlush(new DefaultHttpContent(Unpooled.wrappedBuffer(chunk.getBytes(StandardCharsets.UTF_8))))
-            .addListener(f -> {
-              long lateNanos = System.nanoTime() - dueNanos;
-              latenessUs.recordValue(Math.max(0, lateNanos / 1000));
-              metrics.lateness.observe(Math.max(0, lateNanos) / 1e9);
-            });
+        byte[] chunk = format.chunk(OpenAiProtocol.tokenText(id, index), index == 1,
+            index == total ? "length" : null).getBytes(StandardCharsets.UTF_8);
+        ctx.writeAndFlush(new DefaultHttpContent(Unpooled.wrappedBuffer(chunk))).addListener(f -> {
+          long lateNanos = System.nanoTime() - dueNanos;
+          latenessUs.recordValue(Math.max(0, lateNanos / 1000));
+          lateness.observe(Math.max(0, lateNanos) / 1e9);
+        });
       }
 
       private void sendStreamHeaders() {
@@ -318,18 +381,18 @@ public final class SimulatedServer implements AutoCloseable {
         head.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-cache");
         HttpUtil.setTransferEncodingChunked(head, true);
         HttpUtil.setKeepAlive(head, keepAlive);
-        ctx.write(head);
+        batch(ctx, () -> ctx.write(head));
         headersSent = true;
       }
 
       @Override
       public void onFinished(int promptTokens, int completionTokens) {
-        metrics.e2e.labelValues(request.model()).observe((previousDueNanos - submitNanos) / 1e9);
         current = -1;
+        batch(ctx, () -> e2e.observe((previousDueNanos - submitNanos) / 1e9));
         if (!request.stream()) {
           byte[] body = OpenAiProtocol.completion(id, request.chat(), request.model(), created,
               promptTokens, completionTokens).getBytes(StandardCharsets.UTF_8);
-          respond(ctx, keepAlive, HttpResponseStatus.OK, "application/json", body);
+          batch(ctx, () -> respond(ctx, keepAlive, HttpResponseStatus.OK, "application/json", body));
           return;
         }
         if (!headersSent) {
@@ -341,25 +404,31 @@ public final class SimulatedServer implements AutoCloseable {
               promptTokens, completionTokens));
         }
         tail.append(OpenAiProtocol.DONE);
-        ctx.write(new DefaultHttpContent(Unpooled.wrappedBuffer(tail.toString().getBytes(StandardCharsets.UTF_8))));
-        var done = ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT);
-        if (!keepAlive) {
-          done.addListener(ChannelFutureListener.CLOSE);
-        } else {
-          done.addListener(f -> ctx.channel().config().setAutoRead(true));
-        }
+        byte[] bytes = tail.toString().getBytes(StandardCharsets.UTF_8);
+        batch(ctx, () -> {
+          ctx.write(new DefaultHttpContent(Unpooled.wrappedBuffer(bytes)));
+          var done = ctx.write(LastHttpContent.EMPTY_LAST_CONTENT);
+          if (!keepAlive) {
+            done.addListener(ChannelFutureListener.CLOSE);
+          } else {
+            done.addListener(f -> ctx.channel().config().setAutoRead(true));
+          }
+        });
       }
 
       @Override
       public void onFailed(int httpStatus, String message) {
         current = -1;
         if (!headersSent) {
-          error(ctx, keepAlive, httpStatus, message);
-          return;
+          batch(ctx, () -> error(ctx, keepAlive, httpStatus, message));
+        } else {
+          byte[] bytes = ("data: " + OpenAiProtocol.error(httpStatus, message) + "\n\n").getBytes(StandardCharsets.UTF_8);
+          batch(ctx, () -> {
+            ctx.write(new DefaultHttpContent(Unpooled.wrappedBuffer(bytes)));
+            ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(ChannelFutureListener.CLOSE);
+          });
         }
-        ctx.write(new DefaultHttpContent(Unpooled.wrappedBuffer(("data: "
-            + OpenAiProtocol.error(httpStatus, message) + "\n\n").getBytes(StandardCharsets.UTF_8))));
-        ctx.writeAndFlush(LastHttpContent.EMPTY_LAST_CONTENT).addListener(ChannelFutureListener.CLOSE);
+        flushBatches(); // failures come outside a delivery pass
       }
     }
   }
