@@ -6,6 +6,9 @@ import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
 import io.blis.api.HardwareSpec;
 import io.blis.api.ModelSpec;
 import io.blis.engine.cluster.Cluster;
+import io.blis.engine.validate.EngineRunSimulator;
+import io.blis.engine.validate.Experiment;
+import io.blis.engine.validate.ExperimentsFile;
 import io.blis.latency.catalog.GpuCatalog;
 import io.blis.latency.catalog.ModelCatalog;
 import io.blis.latency.coeff.CoefficientFiles;
@@ -55,6 +58,14 @@ final class FitCommand implements Callable<Integer> {
   @Option(names = "--tp", description = "Tensor-parallel degree of the traced server (default: ${DEFAULT-VALUE}).")
   int tp = 1;
 
+  @Option(names = "--experiments", paramLabel = "FILE",
+      description = "Take the traced server's model, GPU and TP from an experiments file (as 'blis observe' writes it) instead of --model, --gpu and --tp.")
+  Path experiments;
+
+  @Option(names = "--experiment", paramLabel = "ID",
+      description = "With --experiments: the entry to use (default: the only one).")
+  String experimentId;
+
   @Option(names = "--coefficients", paramLabel = "FILE|INLINE",
       description = "Starting coefficients; what the traces do not determine is kept (default: the bundled ones).")
   String coefficients;
@@ -71,8 +82,22 @@ final class FitCommand implements Callable<Integer> {
     if (!Files.exists(traces)) {
       throw new IllegalArgumentException("--traces: no such file or directory '" + traces + "'");
     }
-    ModelSpec m = model.endsWith(".json") ? ModelCatalog.fromFile(Path.of(model)) : ModelCatalog.byName(model);
-    HardwareSpec g = gpu.endsWith(".json") ? GpuCatalog.fromFile(Path.of(gpu)) : GpuCatalog.resolve(gpu);
+    ModelSpec m;
+    HardwareSpec g;
+    if (experiments != null) {
+      var pr = spec.commandLine().getParseResult();
+      DeploymentOptions.require(spec.commandLine(), !pr.hasMatchedOption("--model")
+          && !pr.hasMatchedOption("--gpu") && !pr.hasMatchedOption("--tp"),
+          "--experiments gives the model, GPU and TP: leave out --model, --gpu and --tp");
+      Experiment e = experiment();
+      m = EngineRunSimulator.loadModel(e);
+      g = EngineRunSimulator.gpu(e);
+      tp = e.tp();
+    } else {
+      DeploymentOptions.require(spec.commandLine(), experimentId == null, "--experiment needs --experiments");
+      m = model.endsWith(".json") ? ModelCatalog.fromFile(Path.of(model)) : ModelCatalog.byName(model);
+      g = gpu.endsWith(".json") ? GpuCatalog.fromFile(Path.of(gpu)) : GpuCatalog.resolve(gpu);
+    }
     TraceFit.Outcome o = TraceFit.fit(traces, m, g, tp, Cluster.loadCoefficients(coefficients));
     String yaml = CoefficientFiles.toYaml(TrainedPhysicsCoefficients.LATENCY_MODEL,
         String.format(Locale.ROOT, "blis fit of %s on %s TP%d from %s: %d steps, test MAPE %.2f%%",
@@ -97,6 +122,21 @@ final class FitCommand implements Callable<Integer> {
     }
     spec.commandLine().getOut().flush();
     return 0;
+  }
+
+  /** The entry of --experiments named by --experiment, or its only entry. */
+  private Experiment experiment() {
+    List<Experiment> all = ExperimentsFile.read(Cli.requireFile("--experiments", experiments));
+    if (experimentId == null) {
+      if (all.size() != 1) {
+        throw new IllegalArgumentException("--experiments " + experiments + " has " + all.size()
+            + " entries: name one with --experiment (" + String.join(", ", all.stream().map(Experiment::id).toList()) + ")");
+      }
+      return all.get(0);
+    }
+    return all.stream().filter(x -> x.id().equals(experimentId)).findFirst()
+        .orElseThrow(() -> new IllegalArgumentException("--experiment: no entry '" + experimentId + "' in "
+            + experiments + " (entries: " + String.join(", ", all.stream().map(Experiment::id).toList()) + ")"));
   }
 
   /** Whether coefficient {@code k} (in {@link TrainedPhysicsCoefficients#terms()} order) was fitted. */

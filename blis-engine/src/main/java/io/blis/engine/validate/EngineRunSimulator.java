@@ -164,7 +164,7 @@ public final class EngineRunSimulator implements RunSimulator {
   }
 
   /** The experiment's model from its {@code config.json}; errors name the experiment. */
-  static ModelSpec loadModel(Experiment e) {
+  public static ModelSpec loadModel(Experiment e) {
     try {
       return e.modelConfig() == null ? ModelCatalog.byName(e.model())
           : ModelCatalog.fromFile(e.modelConfig(), e.model());
@@ -174,7 +174,7 @@ public final class EngineRunSimulator implements RunSimulator {
   }
 
   /** The GPU of an experiment ({@link Experiment#gpu} is a reference the catalog resolves). */
-  static HardwareSpec gpu(Experiment e) {
+  public static HardwareSpec gpu(Experiment e) {
     try {
       return GpuCatalog.resolve(e.gpu());
     } catch (IllegalArgumentException unknown) {
