@@ -22,7 +22,7 @@ import java.util.TreeMap;
  * and routes them to {@link Instance}s (vLLM v1 mirrors), and collects metrics. See {@link
  * Simulation} for the request timeline and scheduling rules.
  */
-final class Engine {
+final class Engine implements EventLoop {
 
   static final String REJECT_PROMPT_TOO_LONG = "prompt_exceeds_max_model_len";
   static final String REJECT_TOTAL_TOO_LONG = "prompt_plus_output_exceeds_max_model_len";
@@ -61,7 +61,7 @@ final class Engine {
   private final long horizonUs;
   private final boolean multiPool;
   /** Receives journey and step events; null when nobody listens. */
-  final EngineListener listener;
+  private final EngineListener listener;
 
   private final EventQueue events = new EventQueue();
   private final ClusterState cluster = new ClusterState();
@@ -121,22 +121,29 @@ final class Engine {
     this.waitEstimates = new long[instances.length];
   }
 
-  long nowUs() {
+  @Override
+  public long nowUs() {
     return nowUs;
   }
 
-  EventQueue events() {
-    return events;
+  @Override
+  public void schedule(long atUs, int type, Object payload) {
+    events.push(atUs, type, payload);
   }
 
-  /** The priority the policy gives {@code r} now. */
-  int priorityOf(EngineRequest r) {
+  @Override
+  public int priorityOf(EngineRequest r) {
     return priorityPolicy.priority(r, nowUs);
   }
 
-  /** Whether waiting requests' priorities must be recomputed before each sort. */
-  boolean prioritiesChangeWithTime() {
+  @Override
+  public boolean prioritiesChangeWithTime() {
     return prioritiesChangeWithTime;
+  }
+
+  @Override
+  public EngineListener listener() {
+    return listener;
   }
 
   /** The cluster as routers see it: one reused view over the instances' snapshots. */
@@ -493,7 +500,8 @@ final class Engine {
     return Math.round(steps * stepUs);
   }
 
-  void finish(EngineRequest r, RequestOutcome outcome, long endUs, String reason) {
+  @Override
+  public void finish(EngineRequest r, RequestOutcome outcome, long endUs, String reason) {
     r.state = EngineRequest.State.FINISHED;
     if (live != null) {
       live.remove(r.spec.id());

@@ -9,7 +9,7 @@ import io.blis.workload.RequestOutcome;
 
 /**
  * One serving instance: its waiting queue, running list, KV pool, latency model and scheduler,
- * and the vLLM v1 step logic. Driven by the {@link Engine}'s event loop. Routers see it through
+ * and the vLLM v1 step logic. Driven by an {@link EventLoop} (the {@link Engine}). Routers see it through
  * its {@link #snapshot()}, refreshed by the engine.
  */
 final class Instance {
@@ -19,7 +19,7 @@ final class Instance {
   /** Number of SLO class ranks tracked for priority inversions (vLLM priorities 0..7). */
   static final int RANKS = io.blis.engine.policy.Priorities.LEAST_URGENT + 1;
 
-  private final Engine engine;
+  private final EventLoop loop;
   private final int index;
   private final String poolName;
   private final LatencyModel model;
@@ -56,10 +56,10 @@ final class Instance {
   private int formingPreemptions;
   private int stepPreemptions;
 
-  Instance(Engine engine, int index, String poolName, LatencyModel model, Scheduler scheduler,
+  Instance(EventLoop loop, int index, String poolName, LatencyModel model, Scheduler scheduler,
       EngineLimits limits, KvBlockPool pool, double cpuLoadUsPerBlock,
       Engine.StepObserver observer) {
-    this.engine = engine;
+    this.loop = loop;
     this.index = index;
     this.poolName = poolName;
     this.model = model;
@@ -244,13 +244,13 @@ final class Instance {
   }
 
   void onLoaded(EngineRequest r) {
-    if (r.state != EngineRequest.State.RUNNING || r.loadDoneUs != engine.nowUs()) {
+    if (r.state != EngineRequest.State.RUNNING || r.loadDoneUs != loop.nowUs()) {
       return; // timed out or preempted while loading
     }
     r.loadDoneUs = 0;
     if (!stepPending) {
       stepPending = true;
-      engine.events().push(engine.nowUs(), EventQueue.STEP, this);
+      loop.schedule(loop.nowUs(), EventQueue.STEP, this);
     }
   }
 
@@ -260,20 +260,20 @@ final class Instance {
     }
     String reason = rejectReason(r);
     if (reason != null) {
-      engine.finish(r, RequestOutcome.REJECTED, engine.nowUs(), reason);
+      loop.finish(r, RequestOutcome.REJECTED, loop.nowUs(), reason);
       return;
     }
     r.state = EngineRequest.State.WAITING;
-    r.queuedUs = engine.nowUs();
-    r.priority = engine.priorityOf(r);
+    r.queuedUs = loop.nowUs();
+    r.priority = loop.priorityOf(r);
     waiting.addLast(r);
     onWaitingAdded(r);
-    if (engine.listener != null) {
-      engine.listener.onQueued(index, r, engine.nowUs());
+    if (loop.listener() != null) {
+      loop.listener().onQueued(index, r, loop.nowUs());
     }
     if (!stepPending) {
       stepPending = true;
-      engine.events().push(engine.nowUs(), EventQueue.STEP, this);
+      loop.schedule(loop.nowUs(), EventQueue.STEP, this);
     }
   }
 
@@ -292,7 +292,7 @@ final class Instance {
       }
       case ARRIVED -> { }
     }
-    engine.finish(r, RequestOutcome.TIMED_OUT, engine.nowUs(), "");
+    loop.finish(r, RequestOutcome.TIMED_OUT, loop.nowUs(), "");
   }
 
   // ---------------------------------------------------------------- steps
@@ -314,7 +314,7 @@ final class Instance {
   /** Applies the step in flight: progress, emitted tokens, completions. */
   private void completeStep() {
     StepRecord.RequestState[] states =
-        engine.listener == null ? null : new StepRecord.RequestState[batch.size()];
+        loop.listener() == null ? null : new StepRecord.RequestState[batch.size()];
     int finished = 0;
     long prefillTokens = 0;
     long decodeTokens = 0;
@@ -349,7 +349,7 @@ final class Instance {
       }
     }
     if (states != null) {
-      engine.listener.onStep(index, new StepRecord(steps, stepStartUs, stepDurationUs,
+      loop.listener().onStep(index, new StepRecord(steps, stepStartUs, stepDurationUs,
           prefillRequests, states.length - prefillRequests, prefillTokens, decodeTokens,
           stepRunning, stepWaiting, pool.totalBlocks(), stepKvFree, finished, stepPreemptions,
           java.util.Arrays.asList(states)));
@@ -361,25 +361,25 @@ final class Instance {
   private void emitToken(EngineRequest r) {
     r.generated++;
     r.tokenOverheadUs += model.outputTokenProcessingTime();
-    long clientUs = engine.nowUs() + r.schedulingOverheadUs + r.preemptionOverheadUs + r.tokenOverheadUs;
+    long clientUs = loop.nowUs() + r.schedulingOverheadUs + r.preemptionOverheadUs + r.tokenOverheadUs;
     if (r.firstTokenClientUs < 0) {
       r.firstTokenClientUs = clientUs;
-      if (engine.listener != null) {
-        engine.listener.onFirstToken(index, r, steps, engine.nowUs(), clientUs);
+      if (loop.listener() != null) {
+        loop.listener().onFirstToken(index, r, steps, loop.nowUs(), clientUs);
       }
       r.itlUs = new long[Math.max(0, r.outputTokens - 1)];
     } else {
       r.itlUs[r.itlCount++] = clientUs - r.lastTokenClientUs;
     }
     r.lastTokenClientUs = clientUs;
-    if (engine.listener != null) {
-      engine.listener.onToken(index, r, r.generated, engine.nowUs(), clientUs);
+    if (loop.listener() != null) {
+      loop.listener().onToken(index, r, r.generated, loop.nowUs(), clientUs);
     }
     if (r.generated == r.outputTokens) {
       pool.free(r.table);
       boolean late = r.deadlineUs > 0 && clientUs > r.deadlineUs;
-      engine.finish(r, late ? RequestOutcome.TIMED_OUT : RequestOutcome.COMPLETED,
-          late ? Math.max(engine.nowUs(), r.deadlineUs) : clientUs, "");
+      loop.finish(r, late ? RequestOutcome.TIMED_OUT : RequestOutcome.COMPLETED,
+          late ? Math.max(loop.nowUs(), r.deadlineUs) : clientUs, "");
     }
   }
 
@@ -389,10 +389,10 @@ final class Instance {
       return; // idle until the next request is queued
     }
     if (scheduler.ordersWaitingQueue()) {
-      if (engine.prioritiesChangeWithTime()) {
+      if (loop.prioritiesChangeWithTime()) {
         for (int k = 0, n = waiting.size(); k < n; k++) {
           EngineRequest w = waiting.get(k);
-          w.priority = engine.priorityOf(w);
+          w.priority = loop.priorityOf(w);
         }
       }
       waiting.sort(scheduler);
@@ -477,8 +477,8 @@ final class Instance {
       waiting.pollFirst();
       onWaitingRemoved(r);
       countInversion(r);
-      if (engine.listener != null) {
-        engine.listener.onScheduled(index, r, steps + 1, r.preemptions > 0, engine.nowUs());
+      if (loop.listener() != null) {
+        loop.listener().onScheduled(index, r, steps + 1, r.preemptions > 0, loop.nowUs());
       }
       r.state = EngineRequest.State.RUNNING;
       r.progress = start;
@@ -505,11 +505,11 @@ final class Instance {
         return; // the next LOADED event resumes stepping
       }
       if (!preempted) {
-        throw new IllegalStateException("engine stalled at " + engine.nowUs() + " us: " + running.size()
+        throw new IllegalStateException("engine stalled at " + loop.nowUs() + " us: " + running.size()
             + " running, " + waiting.size() + " waiting, " + pool.freeBlocks() + " free KV blocks");
       }
       stepPending = true;
-      engine.events().push(engine.nowUs(), EventQueue.STEP, this);
+      loop.schedule(loop.nowUs(), EventQueue.STEP, this);
       return;
     }
     long stepUs = model.stepTime(batch);
@@ -518,7 +518,7 @@ final class Instance {
           + " us for a batch of " + batch.size() + " requests; it must be at least 1");
     }
     steps++;
-    stepStartUs = engine.nowUs();
+    stepStartUs = loop.nowUs();
     stepDurationUs = stepUs;
     stepRunning = running.size();
     stepWaiting = waiting.size();
@@ -526,15 +526,15 @@ final class Instance {
     stepPreemptions = formingPreemptions;
     stepEstimateUs = steps == 1 ? stepUs
         : stepEstimateUs + STEP_EWMA_WEIGHT * (stepUs - stepEstimateUs);
-    lastStepStartUs = engine.nowUs();
+    lastStepStartUs = loop.nowUs();
     if (observer != null) {
-      observer.onStep(engine.nowUs(), stepUs, batch, running, waiting.size(), pool);
+      observer.onStep(loop.nowUs(), stepUs, batch, running, waiting.size(), pool);
     }
     for (int k = 0, n = batch.size(); k < n; k++) {
       batch.get(k).inFlight = true;
     }
     stepPending = true;
-    engine.events().push(engine.nowUs() + stepUs, EventQueue.STEP, this);
+    loop.schedule(loop.nowUs() + stepUs, EventQueue.STEP, this);
   }
 
   private boolean anyLoading() {
@@ -548,7 +548,7 @@ final class Instance {
 
   private void addToBatch(EngineRequest r) {
     if (r.firstScheduledUs < 0) {
-      r.firstScheduledUs = engine.nowUs();
+      r.firstScheduledUs = loop.nowUs();
       r.schedulingOverheadUs = model.schedulingProcessingTime();
     }
     batch.add(r);
@@ -563,11 +563,11 @@ final class Instance {
    * serialized on one host-to-device channel, each block taking {@code cpuLoadUsPerBlock}.
    */
   private void startLoading(EngineRequest r, int cpuBlocks) {
-    long startUs = Math.max(engine.nowUs(), transferBusyUntilUs);
+    long startUs = Math.max(loop.nowUs(), transferBusyUntilUs);
     long doneUs = startUs + Math.max(1L, (long) Math.ceil(cpuBlocks * cpuLoadUsPerBlock));
     transferBusyUntilUs = doneUs;
     r.loadDoneUs = doneUs;
-    engine.events().push(doneUs, EventQueue.LOADED, r);
+    loop.schedule(doneUs, EventQueue.LOADED, r);
   }
 
   /** Preempts {@code victim} (already removed from the running list); returns refunded tokens. */
@@ -585,13 +585,13 @@ final class Instance {
     victim.preemptions++;
     victim.preemptionOverheadUs += model.preemptionProcessingTime();
     victim.state = EngineRequest.State.WAITING;
-    victim.queuedUs = engine.nowUs();
+    victim.queuedUs = loop.nowUs();
     waiting.addFirst(victim);
     onWaitingAdded(victim);
     formingPreemptions++;
-    if (engine.listener != null) {
-      engine.listener.onPreempted(index, victim, steps + 1, engine.nowUs());
-      engine.listener.onQueued(index, victim, engine.nowUs());
+    if (loop.listener() != null) {
+      loop.listener().onPreempted(index, victim, steps + 1, loop.nowUs());
+      loop.listener().onQueued(index, victim, loop.nowUs());
     }
     preemptionEvents++;
     return refund;

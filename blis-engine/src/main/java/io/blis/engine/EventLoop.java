@@ -1,0 +1,29 @@
+package io.blis.engine;
+
+import io.blis.workload.RequestOutcome;
+
+/**
+ * What an {@link Instance} sees of the event loop that drives it: the clock, a way to schedule
+ * its own events, the end of a request, the priority policy and the listener. The {@link Engine}
+ * implements it; an instance never reaches the cluster, the metrics or the request source.
+ */
+interface EventLoop {
+
+  /** The simulated clock, microseconds. */
+  long nowUs();
+
+  /** Schedules an event of type {@code type} (an {@link EventQueue} constant) at {@code atUs}. */
+  void schedule(long atUs, int type, Object payload);
+
+  /** Ends a request: metrics, records, the listener, the source's follow-ups. */
+  void finish(EngineRequest r, RequestOutcome outcome, long endUs, String reason);
+
+  /** The priority the policy gives {@code r} now. */
+  int priorityOf(EngineRequest r);
+
+  /** Whether waiting requests' priorities must be recomputed before each sort. */
+  boolean prioritiesChangeWithTime();
+
+  /** Receives journey and step events, or null when nobody listens. */
+  EngineListener listener();
+}
