@@ -121,10 +121,17 @@ public final class SimulatedServer implements AutoCloseable {
             }
           });
       this.listening = b.bind(config.host(), config.port()).sync().channel();
-    } catch (RuntimeException | InterruptedException e) {
+    } catch (Exception e) { // sync() rethrows a bind failure's checked exception undeclared
       shutdownGroups();
       driver.close();
-      throw e;
+      if (e instanceof InterruptedException ie) {
+        throw ie;
+      }
+      if (e instanceof java.io.IOException || e instanceof io.netty.channel.ChannelException) {
+        throw new IllegalArgumentException("--host/--port: cannot listen on " + config.host() + ":"
+            + config.port() + ": " + e.getMessage(), e);
+      }
+      throw e instanceof RuntimeException re ? re : new IllegalStateException(e);
     }
   }
 
@@ -140,13 +147,6 @@ public final class SimulatedServer implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while binding", e);
-    } catch (RuntimeException e) {
-      if (e.getCause() instanceof java.net.BindException || e instanceof io.netty.channel.ChannelException
-          || e.getClass().getName().contains("BindException")) {
-        throw new IllegalArgumentException("--port: cannot listen on " + config.host() + ":" + config.port()
-            + ": " + e.getMessage(), e);
-      }
-      throw e;
     }
   }
 
