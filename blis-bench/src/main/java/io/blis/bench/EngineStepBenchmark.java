@@ -5,7 +5,7 @@ import io.blis.api.LatencyModel;
 import io.blis.api.RequestView;
 import io.blis.engine.EngineLimits;
 import io.blis.engine.Simulation;
-import io.blis.engine.SimulationResult;
+import io.blis.engine.result.SimulationResult;
 import io.blis.workload.RequestSource;
 import io.blis.workload.RequestSpec;
 import java.util.ArrayList;

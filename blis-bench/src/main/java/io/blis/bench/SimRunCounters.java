@@ -1,6 +1,6 @@
 package io.blis.bench;
 
-import io.blis.engine.SimulationResult;
+import io.blis.engine.result.SimulationResult;
 import org.openjdk.jmh.annotations.AuxCounters;
 import org.openjdk.jmh.annotations.Level;
 import org.openjdk.jmh.annotations.Scope;

@@ -7,7 +7,7 @@ import io.blis.api.ModelSpec;
 import io.blis.engine.Deployment;
 import io.blis.engine.EngineLimits;
 import io.blis.engine.Simulation;
-import io.blis.engine.SimulationResult;
+import io.blis.engine.result.SimulationResult;
 import io.blis.latency.LatencyModels;
 import io.blis.latency.catalog.GpuCatalog;
 import io.blis.latency.catalog.ModelCatalog;

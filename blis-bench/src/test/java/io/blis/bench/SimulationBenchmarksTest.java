@@ -2,7 +2,7 @@ package io.blis.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.blis.engine.SimulationResult;
+import io.blis.engine.result.SimulationResult;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;

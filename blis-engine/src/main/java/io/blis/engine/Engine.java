@@ -1,5 +1,18 @@
 package io.blis.engine;
 
+import io.blis.engine.metrics.ScopeMetrics;
+import io.blis.engine.metrics.ValueStore;
+import io.blis.engine.result.Anomalies;
+import io.blis.engine.result.ClusterReport;
+import io.blis.engine.result.DecisionSummary;
+import io.blis.engine.result.EngineStats;
+import io.blis.engine.result.Fitness;
+import io.blis.engine.result.InstanceResult;
+import io.blis.engine.result.InstanceStatus;
+import io.blis.engine.result.MetricsSummary;
+import io.blis.engine.result.RequestRecord;
+import io.blis.engine.result.RoutingDecision;
+import io.blis.engine.result.SimulationResult;
 import io.blis.api.AdmissionDecision;
 import io.blis.api.AdmissionPolicy;
 import io.blis.api.ClusterView;
@@ -651,9 +664,9 @@ final class Engine implements EventLoop {
         continue;
       }
       if (queued) {
-        s.stillQueued++;
+        s.onStillQueued();
       } else {
-        s.stillRunning++;
+        s.onStillRunning();
       }
     }
   }

@@ -2,6 +2,7 @@ package io.blis.engine;
 
 import io.blis.api.Phase;
 import io.blis.api.RequestView;
+import io.blis.engine.metrics.CompletedRequest;
 import io.blis.engine.policy.Priorities;
 import io.blis.kvcache.BlockHashes;
 import io.blis.kvcache.BlockTable;
@@ -11,7 +12,7 @@ import io.blis.workload.RequestSpec;
  * The engine's mutable state of one request; also the read-only {@link RequestView} plugins see.
  * Times are engine microseconds.
  */
-final class EngineRequest implements RequestView {
+final class EngineRequest implements RequestView, CompletedRequest {
 
   enum State {
     ARRIVED,
@@ -153,5 +154,42 @@ final class EngineRequest implements RequestView {
   public String toString() {
     return "request " + spec.id() + " (" + state + ", progress " + progress + "/" + prefillTarget
         + ", generated " + generated + "/" + outputTokens + ")";
+  }
+
+  // ---- CompletedRequest (read once it completed)
+
+  @Override
+  public int outputTokens() {
+    return outputTokens;
+  }
+
+  @Override
+  public int cachedPromptTokens() {
+    return cachedPromptTokens;
+  }
+
+  @Override
+  public long e2eUs() {
+    return lastTokenClientUs - arrivalUs;
+  }
+
+  @Override
+  public long ttftUs() {
+    return firstTokenClientUs - arrivalUs;
+  }
+
+  @Override
+  public long schedulingDelayUs() {
+    return firstScheduledUs - arrivalUs;
+  }
+
+  @Override
+  public int itlCount() {
+    return itlCount;
+  }
+
+  @Override
+  public long itlUs(int i) {
+    return itlUs[i];
   }
 }

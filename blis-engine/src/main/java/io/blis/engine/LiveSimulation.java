@@ -1,5 +1,7 @@
 package io.blis.engine;
 
+import io.blis.engine.result.InstanceStatus;
+import io.blis.engine.result.SimulationResult;
 import io.blis.workload.RequestSpec;
 import java.util.List;
 

@@ -1,5 +1,8 @@
 package io.blis.engine;
 
+import io.blis.engine.result.Fitness;
+import io.blis.engine.result.RequestRecord;
+import io.blis.engine.result.SimulationResult;
 import io.blis.api.AdmissionPolicy;
 import io.blis.api.LatencyModel;
 import io.blis.api.PriorityPolicy;

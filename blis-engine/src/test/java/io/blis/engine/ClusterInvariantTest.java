@@ -1,5 +1,11 @@
 package io.blis.engine;
 
+import io.blis.engine.result.ClusterReport;
+import io.blis.engine.result.InstanceResult;
+import io.blis.engine.result.MetricsSummary;
+import io.blis.engine.result.RequestRecord;
+import io.blis.engine.result.RoutingDecision;
+import io.blis.engine.result.SimulationResult;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.blis.api.AdmissionPolicy;

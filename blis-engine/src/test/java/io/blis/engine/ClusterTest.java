@@ -1,5 +1,7 @@
 package io.blis.engine;
 
+import io.blis.engine.result.RequestRecord;
+import io.blis.engine.result.SimulationResult;
 import static io.blis.engine.TestRequests.req;
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,5 +1,8 @@
 package io.blis.engine;
 
+import io.blis.engine.result.MetricsSummary;
+import io.blis.engine.result.RequestRecord;
+import io.blis.engine.result.SimulationResult;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.blis.api.Scheduler;

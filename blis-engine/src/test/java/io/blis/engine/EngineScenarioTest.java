@@ -1,5 +1,8 @@
 package io.blis.engine;
 
+import io.blis.engine.result.MetricsSummary;
+import io.blis.engine.result.RequestRecord;
+import io.blis.engine.result.SimulationResult;
 import static io.blis.engine.TestRequests.concat;
 import static io.blis.engine.TestRequests.req;
 import static io.blis.engine.TestRequests.tokens;

@@ -1,5 +1,6 @@
 package io.blis.engine;
 
+import io.blis.engine.result.InstanceStatus;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 

@@ -1,6 +1,6 @@
 package io.blis.engine.cli;
 
-import io.blis.engine.Fitness;
+import io.blis.engine.result.Fitness;
 import io.blis.engine.Simulation;
 import io.blis.engine.cluster.Cluster;
 import io.blis.engine.cluster.PolicyBundle;

@@ -2,7 +2,7 @@ package io.blis.engine.cli;
 
 import io.blis.engine.KvOffload;
 import io.blis.engine.Simulation;
-import io.blis.engine.SimulationResult;
+import io.blis.engine.result.SimulationResult;
 import io.blis.engine.cluster.Cluster;
 import io.blis.engine.cluster.PolicyBundle;
 import io.blis.engine.cluster.PoolSpec;

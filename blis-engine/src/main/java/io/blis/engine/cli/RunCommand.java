@@ -1,6 +1,6 @@
 package io.blis.engine.cli;
 
-import io.blis.engine.SimulationResult;
+import io.blis.engine.result.SimulationResult;
 import io.blis.engine.validate.Ensemble;
 import io.blis.workload.RequestSource;
 import io.blis.workload.trace.TraceHeader;

@@ -1,6 +1,6 @@
 package io.blis.engine.cli;
 
-import io.blis.engine.SimulationResult;
+import io.blis.engine.result.SimulationResult;
 import io.blis.engine.serve.ServeConfig;
 import io.blis.engine.serve.SimulatedServer;
 import java.util.List;

@@ -1,5 +1,6 @@
 package io.blis.engine.cluster;
 
+import io.blis.engine.result.SimulationResult;
 import io.blis.api.AdmissionPolicy;
 import io.blis.api.AdmissionPolicyProvider;
 import io.blis.api.Coefficients;

@@ -2,10 +2,10 @@ package io.blis.engine.serve;
 
 import io.blis.api.RequestView;
 import io.blis.engine.EngineListener;
-import io.blis.engine.InstanceStatus;
+import io.blis.engine.result.InstanceStatus;
 import io.blis.engine.LiveSimulation;
 import io.blis.engine.Simulation;
-import io.blis.engine.SimulationResult;
+import io.blis.engine.result.SimulationResult;
 import io.blis.workload.RequestOutcome;
 import io.blis.workload.RequestSpec;
 import java.util.HashMap;

@@ -1,6 +1,6 @@
 package io.blis.engine.serve;
 
-import io.blis.engine.InstanceStatus;
+import io.blis.engine.result.InstanceStatus;
 import io.prometheus.metrics.config.EscapingScheme;
 import io.prometheus.metrics.core.metrics.CounterWithCallback;
 import io.prometheus.metrics.core.metrics.GaugeWithCallback;

@@ -1,8 +1,8 @@
 package io.blis.engine.serve;
 
-import io.blis.engine.InstanceStatus;
+import io.blis.engine.result.InstanceStatus;
 import io.blis.engine.Simulation;
-import io.blis.engine.SimulationResult;
+import io.blis.engine.result.SimulationResult;
 import io.netty.bootstrap.ServerBootstrap;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.Channel;

@@ -1,6 +1,6 @@
 package io.blis.engine.validate;
 
-import io.blis.engine.RequestRecord;
+import io.blis.engine.result.RequestRecord;
 import io.blis.workload.RequestOutcome;
 import java.util.ArrayList;
 import java.util.Arrays;

@@ -3,7 +3,7 @@ package io.blis.engine.validate;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.blis.api.Coefficients;
-import io.blis.engine.SimulationResult;
+import io.blis.engine.result.SimulationResult;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
 import java.util.ArrayList;

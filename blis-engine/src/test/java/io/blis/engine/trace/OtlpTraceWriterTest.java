@@ -8,7 +8,7 @@ import io.blis.api.LatencyModel;
 import io.blis.engine.EngineLimits;
 import io.blis.engine.LinearTestModel;
 import io.blis.engine.Simulation;
-import io.blis.engine.SimulationResult;
+import io.blis.engine.result.SimulationResult;
 import io.blis.workload.RequestOutcome;
 import io.blis.workload.RequestSource;
 import io.blis.workload.synthetic.LengthSpec;

@@ -3,7 +3,7 @@ package io.blis.engine.validate;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.blis.engine.RequestRecord;
+import io.blis.engine.result.RequestRecord;
 import io.blis.workload.RequestOutcome;
 import io.blis.workload.RequestSource;
 import io.blis.workload.RequestSpec;

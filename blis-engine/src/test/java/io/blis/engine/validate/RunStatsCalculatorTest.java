@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.blis.engine.RequestRecord;
+import io.blis.engine.result.RequestRecord;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

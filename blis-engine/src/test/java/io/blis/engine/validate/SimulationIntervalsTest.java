@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.blis.api.Coefficients;
 import io.blis.engine.EngineLimits;
 import io.blis.engine.Simulation;
-import io.blis.engine.SimulationResult;
+import io.blis.engine.result.SimulationResult;
 import io.blis.latency.LatencyModels;
 import io.blis.latency.catalog.GpuCatalog;
 import io.blis.latency.catalog.GpuSpec;

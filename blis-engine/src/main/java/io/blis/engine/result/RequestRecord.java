@@ -1,4 +1,4 @@
-package io.blis.engine;
+package io.blis.engine.result;
 
 import io.blis.workload.RequestOutcome;
 

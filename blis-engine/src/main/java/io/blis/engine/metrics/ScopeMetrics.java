@@ -1,5 +1,7 @@
-package io.blis.engine;
+package io.blis.engine.metrics;
 
+import io.blis.engine.result.Distribution;
+import io.blis.engine.result.MetricsSummary;
 import io.blis.workload.RequestOutcome;
 import java.util.Map;
 import java.util.TreeMap;
@@ -8,7 +10,7 @@ import java.util.TreeMap;
  * Counters and latency samples of one scope: one load stage, the whole run, one instance, one SLO
  * class or one tenant. Breakdown scopes keep no inter-token samples (the whole run has them).
  */
-final class ScopeMetrics {
+public final class ScopeMetrics {
 
   private final int stage;
   private final ValueStore e2e;
@@ -17,12 +19,12 @@ final class ScopeMetrics {
   private final ValueStore itl;
   private final ValueStore schedulingDelay;
   private final Map<String, Long> rejectedByReason = new TreeMap<>();
-  long injected;
-  long completed;
-  long timedOut;
-  long rejected;
-  long stillQueued;
-  long stillRunning;
+  private long injected;
+  private long completed;
+  private long timedOut;
+  private long rejected;
+  private long stillQueued;
+  private long stillRunning;
   private long inputTokens;
   private long outputTokens;
   private long preemptions;
@@ -31,11 +33,11 @@ final class ScopeMetrics {
   private long firstArrivalUs = Long.MAX_VALUE;
   private long lastEndUs = Long.MIN_VALUE;
 
-  ScopeMetrics(int stage, boolean streaming) {
+  public ScopeMetrics(int stage, boolean streaming) {
     this(stage, streaming, true);
   }
 
-  ScopeMetrics(int stage, boolean streaming, boolean withItl) {
+  public ScopeMetrics(int stage, boolean streaming, boolean withItl) {
     this.stage = stage;
     e2e = ValueStore.create(streaming);
     ttft = ValueStore.create(streaming);
@@ -43,7 +45,17 @@ final class ScopeMetrics {
     schedulingDelay = ValueStore.create(streaming);
   }
 
-  void onInjected(long arrivalUs) {
+  /** Counts a request left waiting at the end of the run. */
+  public void onStillQueued() {
+    stillQueued++;
+  }
+
+  /** Counts a request left running at the end of the run. */
+  public void onStillRunning() {
+    stillRunning++;
+  }
+
+  public void onInjected(long arrivalUs) {
     injected++;
     firstArrivalUs = Math.min(firstArrivalUs, arrivalUs);
   }
@@ -53,7 +65,7 @@ final class ScopeMetrics {
    *
    * @param metSlo for a completed request, whether it met its SLO class's targets
    */
-  void onFinished(EngineRequest r, RequestOutcome outcome, long endUs, String reason,
+  public void onFinished(CompletedRequest r, RequestOutcome outcome, long endUs, String reason,
       boolean metSlo) {
     lastEndUs = Math.max(lastEndUs, endUs);
     switch (outcome) {
@@ -64,26 +76,26 @@ final class ScopeMetrics {
       case TIMED_OUT -> timedOut++;
       case COMPLETED -> {
         completed++;
-        inputTokens += r.inputTokens;
-        outputTokens += r.outputTokens;
-        preemptions += r.preemptions;
-        cachedPromptTokens += Math.max(0, r.cachedPromptTokens);
-        e2e.add(r.lastTokenClientUs - r.arrivalUs);
-        ttft.add(r.firstTokenClientUs - r.arrivalUs);
-        schedulingDelay.add(r.firstScheduledUs - r.arrivalUs);
+        inputTokens += r.inputTokens();
+        outputTokens += r.outputTokens();
+        preemptions += r.preemptions();
+        cachedPromptTokens += Math.max(0, r.cachedPromptTokens());
+        e2e.add(r.e2eUs());
+        ttft.add(r.ttftUs());
+        schedulingDelay.add(r.schedulingDelayUs());
         if (metSlo) {
           good++;
         }
         if (itl != null) {
-          for (int i = 0; i < r.itlCount; i++) {
-            itl.add(r.itlUs[i]);
+          for (int i = 0, n = r.itlCount(); i < n; i++) {
+            itl.add(r.itlUs(i));
           }
         }
       }
     }
   }
 
-  MetricsSummary summarize() {
+  public MetricsSummary summarize() {
     long span = firstArrivalUs == Long.MAX_VALUE || lastEndUs < firstArrivalUs
         ? 0 : lastEndUs - firstArrivalUs;
     double seconds = span / 1e6;

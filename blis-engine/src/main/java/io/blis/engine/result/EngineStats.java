@@ -1,4 +1,4 @@
-package io.blis.engine;
+package io.blis.engine.result;
 
 /**
  * Engine-wide figures of a whole run: KV cache, preemptions, steps.

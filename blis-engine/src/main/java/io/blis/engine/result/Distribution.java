@@ -1,4 +1,4 @@
-package io.blis.engine;
+package io.blis.engine.result;
 
 /**
  * Mean and percentiles of one latency metric over the completed requests of a scope, in
@@ -11,21 +11,8 @@ package io.blis.engine;
 public record Distribution(long count, double meanUs, double p50Us, double p90Us, double p95Us,
     double p99Us) {
 
-  static final Distribution EMPTY =
+  /** The summary of no samples. */
+  public static final Distribution EMPTY =
       new Distribution(0, Double.NaN, Double.NaN, Double.NaN, Double.NaN, Double.NaN);
 
-  /**
-   * Linear-interpolation percentile of an ascending array.
-   *
-   * @param sorted ascending values, at least one
-   * @param n number of values of {@code sorted} to use
-   * @param p percentile in [0, 100]
-   */
-  static double percentile(long[] sorted, int n, double p) {
-    double rank = p / 100.0 * (n - 1);
-    int lo = (int) Math.floor(rank);
-    int hi = (int) Math.ceil(rank);
-    double a = sorted[lo];
-    return a + (sorted[hi] - a) * (rank - lo);
-  }
 }

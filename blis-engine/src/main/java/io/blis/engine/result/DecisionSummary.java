@@ -1,4 +1,4 @@
-package io.blis.engine;
+package io.blis.engine.result;
 
 /**
  * Summary of the admission and routing decisions of a run with a decision trace.

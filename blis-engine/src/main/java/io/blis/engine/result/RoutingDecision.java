@@ -1,4 +1,4 @@
-package io.blis.engine;
+package io.blis.engine.result;
 
 import java.util.List;
 

@@ -1,4 +1,4 @@
-package io.blis.engine;
+package io.blis.engine.result;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonGenerator;

@@ -1,4 +1,4 @@
-package io.blis.engine;
+package io.blis.engine.result;
 
 /**
  * What one instance of a {@link LiveSimulation} holds at the current simulated time.

@@ -1,16 +1,17 @@
-package io.blis.engine;
+package io.blis.engine.metrics;
 
+import io.blis.engine.result.Distribution;
 import java.util.Arrays;
 import org.HdrHistogram.Histogram;
 
 /** Collects non-negative microsecond samples of one metric and summarizes them. */
-abstract class ValueStore {
+public abstract class ValueStore {
 
-  abstract void add(long valueUs);
+  public abstract void add(long valueUs);
 
-  abstract Distribution summarize();
+  public abstract Distribution summarize();
 
-  static ValueStore create(boolean streaming) {
+  public static ValueStore create(boolean streaming) {
     return streaming ? new Streaming() : new Exact();
   }
 
@@ -21,7 +22,7 @@ abstract class ValueStore {
     private double sum;
 
     @Override
-    void add(long valueUs) {
+    public void add(long valueUs) {
       if (size == values.length) {
         values = Arrays.copyOf(values, size * 2);
       }
@@ -30,15 +31,15 @@ abstract class ValueStore {
     }
 
     @Override
-    Distribution summarize() {
+    public Distribution summarize() {
       if (size == 0) {
         return Distribution.EMPTY;
       }
       long[] sorted = Arrays.copyOf(values, size);
       Arrays.sort(sorted);
       return new Distribution(size, sum / size,
-          Distribution.percentile(sorted, size, 50), Distribution.percentile(sorted, size, 90),
-          Distribution.percentile(sorted, size, 95), Distribution.percentile(sorted, size, 99));
+          percentile(sorted, size, 50), percentile(sorted, size, 90),
+          percentile(sorted, size, 95), percentile(sorted, size, 99));
     }
   }
 
@@ -51,13 +52,13 @@ abstract class ValueStore {
     private double sum;
 
     @Override
-    void add(long valueUs) {
+    public void add(long valueUs) {
       histogram.recordValue(valueUs);
       sum += valueUs;
     }
 
     @Override
-    Distribution summarize() {
+    public Distribution summarize() {
       long n = histogram.getTotalCount();
       if (n == 0) {
         return Distribution.EMPTY;
@@ -66,5 +67,20 @@ abstract class ValueStore {
           histogram.getValueAtPercentile(50), histogram.getValueAtPercentile(90),
           histogram.getValueAtPercentile(95), histogram.getValueAtPercentile(99));
     }
+  }
+
+  /**
+   * Linear-interpolation percentile of an ascending array.
+   *
+   * @param sorted ascending values, at least one
+   * @param n number of values of {@code sorted} to use
+   * @param p percentile in [0, 100]
+   */
+  private static double percentile(long[] sorted, int n, double p) {
+    double rank = p / 100.0 * (n - 1);
+    int lo = (int) Math.floor(rank);
+    int hi = (int) Math.ceil(rank);
+    double a = sorted[lo];
+    return a + (sorted[hi] - a) * (rank - lo);
   }
 }

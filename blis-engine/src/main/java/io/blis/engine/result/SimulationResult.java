@@ -1,4 +1,4 @@
-package io.blis.engine;
+package io.blis.engine.result;
 
 import java.util.List;
 
@@ -16,7 +16,11 @@ public final class SimulationResult {
   private final ClusterReport cluster;
   private final Fitness.Result fitness;
 
-  SimulationResult(List<RequestRecord> requests, MetricsSummary overall,
+  /**
+   * A result as the engine assembles it at the end of a run ({@code fitness}, when not null,
+   * scores {@code overall}).
+   */
+  public SimulationResult(List<RequestRecord> requests, MetricsSummary overall,
       List<MetricsSummary> stages, long simulatedDurationUs, EngineStats engine,
       ClusterReport cluster, Fitness fitness) {
     this.requests = List.copyOf(requests);
