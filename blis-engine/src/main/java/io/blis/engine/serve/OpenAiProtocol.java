@@ -15,8 +15,8 @@ import java.util.List;
  * <p>Prompt length without a tokenizer: a completions prompt given as token ids (a JSON array of
  * integers, which vLLM accepts) is used as it is, exactly. A text prompt counts one token per
  * whitespace-separated word plus 1 for the beginning-of-sequence token; a chat request counts, in
- * addition to its words, {@value #CHAT_TOKENS_PER_MESSAGE} template tokens per message and {@value
- * #CHAT_REPLY_TOKENS} for the assistant's reply header. A word becomes a fixed token id derived from
+ * addition to its words and that token, {@value #CHAT_TOKENS_PER_MESSAGE} template tokens per
+ * message and {@value #CHAT_REPLY_TOKENS} for the assistant's reply header. A word becomes a fixed token id derived from
  * its text, so identical texts give identical ids and shared text prefixes are shared prefixes in
  * the simulated prefix cache.
  */
@@ -298,6 +298,16 @@ public final class OpenAiProtocol {
     e.put("code", status);
     return write(root);
   }
+
+  /** What {@code GET /version} answers: vLLM's shape, naming the simulator. */
+  static String version() {
+    ObjectNode root = JSON.createObjectNode();
+    root.put("version", "blis serve " + VERSION + " (simulated vLLM)");
+    return root.toString();
+  }
+
+  /** The version of BLIS the simulated server reports. */
+  static final String VERSION = "0.1.0";
 
   /** The {@code /v1/models} list. */
   static String models(List<String> names, long created, int maxModelLen) {

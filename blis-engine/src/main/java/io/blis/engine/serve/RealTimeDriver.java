@@ -38,7 +38,7 @@ final class RealTimeDriver implements AutoCloseable {
   record Snapshot(long timeUs, List<InstanceStatus> instances, long promptTokens,
       long generationTokens, long completed, long aborted, long rejected, long inFlight) {}
 
-  private record Submission(long id, ServeRequest request, ResponseSink sink) {}
+  private record Submission(long id, ServeRequest request, ResponseSink sink, long arrivalNanos) {}
 
   private record Abort(long id) {}
 
@@ -151,10 +151,21 @@ final class RealTimeDriver implements AutoCloseable {
    * @throws IllegalStateException if the driver stopped
    */
   void submit(long id, ServeRequest request, ResponseSink sink) {
+    submit(id, request, sink, System.nanoTime());
+  }
+
+  /**
+   * Hands request {@code id} to the simulation; it arrives at {@code arrivalNanos} (a {@link
+   * System#nanoTime()}: when its head reached the server, before its body was read and parsed),
+   * or when the simulation thread takes it if the simulated clock has already passed that time.
+   *
+   * @throws IllegalStateException if the driver stopped
+   */
+  void submit(long id, ServeRequest request, ResponseSink sink, long arrivalNanos) {
     if (!running) {
       throw new IllegalStateException("the simulated server is shutting down");
     }
-    inbox.add(new Submission(id, request, sink));
+    inbox.add(new Submission(id, request, sink, arrivalNanos));
     LockSupport.unpark(thread);
   }
 
@@ -222,13 +233,17 @@ final class RealTimeDriver implements AutoCloseable {
   }
 
   /**
-   * Sleeps until simulated time {@code us} or a submission: parks until {@value #SPIN_US} us
-   * before it (a park may overshoot by a millisecond on a busy machine), then spins.
+   * Waits for simulated time {@code us} or a submission. Far from it, parks (at most {@value
+   * #MAX_PARK_US} us at a time, and wakes {@value #SPIN_US} us early, since a park may overshoot
+   * by a millisecond on a busy machine) and returns to the loop; within {@value #SPIN_US} us of
+   * it, spins. The spin is the only busy wait: an idle server spins one millisecond per status
+   * interval, not the whole interval.
    */
   private void waitUntil(long us) {
-    long waitUs = Math.min(us - wallUs(), MAX_PARK_US);
-    if (waitUs > SPIN_US) {
-      LockSupport.parkNanos(this, (waitUs - SPIN_US) * 1000);
+    long remainingUs = us - wallUs();
+    if (remainingUs > SPIN_US) {
+      LockSupport.parkNanos(this, (Math.min(remainingUs, MAX_PARK_US + SPIN_US) - SPIN_US) * 1000);
+      return;
     }
     while (wallUs() < us && inbox.isEmpty() && running) {
       Thread.onSpinWait();
@@ -239,14 +254,16 @@ final class RealTimeDriver implements AutoCloseable {
     Object o;
     while ((o = inbox.poll()) != null) {
       long now = Math.max(wallUs(), sim.nowUs());
-      sim.advanceTo(now);
       if (o instanceof Submission s) {
+        long arrival = Math.max(sim.nowUs(), Math.min(now, (s.arrivalNanos() - originNanos) / 1000));
+        sim.advanceTo(arrival);
         int max = s.request().maxTokens();
-        RequestSpec spec = RequestSpec.simple(s.id(), now, s.request().promptTokens(), max);
+        RequestSpec spec = RequestSpec.simple(s.id(), arrival, s.request().promptTokens(), max);
         Live l = new Live(s.request(), s.sink(), max);
         live.put(s.id(), l);
         sim.submit(spec);
       } else if (o instanceof Abort a) {
+        sim.advanceTo(now);
         Live l = live.remove(a.id());
         if (l != null) {
           l.gone = true;

@@ -43,7 +43,7 @@ import org.HdrHistogram.Histogram;
  * the moment it arrives and its tokens stream at their simulated client times, in real time, while
  * the live requests share the simulated instances. Endpoints: {@code POST /v1/completions} and
  * {@code /v1/chat/completions} (streaming or not), {@code GET /v1/models}, {@code /health},
- * {@code /metrics} (vLLM's Prometheus names). Prompt lengths without a tokenizer: see {@link
+ * {@code /metrics} (vLLM's Prometheus names), {@code /version}. Prompt lengths without a tokenizer: see {@link
  * OpenAiProtocol}. The answer's text is synthetic; its token count, timing and {@code usage} are
  * the simulation's.
  *
@@ -116,7 +116,7 @@ public final class SimulatedServer implements AutoCloseable {
           .childHandler(new ChannelInitializer<SocketChannel>() {
             @Override
             protected void initChannel(SocketChannel ch) {
-              ch.pipeline().addLast(new HttpServerCodec(), new HttpServerKeepAliveHandler(),
+              ch.pipeline().addLast(new HttpServerCodec(), new ArrivalStamp(), new HttpServerKeepAliveHandler(),
                   new HttpObjectAggregator(MAX_BODY_BYTES), new Handler());
             }
           });
@@ -224,6 +224,23 @@ public final class SimulatedServer implements AutoCloseable {
 
   // ------------------------------------------------------------------ HTTP
 
+  /** When the head of the request being read reached the server ({@link System#nanoTime()}). */
+  private static final io.netty.util.AttributeKey<Long> ARRIVAL = io.netty.util.AttributeKey.valueOf("blis.arrival");
+
+  /**
+   * Notes when each request's head was decoded: the request's arrival, as vLLM's front end would
+   * see it, before its body is read and parsed.
+   */
+  private static final class ArrivalStamp extends io.netty.channel.ChannelInboundHandlerAdapter {
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      if (msg instanceof io.netty.handler.codec.http.HttpRequest) {
+        ctx.channel().attr(ARRIVAL).set(System.nanoTime());
+      }
+      ctx.fireChannelRead(msg);
+    }
+  }
+
   /** One per connection; reads one request at a time (no pipelining). */
   private final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
     private volatile long current = -1;
@@ -241,6 +258,8 @@ public final class SimulatedServer implements AutoCloseable {
         respond(ctx, keepAlive, HttpResponseStatus.OK, "text/plain", new byte[0]);
       } else if (m.equals(HttpMethod.GET) && path.equals("/metrics")) {
         respond(ctx, keepAlive, HttpResponseStatus.OK, metrics.contentType(), metrics.scrape());
+      } else if (m.equals(HttpMethod.GET) && path.equals("/version")) {
+        json(ctx, keepAlive, HttpResponseStatus.OK, OpenAiProtocol.version());
       } else if (m.equals(HttpMethod.GET) && path.equals("/v1/models")) {
         json(ctx, keepAlive, HttpResponseStatus.OK,
             OpenAiProtocol.models(config.servedModelNames(), createdEpochS, maxModelLen()));
@@ -254,7 +273,7 @@ public final class SimulatedServer implements AutoCloseable {
         generate(ctx, keepAlive, body, path.equals("/v1/chat/completions"));
       } else {
         error(ctx, keepAlive, 404, "no route " + m + " " + path
-            + " (the simulated server has /v1/completions, /v1/chat/completions, /v1/models, /health, /metrics)");
+            + " (the simulated server has /v1/completions, /v1/chat/completions, /v1/models, /health, /metrics, /version)");
       }
     }
 
@@ -291,11 +310,13 @@ public final class SimulatedServer implements AutoCloseable {
       ServeRequest resolved = new ServeRequest(r.chat(), model, r.promptTokens(), maxTokens,
           r.stream(), r.includeUsage());
       ctx.channel().config().setAutoRead(false);
-      Sink sink = new Sink(ctx, keepAlive, resolved, System.nanoTime());
+      Long arrived = ctx.channel().attr(ARRIVAL).get();
+      long arrivalNanos = arrived != null ? arrived : System.nanoTime();
+      Sink sink = new Sink(ctx, keepAlive, resolved, arrivalNanos);
       try {
         sink.id = driver.newId();
         current = sink.id;
-        driver.submit(sink.id, resolved, sink);
+        driver.submit(sink.id, resolved, sink, arrivalNanos);
       } catch (IllegalStateException stopping) {
         ctx.channel().config().setAutoRead(true);
         error(ctx, keepAlive, 503, stopping.getMessage());

@@ -124,6 +124,8 @@ class SimulatedServerTest {
     assertThat(models.at("/data/0/id").asText()).isEqualTo("sim-model");
     assertThat(models.at("/data/0/max_model_len").asInt()).isEqualTo(1024);
     assertThat(get("/health").statusCode()).isEqualTo(200);
+    assertThat(OpenAiProtocol.JSON.readTree(get("/version").body()).get("version").asText())
+        .isEqualTo("blis serve 0.1.0 (simulated vLLM)");
 
     Thread.sleep(2 * RealTimeDriver.STATUS_INTERVAL_US / 1000);
     String metrics = get("/metrics").body();
