@@ -32,17 +32,7 @@ final class DeploymentOptions {
   static final String DEFAULT_GPU = Cluster.BUILT_IN_DEFAULTS.gpu();
   static final String DEFAULT_LATENCY_MODEL = Cluster.BUILT_IN_DEFAULTS.latencyModel();
 
-  @Option(names = "--model", paramLabel = "NAME|CONFIG_JSON",
-      description = "Bundled model name or alias, or a HuggingFace config.json path (default: ${DEFAULT-VALUE}).")
-  String model = DEFAULT_MODEL;
-
-  @Option(names = {"--gpu", "--hardware"}, paramLabel = "NAME|JSON",
-      description = "Bundled GPU name or alias, a device name as nvidia-smi prints it (NVIDIA A100-SXM4-40GB),"
-          + " a GPU JSON file, or FILE#KEY for one entry of a file of several GPUs (default: ${DEFAULT-VALUE}).")
-  String gpu = DEFAULT_GPU;
-
-  @Option(names = "--tp", description = "Tensor-parallel degree (default: ${DEFAULT-VALUE}).")
-  int tp = 1;
+  @Mixin ServerOptions server = new ServerOptions();
 
   @Option(names = "--latency-model", paramLabel = "NAME",
       description = "Latency model provider (default: ${DEFAULT-VALUE}).")
@@ -56,14 +46,6 @@ final class DeploymentOptions {
       description = "Free-form option passed to the latency model and scheduler providers (repeatable).")
   Map<String, String> options = new TreeMap<>();
 
-  @Option(names = {"--max-num-seqs", "--max-num-running-reqs"},
-      description = "Maximum running requests (default: ${DEFAULT-VALUE}).")
-  int maxNumSeqs = 256;
-
-  @Option(names = {"--max-num-batched-tokens", "--max-num-scheduled-tokens"},
-      description = "Token budget per step (default: ${DEFAULT-VALUE}).")
-  int maxNumBatchedTokens = 2048;
-
   @Option(names = "--long-prefill-token-threshold",
       description = "Cap on one request's prefill chunk per step, 0 = none (default: ${DEFAULT-VALUE}).")
   int longPrefillTokenThreshold = 0;
@@ -72,22 +54,6 @@ final class DeploymentOptions {
       description = "vLLM async scheduling: a request queued mid-step joins the step after next "
           + "(default: on, as in vLLM; --no-async-scheduling turns it off).")
   boolean asyncScheduling = true;
-
-  @Option(names = {"--block-size", "--block-size-in-tokens"},
-      description = "Tokens per KV block (default: ${DEFAULT-VALUE}).")
-  int blockSize = 16;
-
-  @Option(names = "--total-kv-blocks",
-      description = "GPU KV blocks (default: computed from model, GPU, TP and memory utilization).")
-  Long totalKvBlocks;
-
-  @Option(names = "--max-model-len",
-      description = "Maximum prompt + output tokens, 0 = unlimited (default: the model's context, capped by the KV cache).")
-  Integer maxModelLen;
-
-  @Option(names = "--gpu-memory-utilization",
-      description = "Fraction of GPU memory vLLM may use (default: ${DEFAULT-VALUE}).")
-  double gpuMemoryUtilization = 0.9;
 
   @Option(names = "--scheduler", paramLabel = "NAME",
       description = "Scheduler provider: fcfs, priority-fcfs, sjf, ... (default: ${DEFAULT-VALUE}).")
@@ -147,21 +113,14 @@ final class DeploymentOptions {
   /** Checks the flag values; a bad one is a {@link CommandLine.ParameterException} of {@code cl}. */
   void validate(CommandLine cl) {
     parsed = cl.getParseResult();
+    server.validate(cl);
     cluster.validate(cl);
     require(cl, otelStepSampleRate > 0 && otelStepSampleRate <= 1,
         "--otel-step-sample-rate must be in (0, 1], got " + otelStepSampleRate);
     require(cl, otelOut != null || (!given("--otel-step-sample-rate") && !otelRequestSnapshots),
         "--otel-step-sample-rate and --otel-request-snapshots need --otel-out");
     require(cl, numInstances >= 1, "--num-instances must be at least 1, got " + numInstances);
-    require(cl, tp >= 1, "--tp must be at least 1, got " + tp);
-    require(cl, maxNumSeqs >= 1, "--max-num-seqs must be at least 1, got " + maxNumSeqs);
-    require(cl, maxNumBatchedTokens >= 1, "--max-num-batched-tokens must be at least 1, got " + maxNumBatchedTokens);
     require(cl, longPrefillTokenThreshold >= 0, "--long-prefill-token-threshold must be >= 0, got " + longPrefillTokenThreshold);
-    require(cl, blockSize >= 1, "--block-size must be at least 1, got " + blockSize);
-    require(cl, totalKvBlocks == null || totalKvBlocks >= 1, "--total-kv-blocks must be at least 1, got " + totalKvBlocks);
-    require(cl, maxModelLen == null || maxModelLen >= 0, "--max-model-len must be >= 0, got " + maxModelLen);
-    require(cl, gpuMemoryUtilization > 0 && gpuMemoryUtilization <= 1,
-        "--gpu-memory-utilization must be in (0, 1], got " + gpuMemoryUtilization);
     require(cl, kvCpuBlocks >= 0, "--kv-cpu-blocks must be >= 0, got " + kvCpuBlocks);
     require(cl, kvOffloadingSizeGib == null || (kvOffloadingSizeGib >= 0 && Double.isFinite(kvOffloadingSizeGib)),
         "--kv-offloading-size-gib must be >= 0, got " + kvOffloadingSizeGib);
@@ -249,9 +208,9 @@ final class DeploymentOptions {
   private Simulation.Builder builder(long seed, String coefficients) {
     PolicyBundle bundle = cluster.bundle();
     Cluster.Builder cb = Cluster.builder()
-        .defaults(new PoolSpec("default", numInstances, model, gpu, tp, latencyModel, coefficients,
-            maxNumSeqs, maxNumBatchedTokens, longPrefillTokenThreshold, maxModelLen, blockSize,
-            totalKvBlocks, gpuMemoryUtilization))
+        .defaults(new PoolSpec("default", numInstances, server.model, server.gpu, server.tp, latencyModel,
+            coefficients, server.maxNumSeqs, server.maxNumBatchedTokens, longPrefillTokenThreshold,
+            server.maxModelLen, server.blockSize, server.totalKvBlocks, server.gpuMemoryUtilization))
         .overrides(explicitPoolFlags(coefficients))
         .bundle(bundle).options(options).asyncScheduling(asyncScheduling)
         .cpuKvTier(kvCpuBlocks, kvOffloadingSizeGib, kvTransferBandwidthGbps).seed(seed);
@@ -279,13 +238,13 @@ final class DeploymentOptions {
   /** The pool fields given explicitly as flags; they win over the policy bundle's pools. */
   private PoolSpec explicitPoolFlags(String coefficients) {
     return new PoolSpec("flags", 1,
-        given("--model") ? model : null, given("--gpu") ? gpu : null, given("--tp") ? tp : null,
-        given("--latency-model") ? latencyModel : null, coefficients,
-        given("--max-num-seqs") ? maxNumSeqs : null,
-        given("--max-num-batched-tokens") ? maxNumBatchedTokens : null,
-        given("--long-prefill-token-threshold") ? longPrefillTokenThreshold : null, maxModelLen,
-        given("--block-size") ? blockSize : null, totalKvBlocks,
-        given("--gpu-memory-utilization") ? gpuMemoryUtilization : null);
+        given("--model") ? server.model : null, given("--gpu") ? server.gpu : null,
+        given("--tp") ? server.tp : null, given("--latency-model") ? latencyModel : null, coefficients,
+        given("--max-num-seqs") ? server.maxNumSeqs : null,
+        given("--max-num-batched-tokens") ? server.maxNumBatchedTokens : null,
+        given("--long-prefill-token-threshold") ? longPrefillTokenThreshold : null, server.maxModelLen,
+        given("--block-size") ? server.blockSize : null, server.totalKvBlocks,
+        given("--gpu-memory-utilization") ? server.gpuMemoryUtilization : null);
   }
 
   private boolean given(String flag) {

@@ -63,7 +63,7 @@ final class ServeCommand implements Callable<Integer> {
     DeploymentOptions.require(spec.commandLine(), ioThreads >= 1 && ioThreads <= 64,
         "--io-threads must be in 1..64, got " + ioThreads);
     List<String> names = servedModelNames == null || servedModelNames.isEmpty()
-        ? List.of(deployment.model) : servedModelNames;
+        ? List.of(deployment.server.model) : servedModelNames;
     ServeConfig config;
     try {
       config = new ServeConfig(host, port, names, ioThreads);
