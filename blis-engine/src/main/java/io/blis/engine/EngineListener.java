@@ -18,7 +18,8 @@ public interface EngineListener {
   default void onQueued(int instance, RequestView request, long timeUs) {}
 
   /**
-   * The request was admitted to the running batch by step {@code stepId}.
+   * The request was admitted to the running batch by step {@code stepId}; its progress index is
+   * where its computation starts (prompt tokens found in the prefix cache).
    *
    * @param resume true when it had been preempted before
    */

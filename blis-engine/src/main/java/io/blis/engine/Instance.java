@@ -477,14 +477,15 @@ final class Instance {
       waiting.pollFirst();
       onWaitingRemoved(r);
       countInversion(r);
-      if (loop.listener() != null) {
-        loop.listener().onScheduled(index, r, steps + 1, r.preemptions > 0, loop.nowUs());
-      }
       r.state = EngineRequest.State.RUNNING;
       r.progress = start;
       r.prefillTarget = target;
       if (r.cachedPromptTokens < 0) {
         r.cachedPromptTokens = start;
+      }
+      if (loop.listener() != null) {
+        // as vLLM emits SCHEDULED: after the prefix-cache lookup set the computed tokens
+        loop.listener().onScheduled(index, r, steps + 1, r.preemptions > 0, loop.nowUs());
       }
       running.add(r);
       if (cpuBlocks > 0) {

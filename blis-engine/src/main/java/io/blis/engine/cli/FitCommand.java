@@ -12,6 +12,7 @@ import io.blis.engine.validate.ExperimentsFile;
 import io.blis.latency.catalog.GpuCatalog;
 import io.blis.latency.catalog.ModelCatalog;
 import io.blis.latency.coeff.CoefficientFiles;
+import io.blis.latency.fit.BatchReconstruction;
 import io.blis.latency.fit.TraceFit;
 import io.blis.latency.physics.StepFit;
 import io.blis.latency.physics.TrainedPhysicsCoefficients;
@@ -110,10 +111,23 @@ final class FitCommand implements Callable<Integer> {
     }
     StepFit.Result b = o.beta();
     spec.commandLine().getOut().printf(Locale.ROOT,
-        "fitted %d traced steps (%d without their batch skipped), %d journeys: step time test MAPE %.2f%%,"
-            + " Pearson r %.4f (train %d, test %d steps)%n",
-        o.stepsWithBatch(), o.stepsWithoutBatch(), o.alpha().requests(), b.testMapePct(),
-        b.testPearson(), b.trainSteps(), b.testSteps());
+        "fitted %d traced steps (%d with request snapshots, %d rebuilt from journeys; %d left out),"
+            + " %d journeys: step time test MAPE %.2f%%, Pearson r %.4f (train %d, test %d steps)%n",
+        o.stepsWithBatch(), o.stepsFromSnapshots(), o.stepsFromJourneys(), o.stepsWithoutBatch(),
+        o.alpha().requests(), b.testMapePct(), b.testPearson(), b.trainSteps(), b.testSteps());
+    if (o.stepsWithoutBatch() > 0) {
+      StringBuilder why = new StringBuilder();
+      for (BatchReconstruction.Reason r : BatchReconstruction.Reason.values()) {
+        Long n = o.stepsLeftOut().get(r.key());
+        if (n != null) {
+          why.append(String.format(Locale.ROOT, "%n  %d %s: %s", n, r.key(), r.description()));
+        }
+      }
+      spec.commandLine().getErr().printf(Locale.ROOT,
+          "warning: %d of %d traced steps left out, their batch unknown:%s%n", o.stepsWithoutBatch(),
+          o.stepsWithBatch() + o.stepsWithoutBatch(), why);
+      spec.commandLine().getErr().flush();
+    }
     List<TrainedPhysicsCoefficients.Term> terms = TrainedPhysicsCoefficients.terms();
     double[] values = TrainedPhysicsCoefficients.toArray(o.coefficients());
     for (int k = 0; k < terms.size(); k++) {
@@ -152,7 +166,14 @@ final class FitCommand implements Callable<Integer> {
       g.setPrettyPrinter(new DefaultPrettyPrinter());
       g.writeStartObject();
       g.writeNumberField("steps_with_batch", o.stepsWithBatch());
+      g.writeNumberField("steps_from_snapshots", o.stepsFromSnapshots());
+      g.writeNumberField("steps_from_journeys", o.stepsFromJourneys());
       g.writeNumberField("steps_without_batch", o.stepsWithoutBatch());
+      g.writeObjectFieldStart("steps_left_out");
+      for (Map.Entry<String, Long> e : o.stepsLeftOut().entrySet()) {
+        g.writeNumberField(e.getKey(), e.getValue());
+      }
+      g.writeEndObject();
       g.writeNumberField("train_steps", b.trainSteps());
       g.writeNumberField("test_steps", b.testSteps());
       g.writeNumberField("validation_mape_pct", b.validationMapePct());

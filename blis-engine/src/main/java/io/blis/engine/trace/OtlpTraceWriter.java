@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.zip.GZIPOutputStream;
 
 /**
@@ -36,7 +37,13 @@ import java.util.zip.GZIPOutputStream;
  *       PREEMPTED}, {@code FINISHED} ({@code finish.status}), each with {@code ts.monotonic},
  *       {@code scheduler.step}, {@code phase}, {@code prefill_done_tokens}, {@code
  *       prefill_total_tokens}, {@code decode_done_tokens}, {@code decode_max_tokens}, {@code
- *       num_preemptions}. A request's spans are written when it ends.
+ *       num_preemptions}. As in vLLM, {@code scheduler.step} is the step being formed on {@code
+ *       SCHEDULED} and {@code PREEMPTED} (a preempted request is not in that step's batch) and the
+ *       step whose output it was on {@code FIRST_TOKEN} and {@code FINISHED} (absent on a {@code
+ *       FINISHED} that no step's output caused, such as a timeout, and on {@code QUEUED});
+ *       {@code prefill_done_tokens} is the high-water mark of the prompt tokens computed, so on
+ *       {@code SCHEDULED} FIRST it counts the prompt tokens found in the prefix cache. A request's
+ *       spans are written when it ends (after the step that ended it completes).
  *   <li>Scope {@code vllm.scheduler.step}, span {@code scheduler_step} per sampled step: event
  *       {@code step.BATCH_SUMMARY} ({@code step.id}, {@code step.ts_start_ns}, {@code
  *       step.ts_end_ns}, {@code step.duration_us}, {@code batch.*}, {@code queue.*}, {@code kv.*})
@@ -44,7 +51,9 @@ import java.util.zip.GZIPOutputStream;
  * </ul>
  *
  * <p>Steps are sampled deterministically: step {@code k} of instance {@code i} is kept when a hash
- * of (seed, i, k) falls below the sample rate. Output is byte-identical for the same run and seed.
+ * of (seed, i, k) falls below the step sample rate. Requests likewise, as vLLM's {@code
+ * --journey-tracing-sample-rate}: request {@code r} has both its spans or neither, by a hash of
+ * (seed, r). Output is byte-identical for the same run and seed.
  */
 public final class OtlpTraceWriter implements EngineListener, AutoCloseable {
 
@@ -55,9 +64,12 @@ public final class OtlpTraceWriter implements EngineListener, AutoCloseable {
   /** One generator for the whole file; root values are separated by newlines. */
   private final JsonGenerator gen;
   private final double stepSampleRate;
+  private final double journeySampleRate;
   private final boolean requestSnapshots;
   private final long seed;
   private final Map<Long, Journey> journeys = new HashMap<>();
+  /** Per instance, requests that ended since its last step, written once that step completes. */
+  private final Map<Integer, List<Ended>> ended = new TreeMap<>();
   private long stepsWritten;
   private long requestsWritten;
 
@@ -66,6 +78,8 @@ public final class OtlpTraceWriter implements EngineListener, AutoCloseable {
     final long arrivalUs;
     int instance = -1;
     long firstResponseUs = -1;
+    /** Most prompt tokens computed so far, as vLLM's journey tracing reports prefill progress. */
+    int prefillHighWater;
     final List<Event> core = new ArrayList<>();
 
     Journey(long arrivalUs) {
@@ -76,19 +90,40 @@ public final class OtlpTraceWriter implements EngineListener, AutoCloseable {
   private record Event(String name, long timeUs, long step, String phase, int prefillDone,
       int prefillTotal, int decodeDone, int preemptions, String extraKey, String extraValue) {}
 
+  /** A request that ended, waiting for the step in progress to complete. */
+  private record Ended(long requestId, Journey journey, Event finished, RequestOutcome outcome,
+      long clientEndUs) {}
+
   /**
-   * Opens {@code file} for writing.
+   * Opens {@code file} for writing, with every request's journey.
    *
    * @param stepSampleRate fraction of steps written, in (0, 1]
    * @param requestSnapshots also write one REQUEST_SNAPSHOT per request of each sampled step
    * @param seed seed of the step sampling
    */
   public OtlpTraceWriter(Path file, double stepSampleRate, boolean requestSnapshots, long seed) {
+    this(file, stepSampleRate, 1.0, requestSnapshots, seed);
+  }
+
+  /**
+   * Opens {@code file} for writing.
+   *
+   * @param stepSampleRate fraction of steps written, in (0, 1]
+   * @param journeySampleRate fraction of requests whose journey spans are written, in [0, 1]
+   * @param requestSnapshots also write one REQUEST_SNAPSHOT per request of each sampled step
+   * @param seed seed of the step and journey sampling
+   */
+  public OtlpTraceWriter(Path file, double stepSampleRate, double journeySampleRate,
+      boolean requestSnapshots, long seed) {
     if (!(stepSampleRate > 0 && stepSampleRate <= 1)) {
       throw new IllegalArgumentException("step sample rate must be in (0, 1], got " + stepSampleRate);
     }
+    if (!(journeySampleRate >= 0 && journeySampleRate <= 1)) {
+      throw new IllegalArgumentException("journey sample rate must be in [0, 1], got " + journeySampleRate);
+    }
     this.file = file;
     this.stepSampleRate = stepSampleRate;
+    this.journeySampleRate = journeySampleRate;
     this.requestSnapshots = requestSnapshots;
     this.seed = seed;
     try {
@@ -115,62 +150,107 @@ public final class OtlpTraceWriter implements EngineListener, AutoCloseable {
 
   @Override
   public void onArrived(RequestView r, long timeUs) {
-    journeys.put(r.id(), new Journey(timeUs));
+    if (journeySampled(r.id())) {
+      journeys.put(r.id(), new Journey(timeUs));
+    }
   }
 
   @Override
   public void onQueued(int instance, RequestView r, long timeUs) {
     Journey j = journeys.get(r.id());
-    j.instance = instance;
-    j.core.add(event("QUEUED", r, timeUs, -1, "WAITING", null, null));
+    if (j != null) {
+      j.instance = instance;
+      j.core.add(event(j, "QUEUED", r, timeUs, -1, "WAITING", null, null));
+    }
   }
 
   @Override
   public void onScheduled(int instance, RequestView r, long stepId, boolean resume, long timeUs) {
-    journeys.get(r.id()).core.add(event("SCHEDULED", r, timeUs, stepId, "PREFILL", "schedule.kind",
-        resume ? "RESUME" : "FIRST"));
+    Journey j = journeys.get(r.id());
+    if (j != null) {
+      j.core.add(event(j, "SCHEDULED", r, timeUs, stepId, "PREFILL", "schedule.kind",
+          resume ? "RESUME" : "FIRST"));
+    }
   }
 
   @Override
   public void onFirstToken(int instance, RequestView r, long stepId, long timeUs,
       long clientTimeUs) {
     Journey j = journeys.get(r.id());
-    j.firstResponseUs = clientTimeUs;
-    j.core.add(event("FIRST_TOKEN", r, timeUs, stepId, "DECODE", null, null));
+    if (j != null) {
+      j.firstResponseUs = clientTimeUs;
+      j.core.add(event(j, "FIRST_TOKEN", r, timeUs, stepId, "DECODE", null, null));
+    }
   }
 
   @Override
   public void onPreempted(int instance, RequestView r, long stepId, long timeUs) {
-    journeys.get(r.id()).core.add(event("PREEMPTED", r, timeUs, stepId, "WAITING", null, null));
+    Journey j = journeys.get(r.id());
+    if (j != null) {
+      j.core.add(event(j, "PREEMPTED", r, timeUs, stepId, "WAITING", null, null));
+    }
   }
 
   @Override
   public void onFinished(int instance, RequestView r, RequestOutcome outcome, long engineEndUs,
       long clientEndUs) {
     Journey j = journeys.remove(r.id());
+    if (j == null) {
+      return; // not sampled
+    }
     String status = switch (outcome) {
       case COMPLETED -> "length";
       case TIMED_OUT -> "aborted";
       case REJECTED -> "error";
     };
-    if (instance >= 0) {
-      j.instance = instance;
-      j.core.add(event("FINISHED", r, engineEndUs, -1, "DECODE", "finish.status", status));
+    if (instance < 0) {
+      write(r.id(), j, outcome, clientEndUs);
+      return;
     }
-    try {
-      writeRequest(r, j, outcome, clientEndUs);
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot write the trace " + file + ": " + e.getMessage(), e);
-    }
+    j.instance = instance;
+    // the step whose output ended it is known when that step completes (onStep follows)
+    ended.computeIfAbsent(instance, k -> new ArrayList<>()).add(new Ended(r.id(), j,
+        event(j, "FINISHED", r, engineEndUs, -1, "DECODE", "finish.status", status), outcome,
+        clientEndUs));
   }
 
   @Override
   public void onStep(int instance, StepRecord step) {
+    flushEnded(instance, step);
     if (!sampled(instance, step.stepId())) {
       return;
     }
     try {
       writeStep(instance, step);
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot write the trace " + file + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Writes the requests of {@code instance} that ended since its previous step; those that ended
+   * when {@code step} did (its output ended them) get its number, as vLLM's FINISHED does.
+   */
+  private void flushEnded(int instance, StepRecord step) {
+    List<Ended> list = ended.get(instance);
+    if (list == null || list.isEmpty()) {
+      return;
+    }
+    for (Ended e : list) {
+      Event f = e.finished();
+      if (step != null && f.timeUs() == step.endUs()) {
+        f = new Event(f.name(), f.timeUs(), step.stepId(), f.phase(), f.prefillDone(),
+            f.prefillTotal(), f.decodeDone(), f.preemptions(), f.extraKey(), f.extraValue());
+      }
+      e.journey().core.add(f);
+      write(e.requestId(), e.journey(), e.outcome(), e.clientEndUs());
+    }
+    list.clear();
+  }
+
+  private void write(long requestId, Journey j, RequestOutcome outcome, long clientEndUs) {
+    try {
+      writeRequest(requestId, j, outcome, clientEndUs);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write the trace " + file + ": " + e.getMessage(), e);
     }
@@ -187,21 +267,33 @@ public final class OtlpTraceWriter implements EngineListener, AutoCloseable {
     return (h >>> 11) * 0x1.0p-53 < stepSampleRate;
   }
 
-  private static Event event(String name, RequestView r, long timeUs, long step, String phase,
-      String extraKey, String extraValue) {
-    int prefillDone = Math.min(r.progressIndex(), r.inputTokens());
+  private boolean journeySampled(long requestId) {
+    if (journeySampleRate >= 1) {
+      return true;
+    }
+    long h = (seed + 0x632BE59BD9B4E019L) * 0xD6E8FEB86659FD93L ^ requestId * 0x9E3779B97F4A7C15L;
+    h ^= h >>> 32;
+    h *= 0xD6E8FEB86659FD93L;
+    h ^= h >>> 32;
+    return (h >>> 11) * 0x1.0p-53 < journeySampleRate;
+  }
+
+  private static Event event(Journey j, String name, RequestView r, long timeUs, long step,
+      String phase, String extraKey, String extraValue) {
+    int prefillDone = Math.max(j.prefillHighWater, Math.min(r.progressIndex(), r.inputTokens()));
+    j.prefillHighWater = prefillDone;
     return new Event(name, timeUs, step, phase, prefillDone, r.inputTokens(), r.generatedTokens(),
         r.preemptions(), extraKey, extraValue);
   }
 
   // ---------------------------------------------------------------- JSON
 
-  private void writeRequest(RequestView r, Journey j, RequestOutcome outcome, long clientEndUs)
+  private void writeRequest(long id, Journey j, RequestOutcome outcome, long clientEndUs)
       throws IOException {
-    String traceId = hex(r.id(), 0x5151L) + hex(r.id(), 0x7a7aL);
+    String traceId = hex(id, 0x5151L) + hex(id, 0x7a7aL);
     JsonGenerator g = open(Math.max(j.instance, 0), "vllm.api");
-    span(g, traceId, hex(r.id(), 1), "llm_request", j.arrivalUs, clientEndUs);
-    requestIdAttribute(g, r.id());
+    span(g, traceId, hex(id, 1), "llm_request", j.arrivalUs, clientEndUs);
+    requestIdAttribute(g, id);
     g.writeArrayFieldStart("events");
     apiEvent(g, "ARRIVED", j.arrivalUs);
     if (j.instance >= 0 && !j.core.isEmpty()) {
@@ -221,10 +313,10 @@ public final class OtlpTraceWriter implements EngineListener, AutoCloseable {
     close(g);
     if (j.instance >= 0 && !j.core.isEmpty()) {
       g = open(j.instance, "vllm.scheduler");
-      span(g, traceId, hex(r.id(), 2), "llm_core", j.core.get(0).timeUs(),
+      span(g, traceId, hex(id, 2), "llm_core", j.core.get(0).timeUs(),
           j.core.get(j.core.size() - 1).timeUs());
-      g.writeStringField("parentSpanId", hex(r.id(), 1));
-      requestIdAttribute(g, r.id());
+      g.writeStringField("parentSpanId", hex(id, 1));
+      requestIdAttribute(g, id);
       g.writeArrayFieldStart("events");
       for (Event e : j.core) {
         g.writeStartObject();
@@ -400,6 +492,9 @@ public final class OtlpTraceWriter implements EngineListener, AutoCloseable {
 
   @Override
   public void close() {
+    for (int instance : List.copyOf(ended.keySet())) {
+      flushEnded(instance, null);
+    }
     try {
       if (stepsWritten + requestsWritten > 0) {
         gen.writeRaw('\n');

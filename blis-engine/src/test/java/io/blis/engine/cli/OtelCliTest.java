@@ -51,5 +51,11 @@ class OtelCliTest {
     BlisCliTest.Outcome alone = blis("run", "--otel-request-snapshots");
     assertThat(alone.code()).isEqualTo(2);
     assertThat(alone.err()).contains("need --otel-out");
+    BlisCliTest.Outcome journeys = blis("run", "--otel-out", "x.jsonl", "--otel-journey-sample-rate", "1.5");
+    assertThat(journeys.code()).isEqualTo(2);
+    assertThat(journeys.err()).contains("--otel-journey-sample-rate must be in [0, 1], got 1.5");
+    BlisCliTest.Outcome journeysAlone = blis("run", "--otel-journey-sample-rate", "0.5");
+    assertThat(journeysAlone.code()).isEqualTo(2);
+    assertThat(journeysAlone.err()).contains("need --otel-out");
   }
 }

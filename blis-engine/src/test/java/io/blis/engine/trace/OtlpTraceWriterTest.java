@@ -142,6 +142,71 @@ class OtlpTraceWriterTest {
   }
 
   @Test
+  void journeyEventsCarryTheStepsAndProgressVllmRecords(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("run.jsonl");
+    run(file, 1.0, false);
+    int cachedStarts = 0;
+    for (JsonNode c : spans(file)) {
+      if (!c.path("_scope").asText().equals("vllm.scheduler")) {
+        continue;
+      }
+      long firstToken = -1;
+      for (JsonNode e : c.path("events")) {
+        String name = e.path("name").asText();
+        Map<String, JsonNode> a = attrs(e);
+        if (name.equals("FIRST_TOKEN")) {
+          firstToken = intAttr(e, "scheduler.step");
+          assertThat(intAttr(e, "prefill_done_tokens")).isEqualTo(intAttr(e, "prefill_total_tokens"));
+        }
+        if (name.equals("SCHEDULED") && a.get("schedule.kind").path("stringValue").asText().equals("FIRST")
+            && intAttr(e, "prefill_done_tokens") > 0) {
+          cachedStarts++; // the shared 64-token prefix found in the prefix cache
+        }
+        if (name.equals("FINISHED")) {
+          // the step whose output ended it: the last of its decode steps, one token each
+          assertThat(a).containsKey("scheduler.step");
+          if (intAttr(e, "num_preemptions") == 0) {
+            assertThat(intAttr(e, "scheduler.step") - firstToken + 1)
+                .isEqualTo(intAttr(e, "decode_done_tokens"));
+          }
+        }
+      }
+    }
+    assertThat(cachedStarts).isPositive();
+  }
+
+  @Test
+  void journeySamplingKeepsBothSpansOfAboutTheRateOfRequests(@TempDir Path dir) throws Exception {
+    Path a = dir.resolve("a.jsonl");
+    Path b = dir.resolve("b.jsonl");
+    RequestSource src = SyntheticWorkload.poissonGaussian(300, 1000,
+        new LengthSpec(400, 200, 16, 1500), new LengthSpec(60, 30, 1, 200), 64, 7);
+    for (Path p : List.of(a, b)) {
+      try (OtlpTraceWriter w = new OtlpTraceWriter(p, 1.0, 0.5, false, 42);
+          RequestSource s = SyntheticWorkload.poissonGaussian(300, 1000,
+              new LengthSpec(400, 200, 16, 1500), new LengthSpec(60, 30, 1, 200), 64, 7)) {
+        Simulation.builder().latencyModel(MODEL).limits(new EngineLimits(32, 512, 0, 0))
+            .totalKvBlocks(250).source(s).listener(w).build().run();
+      }
+    }
+    src.close();
+    Map<String, Integer> spansPerRequest = new HashMap<>();
+    long steps = 0;
+    for (JsonNode s : spans(a)) {
+      if (s.path("_scope").asText().equals("vllm.scheduler.step")) {
+        steps++;
+      } else {
+        spansPerRequest.merge(s.path("attributes").get(0).path("value").path("stringValue").asText(),
+            1, Integer::sum);
+      }
+    }
+    assertThat(spansPerRequest.values()).containsOnly(2); // both spans of a request, or neither
+    assertThat(spansPerRequest.size()).isBetween(400, 600); // 1000 x 0.5, 6 sigma
+    assertThat(steps).isPositive(); // steps are all kept
+    assertThat(Files.readAllBytes(a)).isEqualTo(Files.readAllBytes(b));
+  }
+
+  @Test
   void stepSamplingKeepsAboutTheRateAndIsDeterministic(@TempDir Path dir) throws Exception {
     Path a = dir.resolve("a.jsonl.gz");
     Path b = dir.resolve("b.jsonl.gz");

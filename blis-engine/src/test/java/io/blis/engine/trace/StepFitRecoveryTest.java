@@ -2,12 +2,10 @@ package io.blis.engine.trace;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.blis.api.BatchView;
 import io.blis.api.Coefficients;
 import io.blis.api.HardwareSpec;
 import io.blis.api.LatencyModel;
 import io.blis.api.ModelSpec;
-import io.blis.api.RequestView;
 import io.blis.engine.EngineLimits;
 import io.blis.engine.Simulation;
 import io.blis.latency.LatencyModels;
@@ -24,7 +22,6 @@ import io.blis.workload.synthetic.SyntheticWorkload;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -46,33 +43,7 @@ class StepFitRecoveryTest {
     }
     Coefficients truthC = TrainedPhysicsCoefficients.toCoefficients(truth, "truth");
     LatencyModel exact = LatencyModels.create("trained-physics", model, gpu, 1, truthC);
-    Random noise = new Random(3);
-    LatencyModel noisy = new LatencyModel() {
-      @Override
-      public long stepTime(BatchView b) {
-        return Math.max(1, Math.round(exact.stepTime(b) * Math.exp(0.03 * noise.nextGaussian())));
-      }
-
-      @Override
-      public long queueingTime(RequestView r) {
-        return exact.queueingTime(r);
-      }
-
-      @Override
-      public long outputTokenProcessingTime() {
-        return exact.outputTokenProcessingTime();
-      }
-
-      @Override
-      public long schedulingProcessingTime() {
-        return exact.schedulingProcessingTime();
-      }
-
-      @Override
-      public long preemptionProcessingTime() {
-        return exact.preemptionProcessingTime();
-      }
-    };
+    LatencyModel noisy = new NoisyLatencyModel(exact, 0.03, 3);
     Path file = dir.resolve("trace.jsonl.gz");
     try (OtlpTraceWriter w = new OtlpTraceWriter(file, 0.1, true, 11)) {
       Simulation.builder().latencyModel(noisy).limits(new EngineLimits(256, 2048, 0, 8192))

@@ -7,7 +7,8 @@ import java.util.List;
 
 /**
  * The batch of a traced step as latency models see a batch: each request's scheduled tokens,
- * context length (computed tokens before the step) and phase, from its request snapshot.
+ * context length (computed tokens before the step) and phase, from its request snapshot or as
+ * {@link BatchReconstruction} rebuilt it.
  */
 public final class TracedBatch implements BatchView {
 
@@ -15,7 +16,12 @@ public final class TracedBatch implements BatchView {
   private final View view = new View();
 
   public TracedBatch(TracedStep step) {
-    this.requests = step.requests();
+    this(step.requests());
+  }
+
+  /** The batch of these requests. */
+  public TracedBatch(List<TracedStep.Request> requests) {
+    this.requests = List.copyOf(requests);
   }
 
   @Override
