@@ -53,6 +53,15 @@ public interface ModelSpec {
   /** Number of layers with an MoE FFN; the others are dense. 0 for a dense model. */
   int numMoeLayers();
 
+  /**
+   * The architecture family, as {@code config.json}'s {@code model_type} names it ({@code llama},
+   * {@code qwen3}, {@code mixtral}, ...); empty when unknown. Latency models need not read it; it
+   * tells how far a model is from those a model's coefficients were fitted on.
+   */
+  default String family() {
+    return "";
+  }
+
   /** True when the model routes tokens to experts. */
   default boolean isMoe() {
     return numExperts() > 1;

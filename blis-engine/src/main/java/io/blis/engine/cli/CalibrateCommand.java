@@ -216,7 +216,7 @@ public final class CalibrateCommand implements Callable<Integer> {
           heldOut.forEach(c -> byId.put(c.id(), c));
           List<ExperimentComparison> point = fitSet.stream().map(e -> byId.get(e.id())).toList();
           cv = new ValidationReport(point, run.mode, "leave-one-model-out refits",
-              ValidationReport.Intervals.of(point, ensemble, runs, PredictionInterval.DEFAULT_LEVEL));
+              ValidationReport.Intervals.of(point, fitSet, ensemble, runs, PredictionInterval.DEFAULT_LEVEL));
           out1.print(cv.table());
           out1.println(spread(members, space));
           if (cvOut != null) {

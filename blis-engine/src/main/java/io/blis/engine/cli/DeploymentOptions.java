@@ -103,6 +103,10 @@ final class DeploymentOptions {
       description = "With --otel-out: fraction of steps traced, as vLLM's --step-tracing-sample-rate (default: ${DEFAULT-VALUE}).")
   double otelStepSampleRate = 1.0;
 
+  @Option(names = "--otel-journey-sample-rate",
+      description = "With --otel-out: fraction of requests whose journey spans are written, as vLLM's --journey-tracing-sample-rate (default: ${DEFAULT-VALUE}).")
+  double otelJourneySampleRate = 1.0;
+
   @Option(names = "--otel-request-snapshots",
       description = "With --otel-out: also write one step.REQUEST_SNAPSHOT per request of each traced step.")
   boolean otelRequestSnapshots;
@@ -117,8 +121,11 @@ final class DeploymentOptions {
     cluster.validate(cl);
     require(cl, otelStepSampleRate > 0 && otelStepSampleRate <= 1,
         "--otel-step-sample-rate must be in (0, 1], got " + otelStepSampleRate);
-    require(cl, otelOut != null || (!given("--otel-step-sample-rate") && !otelRequestSnapshots),
-        "--otel-step-sample-rate and --otel-request-snapshots need --otel-out");
+    require(cl, otelJourneySampleRate >= 0 && otelJourneySampleRate <= 1,
+        "--otel-journey-sample-rate must be in [0, 1], got " + otelJourneySampleRate);
+    require(cl, otelOut != null || (!given("--otel-step-sample-rate")
+            && !given("--otel-journey-sample-rate") && !otelRequestSnapshots),
+        "--otel-step-sample-rate, --otel-journey-sample-rate and --otel-request-snapshots need --otel-out");
     require(cl, numInstances >= 1, "--num-instances must be at least 1, got " + numInstances);
     require(cl, longPrefillTokenThreshold >= 0, "--long-prefill-token-threshold must be >= 0, got " + longPrefillTokenThreshold);
     require(cl, kvCpuBlocks >= 0, "--kv-cpu-blocks must be >= 0, got " + kvCpuBlocks);
@@ -168,8 +175,23 @@ final class DeploymentOptions {
       try (RequestSource again = sources.get()) {
         return simulateWith(again, seed, io.blis.latency.coeff.CoefficientFiles.toInline(c));
       }
-    }, ensemble, level);
+    }, ensemble, distances(ensemble, seed), level);
     emit(cl, result, io.blis.engine.validate.SimulationIntervals.json(intervals, ensemble));
+  }
+
+  /**
+   * How far the deployment the flags describe lies outside the ensemble's fit domain: the distances
+   * of every pool, each reason once.
+   */
+  private java.util.List<io.blis.engine.validate.Extrapolation> distances(io.blis.engine.validate.Ensemble ensemble,
+      long seed) {
+    java.util.LinkedHashMap<String, io.blis.engine.validate.Extrapolation> out = new java.util.LinkedHashMap<>();
+    for (Cluster.PoolDeployment p : clusterBuilder(seed, coefficients).deployments()) {
+      for (var d : ensemble.distances(p.model(), p.gpu(), p.tp())) {
+        out.putIfAbsent(d.reason(), d);
+      }
+    }
+    return java.util.List.copyOf(out.values());
   }
 
   /** The latency model the flags select. */
@@ -184,7 +206,7 @@ final class DeploymentOptions {
       return b.build().run();
     }
     try (OtlpTraceWriter w = new OtlpTraceWriter(Cli.parentsCreated("--otel-out", otelOut),
-        otelStepSampleRate, otelRequestSnapshots, seed)) {
+        otelStepSampleRate, otelJourneySampleRate, otelRequestSnapshots, seed)) {
       return b.listener(w).build().run();
     }
   }
@@ -207,18 +229,7 @@ final class DeploymentOptions {
 
   private Simulation.Builder builder(long seed, String coefficients) {
     PolicyBundle bundle = cluster.bundle();
-    Cluster.Builder cb = Cluster.builder()
-        .defaults(new PoolSpec("default", numInstances, server.model, server.gpu, server.tp, latencyModel,
-            coefficients, server.maxNumSeqs, server.maxNumBatchedTokens, longPrefillTokenThreshold,
-            server.maxModelLen, server.blockSize, server.totalKvBlocks, server.gpuMemoryUtilization))
-        .overrides(explicitPoolFlags(coefficients))
-        .bundle(bundle).options(options).asyncScheduling(asyncScheduling)
-        .cpuKvTier(kvCpuBlocks, kvOffloadingSizeGib, kvTransferBandwidthGbps).seed(seed);
-    if (given("--num-instances")) {
-      cb.instances(numInstances);
-    }
-    cluster.apply(cb, bundle, routingPolicy, given("--routing-policy"), scheduler,
-        given("--scheduler"));
+    Cluster.Builder cb = clusterBuilder(seed, coefficients);
     Simulation.Builder b;
     try {
       b = cb.toSimulation();
@@ -233,6 +244,24 @@ final class DeploymentOptions {
       b.horizonUs((long) Math.floor(horizonS * 1e6));
     }
     return b;
+  }
+
+  /** The cluster the flags and the policy bundle describe. */
+  private Cluster.Builder clusterBuilder(long seed, String coefficients) {
+    PolicyBundle bundle = cluster.bundle();
+    Cluster.Builder cb = Cluster.builder()
+        .defaults(new PoolSpec("default", numInstances, server.model, server.gpu, server.tp, latencyModel,
+            coefficients, server.maxNumSeqs, server.maxNumBatchedTokens, longPrefillTokenThreshold,
+            server.maxModelLen, server.blockSize, server.totalKvBlocks, server.gpuMemoryUtilization))
+        .overrides(explicitPoolFlags(coefficients))
+        .bundle(bundle).options(options).asyncScheduling(asyncScheduling)
+        .cpuKvTier(kvCpuBlocks, kvOffloadingSizeGib, kvTransferBandwidthGbps).seed(seed);
+    if (given("--num-instances")) {
+      cb.instances(numInstances);
+    }
+    cluster.apply(cb, bundle, routingPolicy, given("--routing-policy"), scheduler,
+        given("--scheduler"));
+    return cb;
   }
 
   /** The pool fields given explicitly as flags; they win over the policy bundle's pools. */

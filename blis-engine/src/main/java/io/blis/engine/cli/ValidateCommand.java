@@ -68,7 +68,7 @@ public final class ValidateCommand implements Callable<Integer> {
     ValidationReport report;
     try (ParallelRuns runs = new ParallelRuns(new EngineRunSimulator(m, latencyModel, run.seed), n)) {
       List<ExperimentComparison> point = runs.compare(exps, c, maxRequestsPerStage);
-      ValidationReport.Intervals iv = ensemble == null ? null : ValidationReport.Intervals.of(point, ensemble,
+      ValidationReport.Intervals iv = ensemble == null ? null : ValidationReport.Intervals.of(point, exps, ensemble,
           EnsembleRuns.simulate(runs, exps, ensemble.members(), maxRequestsPerStage), intervalOptions.level);
       report = new ValidationReport(point, run.mode,
           coefficients == null ? "bundled " + latencyModel + " defaults" : coefficients, iv);

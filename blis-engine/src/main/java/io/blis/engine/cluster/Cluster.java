@@ -221,6 +221,28 @@ public final class Cluster {
       return b;
     }
 
+    /**
+     * What each pool serves, on what: its model, GPU and tensor-parallel degree, resolved as {@link
+     * #toSimulation()} resolves them.
+     *
+     * @throws IllegalArgumentException as {@link #toSimulation()} for an unknown model or GPU
+     */
+    public List<PoolDeployment> deployments() {
+      List<PoolDeployment> out = new ArrayList<>();
+      for (PoolSpec s : pools()) {
+        out.add(new PoolDeployment(s.name(), model(s), gpu(s), s.tp()));
+      }
+      return out;
+    }
+
+    private static ModelSpec model(PoolSpec s) {
+      return looksLikeFile(s.model()) ? ModelCatalog.fromFile(Path.of(s.model())) : ModelCatalog.byName(s.model());
+    }
+
+    private static HardwareSpec gpu(PoolSpec s) {
+      return looksLikeFile(s.gpu()) ? GpuCatalog.fromFile(Path.of(s.gpu())) : GpuCatalog.resolve(s.gpu());
+    }
+
     /** The pools with every field resolved from overrides, bundle and defaults. */
     List<PoolSpec> pools() {
       List<PoolSpec> fromBundle = bundle.pools();
@@ -250,10 +272,8 @@ public final class Cluster {
      */
     private ResolvedPool resolve(PoolSpec s, String name, String where) {
       try {
-        ModelSpec model = looksLikeFile(s.model()) ? ModelCatalog.fromFile(Path.of(s.model()))
-            : ModelCatalog.byName(s.model());
-        HardwareSpec hw = looksLikeFile(s.gpu()) ? GpuCatalog.fromFile(Path.of(s.gpu()))
-            : GpuCatalog.resolve(s.gpu());
+        ModelSpec model = model(s);
+        HardwareSpec hw = gpu(s);
         int tp = s.tp();
         int blockSize = s.blockSize();
         long kvBlocks = s.totalKvBlocks() != null ? s.totalKvBlocks()
@@ -281,6 +301,16 @@ public final class Cluster {
   }
 
   private record ResolvedPool(InstancePool pool, Context context) {}
+
+  /**
+   * What one pool serves, on what.
+   *
+   * @param pool the pool's name
+   * @param model its model
+   * @param gpu its GPU type
+   * @param tp its tensor-parallel degree
+   */
+  public record PoolDeployment(String pool, ModelSpec model, HardwareSpec gpu, int tp) {}
 
   /** The context of a cluster policy: the first pool's, with the policy's own parameters. */
   private static Context withOptions(Context base, PolicySpec p) {

@@ -32,6 +32,9 @@ import java.util.Map;
  * version: 1
  * latency_model: trained-physics
  * residual_log_sd: {e2e_mean: 0.031, ttft_mean: 0.094}
+ * fit_domain: {gpus: [H100], tp: [1, 4], weight_bytes: [2], experts: [0, 8], families: [llama]}
+ * extrapolation_log_sd:
+ *   gpu: {e2e_mean: 0.15, ttft_mean: 0.30, runs: 5}
  * members:
  *   - held_out: meta-llama/Llama-2-7b-hf
  *     beta: [...]
@@ -42,9 +45,62 @@ import java.util.Map;
  * @param members the refits, at least two
  * @param residualLogSd per interval metric ({@link #METRICS}), the standard deviation of the log
  *     error left on held-out runs besides the members' spread
+ * @param domain what the coefficients were fitted on, or null when the file does not say (then no
+ *     prediction is known to extrapolate)
+ * @param extrapolation per kind of {@link Extrapolation}, the log standard deviation it adds to an
+ *     interval, estimated from the runs that measure it ({@link IntervalScales})
  * @param source where it was read from, for messages
  */
-public record Ensemble(String latencyModel, List<Member> members, Map<Metric, Double> residualLogSd, String source) {
+public record Ensemble(String latencyModel, List<Member> members, Map<Metric, Double> residualLogSd,
+    FitDomain domain, Map<Extrapolation.Kind, Scale> extrapolation, String source) {
+
+  /**
+   * The log standard deviation one kind of extrapolation adds, per metric, and how many runs it was
+   * estimated from.
+   */
+  public record Scale(Map<Metric, Double> logSd, int runs) {
+    public Scale {
+      logSd = Map.copyOf(logSd);
+    }
+
+    public double of(Metric m) {
+      Double v = logSd.get(m);
+      return v == null ? 0 : v;
+    }
+  }
+
+  /** An ensemble without a fit domain or extrapolation scales. */
+  public Ensemble(String latencyModel, List<Member> members, Map<Metric, Double> residualLogSd, String source) {
+    this(latencyModel, members, residualLogSd, null, Map.of(), source);
+  }
+
+  /** This ensemble with another fit domain, residuals and extrapolation scales. */
+  public Ensemble withScales(FitDomain d, Map<Metric, Double> residual, Map<Extrapolation.Kind, Scale> scales) {
+    return new Ensemble(latencyModel, members, residual, d, scales, source);
+  }
+
+  /**
+   * The distances of a deployment from the fit domain (none when the ensemble has no domain).
+   */
+  public List<Extrapolation> distances(io.blis.api.ModelSpec model, io.blis.api.HardwareSpec gpu, int tp) {
+    return domain == null ? List.of() : domain.distances(model, gpu, tp);
+  }
+
+  /**
+   * The log standard deviation that {@code distances} add to an interval of {@code m}: the root of
+   * the sum of their kinds' squared scales (each kind once). A kind no run measured takes the
+   * largest scale there is.
+   */
+  public double extrapolationLogSd(List<Extrapolation> distances, Metric m) {
+    double largest = extrapolation.values().stream().mapToDouble(s -> s.of(m)).max().orElse(0);
+    double ss = 0;
+    for (Extrapolation.Kind k : distances.stream().map(Extrapolation::kind).distinct().toList()) {
+      Scale s = extrapolation.get(k);
+      double v = s == null ? largest : s.of(m);
+      ss += v * v;
+    }
+    return Math.sqrt(ss);
+  }
 
   /** Metrics that get intervals. */
   public static final List<Metric> METRICS = List.of(Metric.E2E_MEAN, Metric.TTFT_MEAN);
@@ -65,6 +121,9 @@ public record Ensemble(String latencyModel, List<Member> members, Map<Metric, Do
   public Ensemble {
     members = List.copyOf(members);
     residualLogSd = Map.copyOf(residualLogSd);
+    java.util.EnumMap<Extrapolation.Kind, Scale> ordered = new java.util.EnumMap<>(Extrapolation.Kind.class);
+    ordered.putAll(extrapolation);
+    extrapolation = java.util.Collections.unmodifiableMap(ordered); // kind order: files are deterministic
     if (members.size() < 2) {
       throw new IllegalArgumentException(source + ": an ensemble needs at least 2 members, got " + members.size());
     }
@@ -125,9 +184,10 @@ public record Ensemble(String latencyModel, List<Member> members, Map<Metric, Do
     }
     for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
       String k = it.next();
-      if (!List.of("version", "latency_model", "description", "residual_log_sd", "members").contains(k)) {
-        throw new IllegalArgumentException(source + ": unknown key '" + k
-            + "'; expected version, latency_model, description, residual_log_sd, members");
+      if (!List.of("version", "latency_model", "description", "residual_log_sd", "fit_domain",
+          "extrapolation_log_sd", "members").contains(k)) {
+        throw new IllegalArgumentException(source + ": unknown key '" + k + "'; expected version, latency_model,"
+            + " description, residual_log_sd, fit_domain, extrapolation_log_sd, members");
       }
     }
     JsonNode version = root.get("version");
@@ -168,7 +228,35 @@ public record Ensemble(String latencyModel, List<Member> members, Map<Metric, Do
       vectors.remove("held_out");
       out.add(new Member(held.asText(), CoefficientFiles.vectors(vectors, where)));
     }
-    return new Ensemble(model, out, sd, source);
+    FitDomain domain = root.has("fit_domain") ? FitDomain.read(root.get("fit_domain"), source + ": fit_domain") : null;
+    Map<Extrapolation.Kind, Scale> scales = new LinkedHashMap<>();
+    JsonNode ex = root.get("extrapolation_log_sd");
+    if (ex != null) {
+      if (!ex.isObject()) {
+        throw new IllegalArgumentException(source + ": key 'extrapolation_log_sd' must be a mapping of kinds");
+      }
+      for (Iterator<String> it = ex.fieldNames(); it.hasNext(); ) {
+        String kind = it.next();
+        String where = source + ": extrapolation_log_sd." + kind;
+        Extrapolation.Kind k;
+        try {
+          k = Extrapolation.Kind.parse(kind);
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException(where + ": " + e.getMessage(), e);
+        }
+        JsonNode n = ex.get(kind);
+        Map<Metric, Double> v = new LinkedHashMap<>();
+        for (Metric m : METRICS) {
+          JsonNode x = n.get(m.key());
+          if (x == null || !x.isNumber() || !(x.asDouble() >= 0) || !Double.isFinite(x.asDouble())) {
+            throw new IllegalArgumentException(where + "." + m.key() + " must be a number >= 0, got " + x);
+          }
+          v.put(m, x.asDouble());
+        }
+        scales.put(k, new Scale(v, n.path("runs").asInt(0)));
+      }
+    }
+    return new Ensemble(model, out, sd, domain, scales, source);
   }
 
   /** The file text; {@link #read} gives back equal members and residuals. */
@@ -182,6 +270,19 @@ public record Ensemble(String latencyModel, List<Member> members, Map<Metric, Do
     sb.append("residual_log_sd:\n");
     for (Metric m : METRICS) {
       sb.append("  ").append(m.key()).append(": ").append(residual(m)).append('\n');
+    }
+    if (domain != null) {
+      sb.append("fit_domain:\n").append(domain.toYaml("  "));
+    }
+    if (!extrapolation.isEmpty()) {
+      sb.append("extrapolation_log_sd:\n");
+      for (var e : extrapolation.entrySet()) {
+        sb.append("  ").append(e.getKey().key()).append(": {");
+        for (Metric m : METRICS) {
+          sb.append(m.key()).append(": ").append(e.getValue().of(m)).append(", ");
+        }
+        sb.append("runs: ").append(e.getValue().runs()).append("}\n");
+      }
     }
     sb.append("members:\n");
     for (Member m : members) {

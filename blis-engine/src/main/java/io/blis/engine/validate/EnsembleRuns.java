@@ -174,12 +174,21 @@ public record EnsembleRuns(List<Ensemble.Member> members, List<Experiment> exper
     return new Coverage(level, runs, inside);
   }
 
-  /** The ensemble these runs define, with residuals estimated from their held-out runs. */
+  /** The fit domain of coefficients fitted on {@code fitted}. */
+  public static FitDomain fitDomain(List<Experiment> fitted) {
+    return FitDomain.of(fitted.stream().map(e -> new FitDomain.Fitted(EngineRunSimulator.loadModel(e),
+        EngineRunSimulator.gpu(e), e.tp())).toList());
+  }
+
+  /**
+   * The ensemble these runs define, with residuals estimated from their held-out runs and the fit
+   * domain of its experiments (every member was fitted on all of them but one group).
+   */
   public Ensemble toEnsemble(String latencyModel, String source) {
     Map<Metric, Double> residual = new LinkedHashMap<>();
     for (Metric m : Ensemble.METRICS) {
       residual.put(m, residualLogSd(heldOut(m)));
     }
-    return new Ensemble(latencyModel, members, residual, source);
+    return new Ensemble(latencyModel, members, residual, fitDomain(experiments), Map.of(), source);
   }
 }

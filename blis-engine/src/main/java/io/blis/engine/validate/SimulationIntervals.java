@@ -38,31 +38,58 @@ public final class SimulationIntervals {
    */
   public static Map<String, PredictionInterval> of(SimulationResult point,
       Function<Coefficients, SimulationResult> simulate, Ensemble ensemble, double level) {
+    return of(point, simulate, ensemble, List.of(), level);
+  }
+
+  /**
+   * As {@link #of(SimulationResult, Function, Ensemble, double)}, for a deployment that lies
+   * outside the ensemble's fit domain in the ways {@code distances} says ({@link
+   * Ensemble#distances}); an overloaded point prediction adds its own.
+   */
+  public static Map<String, PredictionInterval> of(SimulationResult point,
+      Function<Coefficients, SimulationResult> simulate, Ensemble ensemble, List<Extrapolation> distances,
+      double level) {
     List<SimulationResult> members = new ArrayList<>();
     for (Ensemble.Member m : ensemble.members()) {
       members.add(simulate.apply(m.coefficients()));
     }
-    return of(point, members, ensemble, level);
+    return of(point, members, ensemble, distances, level);
   }
 
   /** The intervals from results already simulated, one per member in the ensemble's order. */
   public static Map<String, PredictionInterval> of(SimulationResult point, List<SimulationResult> members,
       Ensemble ensemble, double level) {
+    return of(point, members, ensemble, List.of(), level);
+  }
+
+  /** As above, for a deployment with these distances from the fit domain. */
+  public static Map<String, PredictionInterval> of(SimulationResult point, List<SimulationResult> members,
+      Ensemble ensemble, List<Extrapolation> distances, double level) {
     if (members.size() != ensemble.members().size()) {
       throw new IllegalArgumentException("one result per ensemble member expected, got " + members.size());
     }
+    List<Extrapolation> all = new ArrayList<>(distances);
+    double ttftMs = point.overall().ttft().meanUs() / 1000.0;
+    long injected = point.overall().injectedRequests();
+    double failed = injected == 0 ? 0
+        : (double) (point.overall().timedOutRequests() + point.overall().rejectedRequests()) / injected;
+    if (ensemble.domain() != null && Extrapolation.saturated(ttftMs, failed)) {
+      all.add(Extrapolation.saturatedRun(ttftMs, failed));
+    }
     Map<String, PredictionInterval> out = new LinkedHashMap<>();
-    out.put(KEYS.get(0), interval(point, members, r -> r.overall().e2e().meanUs(),
-        ensemble.residual(Metric.E2E_MEAN), level));
-    out.put(KEYS.get(1), interval(point, members, r -> r.overall().ttft().meanUs(),
-        ensemble.residual(Metric.TTFT_MEAN), level));
+    out.put(KEYS.get(0), interval(point, members, r -> r.overall().e2e().meanUs(), ensemble, Metric.E2E_MEAN,
+        all, level));
+    out.put(KEYS.get(1), interval(point, members, r -> r.overall().ttft().meanUs(), ensemble, Metric.TTFT_MEAN,
+        all, level));
     return out;
   }
 
   private static PredictionInterval interval(SimulationResult point, List<SimulationResult> members,
-      Function<SimulationResult, Double> us, double residual, double level) {
+      Function<SimulationResult, Double> us, Ensemble ensemble, Metric metric, List<Extrapolation> distances,
+      double level) {
     double[] v = members.stream().mapToDouble(r -> us.apply(r) / 1000.0).toArray();
-    return PredictionInterval.of(us.apply(point) / 1000.0, v, residual, level);
+    return PredictionInterval.of(us.apply(point) / 1000.0, v, ensemble.residual(metric),
+        ensemble.extrapolationLogSd(distances, metric), distances, level);
   }
 
   /**
@@ -75,6 +102,8 @@ public final class SimulationIntervals {
     n.put("level", BigDecimal.valueOf(any.level()).stripTrailingZeros());
     n.put("ensemble", ensemble.source());
     n.put("members", ensemble.members().size());
+    com.fasterxml.jackson.databind.node.ArrayNode why = n.putArray("extrapolation");
+    any.extrapolation().forEach(x -> why.add(x.reason()));
     for (var e : intervals.entrySet()) {
       ObjectNode i = n.putObject(e.getKey());
       PredictionInterval pi = e.getValue();
@@ -83,6 +112,7 @@ public final class SimulationIntervals {
       put(i, "high", pi.high(), 3);
       put(i, "member_log_sd", pi.memberLogSd(), 5);
       put(i, "residual_log_sd", pi.residualLogSd(), 5);
+      put(i, "extrapolation_log_sd", pi.extrapolationLogSd(), 5);
     }
     return n;
   }

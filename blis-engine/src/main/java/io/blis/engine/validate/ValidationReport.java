@@ -56,16 +56,22 @@ public final class ValidationReport {
 
     /**
      * Intervals around the point predictions of {@code point} from the ensemble's members' runs
-     * (same experiments, same order).
+     * (same experiments, same order), each widened by the scales of the ways its experiment lies
+     * outside the ensemble's fit domain ({@link Ensemble#distances}, and an overloaded prediction).
      */
-    public static Intervals of(List<ExperimentComparison> point, Ensemble ensemble, EnsembleRuns members,
-        double level) {
+    public static Intervals of(List<ExperimentComparison> point, List<Experiment> experiments, Ensemble ensemble,
+        EnsembleRuns members, double level) {
+      if (experiments.size() != point.size()) {
+        throw new IllegalArgumentException("one experiment per comparison expected");
+      }
       List<Map<Metric, PredictionInterval>> per = new ArrayList<>();
       for (int i = 0; i < point.size(); i++) {
+        List<Extrapolation> distances = distances(experiments.get(i), point.get(i).predicted().overall(), ensemble);
         Map<Metric, PredictionInterval> m = new LinkedHashMap<>();
         for (Metric metric : Ensemble.METRICS) {
-          m.put(metric, members.interval(i, metric, metric.of(point.get(i).predicted().overall()),
-              ensemble.residual(metric), level));
+          m.put(metric, PredictionInterval.of(metric.of(point.get(i).predicted().overall()),
+              members.predictions(i, metric), ensemble.residual(metric),
+              ensemble.extrapolationLogSd(distances, metric), distances, level));
         }
         per.add(m);
       }
@@ -77,6 +83,17 @@ public final class ValidationReport {
         }
       }
       return new Intervals(level, ensemble.source(), per, held);
+    }
+
+    /** How far experiment {@code e}, predicted as {@code predicted}, lies outside the fit. */
+    public static List<Extrapolation> distances(Experiment e, RunStats predicted, Ensemble ensemble) {
+      List<Extrapolation> out = new ArrayList<>(ensemble.distances(EngineRunSimulator.loadModel(e),
+          EngineRunSimulator.gpu(e), e.tp()));
+      if (ensemble.domain() != null
+          && Extrapolation.saturated(predicted.ttftMeanMs(), predicted.failureFraction())) {
+        out.add(Extrapolation.saturatedRun(predicted.ttftMeanMs(), predicted.failureFraction()));
+      }
+      return out;
     }
   }
 
@@ -235,6 +252,11 @@ public final class ValidationReport {
     put(n, "high", pi.high());
     n.put("member_log_sd", BigDecimal.valueOf(pi.memberLogSd()).setScale(5, RoundingMode.HALF_EVEN).stripTrailingZeros());
     n.put("residual_log_sd", BigDecimal.valueOf(pi.residualLogSd()).setScale(5, RoundingMode.HALF_EVEN).stripTrailingZeros());
+    n.put("extrapolation_log_sd", BigDecimal.valueOf(pi.extrapolationLogSd()).setScale(5, RoundingMode.HALF_EVEN).stripTrailingZeros());
+    ArrayNode why = n.putArray("extrapolation");
+    pi.extrapolation().forEach(x -> why.add(x.reason()));
+    ArrayNode kinds = n.putArray("extrapolation_kinds");
+    pi.extrapolation().stream().map(x -> x.kind().key()).distinct().forEach(kinds::add);
     if (Double.isFinite(observed) && Double.isFinite(pi.low())) {
       n.put("observed_inside", pi.contains(observed));
     }

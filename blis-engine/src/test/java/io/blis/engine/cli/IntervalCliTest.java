@@ -83,10 +83,12 @@ class IntervalCliTest {
     assertThat(pi.path("members").asInt()).isEqualTo(Ensemble.bundled().members().size());
     for (String key : List.of("e2e_mean_ms", "ttft_mean_ms")) {
       assertThat(pi.path(key).fieldNames()).toIterable()
-          .containsExactly("point", "low", "high", "member_log_sd", "residual_log_sd");
+          .containsExactly("point", "low", "high", "member_log_sd", "residual_log_sd", "extrapolation_log_sd");
+      assertThat(pi.path(key).path("extrapolation_log_sd").asDouble()).isZero(); // Llama-2-7B on H100: in family
       assertThat(pi.path(key).path("low").asDouble()).isLessThan(pi.path(key).path("point").asDouble());
       assertThat(pi.path(key).path("high").asDouble()).isGreaterThan(pi.path(key).path("point").asDouble());
     }
+    assertThat(pi.path("extrapolation")).isEmpty();
     // the point is the run's own mean E2E
     assertThat(pi.path("e2e_mean_ms").path("point").asDouble())
         .isCloseTo(root.path("overall").path("e2e_ms").path("mean").asDouble(),
@@ -132,5 +134,26 @@ class IntervalCliTest {
     ValidateCommandTest.Run cvOnly = run("calibrate", "--experiments", small().toString(), "--cv-only");
     assertThat(cvOnly.code()).isEqualTo(2);
     assertThat(cvOnly.err()).contains("--cv-only needs --cross-validate");
+  }
+
+  @Test
+  void aDeploymentOutsideTheFitSaysSoAndItsIntervalIsWider() throws Exception {
+    String[] h100 = {"run", "--num-requests", "40", "--rate", "4", "--output-tokens", "64", "--prompt-tokens", "256",
+        "--intervals"};
+    String[] a100 = java.util.stream.Stream.concat(java.util.Arrays.stream(h100), java.util.stream.Stream.of("--gpu", "A100-80GB"))
+        .toArray(String[]::new);
+    ValidateCommandTest.Run in = run(h100);
+    ValidateCommandTest.Run out = run(a100);
+    assertThat(out.code()).as(out.err()).isZero();
+    JsonNode piIn = new ObjectMapper().readTree(in.out()).path("prediction_interval");
+    JsonNode piOut = new ObjectMapper().readTree(out.out()).path("prediction_interval");
+    assertThat(piOut.path("extrapolation").get(0).asText()).isEqualTo("gpu A100-80GB not in fit (H100)");
+    assertThat(piOut.path("e2e_mean_ms").path("extrapolation_log_sd").asDouble())
+        .isEqualTo(Ensemble.bundled().extrapolationLogSd(
+            List.of(new io.blis.engine.validate.Extrapolation(io.blis.engine.validate.Extrapolation.Kind.GPU, "g")),
+            io.blis.engine.validate.Metric.E2E_MEAN), org.assertj.core.api.Assertions.within(1e-5));
+    double relIn = piIn.path("e2e_mean_ms").path("high").asDouble() / piIn.path("e2e_mean_ms").path("point").asDouble();
+    double relOut = piOut.path("e2e_mean_ms").path("high").asDouble() / piOut.path("e2e_mean_ms").path("point").asDouble();
+    assertThat(relOut).isGreaterThan(relIn);
   }
 }

@@ -150,13 +150,14 @@ class PredictionIntervalTest {
     Ensemble ens = new Ensemble("trained-physics", members, Map.of(Metric.E2E_MEAN, 0.05, Metric.TTFT_MEAN, 0.1), "t");
     EnsembleRuns runs = new EnsembleRuns(members, exps, memberRuns);
     ValidationReport r = new ValidationReport(point, "replay", "test",
-        ValidationReport.Intervals.of(point, ens, runs, 0.9));
+        ValidationReport.Intervals.of(point, exps, ens, runs, 0.9));
     JsonNode root = new ObjectMapper().readTree(r.toJson());
     JsonNode iv = root.path("experiments").get(0).path("interval");
     assertThat(iv.path("level").asDouble()).isEqualTo(0.9);
     for (String metric : List.of("e2e_mean", "ttft_mean")) {
       assertThat(iv.path(metric).fieldNames()).toIterable()
-          .containsExactly("low", "high", "member_log_sd", "residual_log_sd", "observed_inside");
+          .containsExactly("low", "high", "member_log_sd", "residual_log_sd", "extrapolation_log_sd",
+              "extrapolation", "extrapolation_kinds", "observed_inside");
     }
     assertThat(iv.path("e2e_mean").path("observed_inside").asBoolean()).isTrue();
     JsonNode cov = root.path("summary").path("interval_coverage");

@@ -290,8 +290,10 @@ public final class ModelCatalog {
     }
     int maxPos = maxPositions(f, c);
     try {
+      String family = f.text("model_type");
       return new ModelConfig(name, layers, hidden, heads, kvHeads, headDim, denseFfn, vocab, maxPos,
-          activationBytes, weightBytes, tied, experts, topK, moeFfn, sharedFfn, moeLayers, gated);
+          activationBytes, weightBytes, tied, experts, topK, moeFfn, sharedFfn, moeLayers, gated, false,
+          family == null ? "" : family);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
     }

@@ -33,6 +33,7 @@ import io.blis.api.ModelSpec;
  *     or top-k truncation, which sorts each request's logits every step: vLLM takes its default
  *     sampling parameters from the model's {@code generation_config.json} (see {@link
  *     ModelCatalog})
+ * @param family {@code config.json}'s {@code model_type} (lower case), empty when unknown
  */
 public record ModelConfig(
     String name,
@@ -53,7 +54,8 @@ public record ModelConfig(
     int sharedExpertIntermediateSize,
     int numMoeLayers,
     boolean gatedMlp,
-    boolean truncatedSampling)
+    boolean truncatedSampling,
+    String family)
     implements ModelSpec {
 
   /** A model sampled without truncation by default (no top-p or top-k). */
@@ -65,7 +67,19 @@ public record ModelConfig(
     this(name, numLayers, hiddenSize, numAttentionHeads, numKeyValueHeads, headDim,
         intermediateSize, vocabSize, maxPositionEmbeddings, activationBytes, weightBytesPerParam,
         tieWordEmbeddings, numExperts, expertsPerToken, moeIntermediateSize,
-        sharedExpertIntermediateSize, numMoeLayers, gatedMlp, false);
+        sharedExpertIntermediateSize, numMoeLayers, gatedMlp, false, "");
+  }
+
+  /** As the canonical constructor, without a known family. */
+  public ModelConfig(String name, int numLayers, int hiddenSize, int numAttentionHeads,
+      int numKeyValueHeads, int headDim, int intermediateSize, int vocabSize,
+      int maxPositionEmbeddings, int activationBytes, double weightBytesPerParam,
+      boolean tieWordEmbeddings, int numExperts, int expertsPerToken, int moeIntermediateSize,
+      int sharedExpertIntermediateSize, int numMoeLayers, boolean gatedMlp, boolean truncatedSampling) {
+    this(name, numLayers, hiddenSize, numAttentionHeads, numKeyValueHeads, headDim,
+        intermediateSize, vocabSize, maxPositionEmbeddings, activationBytes, weightBytesPerParam,
+        tieWordEmbeddings, numExperts, expertsPerToken, moeIntermediateSize,
+        sharedExpertIntermediateSize, numMoeLayers, gatedMlp, truncatedSampling, "");
   }
 
   /** Validates every field; messages name the field and the model. */
@@ -73,6 +87,7 @@ public record ModelConfig(
     if (name == null || name.isBlank()) {
       throw new IllegalArgumentException("model name must not be empty");
     }
+    family = family == null ? "" : family.strip().toLowerCase(java.util.Locale.ROOT);
     positive(name, "num_hidden_layers", numLayers);
     positive(name, "hidden_size", hiddenSize);
     positive(name, "num_attention_heads", numAttentionHeads);
@@ -168,6 +183,6 @@ public record ModelConfig(
     return new ModelConfig(name, numLayers, hiddenSize, numAttentionHeads, numKeyValueHeads,
         headDim, intermediateSize, vocabSize, maxPositionEmbeddings, activationBytes,
         weightBytesPerParam, tieWordEmbeddings, numExperts, expertsPerToken, moeIntermediateSize,
-        sharedExpertIntermediateSize, numMoeLayers, gatedMlp, truncated);
+        sharedExpertIntermediateSize, numMoeLayers, gatedMlp, truncated, family);
   }
 }

@@ -1,0 +1,68 @@
+package io.blis.engine.validate;
+
+import java.util.Locale;
+
+/**
+ * One way a prediction lies outside what its coefficients were fitted on, with the reason in
+ * words (for example {@code gpu A100-80GB not in fit (H100)}). Each kind has its own error scale
+ * in the {@link Ensemble}, estimated from the runs that measure it ({@link IntervalScales}); a
+ * prediction's interval adds the scales of every kind it carries.
+ *
+ * @param kind what is outside
+ * @param reason what, in words
+ */
+public record Extrapolation(Kind kind, String reason) {
+
+  /** What a prediction can be outside of. */
+  public enum Kind {
+    /** A GPU type no fitted run ran on. */
+    GPU,
+    /** A tensor-parallel degree outside the fitted range. */
+    TP,
+    /** A weight precision (bytes per parameter) no fitted model had. */
+    PRECISION,
+    /** A number of routed experts no fitted model had (dense counts as 0). */
+    EXPERTS,
+    /** An architecture family ({@code model_type}) no fitted model had. */
+    FAMILY,
+    /**
+     * The predicted run is overloaded (mean TTFT above 5 s or more than 5% of requests failed):
+     * the fit saw no overloaded run, and there queues magnify every error of the step time.
+     */
+    SATURATED;
+
+    /** The name in files and JSON ({@code gpu}, {@code tp}, ...). */
+    public String key() {
+      return name().toLowerCase(Locale.ROOT);
+    }
+
+    /** The kind named {@code key}. */
+    public static Kind parse(String key) {
+      for (Kind k : values()) {
+        if (k.key().equals(key)) {
+          return k;
+        }
+      }
+      throw new IllegalArgumentException("unknown extrapolation kind '" + key + "', expected one of "
+          + java.util.Arrays.stream(values()).map(Kind::key).toList());
+    }
+  }
+
+  /** Mean TTFT above which a predicted run counts as overloaded, ms (as the ground truth marks runs). */
+  public static final double SATURATED_TTFT_MS = 5000;
+  /** Failure fraction above which a predicted run counts as overloaded. */
+  public static final double SATURATED_FAILURES = 0.05;
+
+  /** Whether a predicted run is overloaded, from its mean TTFT (ms) and failure fraction. */
+  public static boolean saturated(double ttftMeanMs, double failureFraction) {
+    return (Double.isFinite(ttftMeanMs) && ttftMeanMs > SATURATED_TTFT_MS)
+        || (Double.isFinite(failureFraction) && failureFraction > SATURATED_FAILURES);
+  }
+
+  /** The distance of an overloaded prediction. */
+  public static Extrapolation saturatedRun(double ttftMeanMs, double failureFraction) {
+    return new Extrapolation(Kind.SATURATED, String.format(Locale.ROOT,
+        "predicted run overloaded (mean TTFT %.0f ms, %.1f%% failed); no fitted run was", ttftMeanMs,
+        100 * (Double.isFinite(failureFraction) ? failureFraction : 0)));
+  }
+}

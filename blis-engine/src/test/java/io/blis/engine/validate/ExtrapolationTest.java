@@ -1,0 +1,143 @@
+package io.blis.engine.validate;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
+
+import io.blis.api.ModelSpec;
+import io.blis.latency.catalog.GpuCatalog;
+import io.blis.latency.catalog.ModelCatalog;
+import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class ExtrapolationTest {
+
+  private static final List<Metric> METRICS = Ensemble.METRICS;
+
+  /** The runs the bundled coefficients were fitted on: seven models on H100, TP 1 to 4. */
+  private static final List<Object[]> FITTED = List.of(
+      new Object[] {"meta-llama/Llama-2-7b-hf", 1}, new Object[] {"meta-llama/Llama-2-70b-hf", 4},
+      new Object[] {"mistralai/Mixtral-8x7B-v0.1", 2}, new Object[] {"meta-llama/Llama-3.1-70B-Instruct", 4},
+      new Object[] {"mistralai/Mistral-Nemo-Instruct-2407", 1}, new Object[] {"mistralai/Mistral-Nemo-Instruct-2407", 2},
+      new Object[] {"Qwen/Qwen2.5-7B-Instruct", 1}, new Object[] {"01-ai/Yi-34B", 2});
+
+  @Test
+  void theBundledDomainIsTheDomainOfTheFittedRuns() {
+    List<FitDomain.Fitted> fitted = new ArrayList<>();
+    for (Object[] f : FITTED) {
+      fitted.add(new FitDomain.Fitted(ModelCatalog.byName((String) f[0]), GpuCatalog.byName("H100"), (int) f[1]));
+    }
+    assertThat(Ensemble.bundled().domain()).isEqualTo(FitDomain.of(fitted));
+  }
+
+  @Test
+  void distancesNameWhatLiesOutside() {
+    Ensemble e = Ensemble.bundled();
+    ModelSpec llama8b = ModelCatalog.byName("meta-llama/Llama-3.1-8B-Instruct");
+    assertThat(e.distances(llama8b, GpuCatalog.byName("H100"), 2)).isEmpty();
+    assertThat(e.distances(llama8b, GpuCatalog.resolve("A100-80GB"), 1)).extracting(Extrapolation::reason)
+        .containsExactly("gpu A100-80GB not in fit (H100)");
+    assertThat(e.distances(ModelCatalog.byName("mistralai/Mixtral-8x22B-Instruct-v0.1"), GpuCatalog.byName("H100"), 8))
+        .extracting(Extrapolation::reason).containsExactly("tp 8 > 4");
+    assertThat(e.distances(ModelCatalog.byName("RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic"),
+        GpuCatalog.byName("H100"), 2)).extracting(Extrapolation::kind)
+        .containsExactly(Extrapolation.Kind.PRECISION, Extrapolation.Kind.EXPERTS, Extrapolation.Kind.FAMILY);
+    assertThat(e.distances(ModelCatalog.byName("Qwen/Qwen3-14B"), GpuCatalog.resolve("L40S"), 1))
+        .extracting(Extrapolation::reason)
+        .containsExactly("gpu L40S not in fit (H100)", "family qwen3 not in fit (llama, mistral, mixtral, qwen2)");
+  }
+
+  @Test
+  void anOverloadedPredictionIsAnExtrapolation() {
+    assertThat(Extrapolation.saturated(4000, 0.01)).isFalse();
+    assertThat(Extrapolation.saturated(6000, 0)).isTrue();
+    assertThat(Extrapolation.saturated(100, 0.2)).isTrue();
+    assertThat(Extrapolation.saturatedRun(6000, 0.2).reason()).contains("mean TTFT 6000 ms").contains("20.0% failed");
+  }
+
+  @Test
+  void scalesAddInQuadratureAndAnUnmeasuredKindTakesTheLargest() {
+    Ensemble e = bundledWith(Map.of(Extrapolation.Kind.GPU, 0.3, Extrapolation.Kind.TP, 0.4));
+    List<Extrapolation> both = List.of(new Extrapolation(Extrapolation.Kind.GPU, "g"),
+        new Extrapolation(Extrapolation.Kind.TP, "t"));
+    assertThat(e.extrapolationLogSd(both, Metric.E2E_MEAN)).isCloseTo(0.5, within(1e-12));
+    assertThat(e.extrapolationLogSd(List.of(new Extrapolation(Extrapolation.Kind.FAMILY, "f")), Metric.E2E_MEAN))
+        .isEqualTo(0.4);
+    assertThat(e.extrapolationLogSd(List.of(), Metric.E2E_MEAN)).isZero();
+  }
+
+  private static Ensemble bundledWith(Map<Extrapolation.Kind, Double> e2e) {
+    Map<Extrapolation.Kind, Ensemble.Scale> scales = new java.util.EnumMap<>(Extrapolation.Kind.class);
+    e2e.forEach((k, v) -> scales.put(k, new Ensemble.Scale(Map.of(Metric.E2E_MEAN, v, Metric.TTFT_MEAN, 2 * v), 3)));
+    Ensemble b = Ensemble.bundled();
+    return b.withScales(b.domain(), Map.of(Metric.E2E_MEAN, 0.02, Metric.TTFT_MEAN, 0.05), scales);
+  }
+
+  @Test
+  void anEnsembleWithScalesReadsBackFromItsYaml() {
+    Ensemble e = bundledWith(Map.of(Extrapolation.Kind.GPU, 0.3, Extrapolation.Kind.SATURATED, 0.25));
+    Ensemble back = Ensemble.read(new ByteArrayInputStream(e.toYaml(List.of("test")).getBytes(StandardCharsets.UTF_8)), "t");
+    assertThat(back.domain()).isEqualTo(e.domain());
+    assertThat(back.extrapolation()).isEqualTo(e.extrapolation());
+    assertThat(back.residual(Metric.TTFT_MEAN)).isEqualTo(0.05);
+    assertThatThrownBy(() -> Ensemble.read(new ByteArrayInputStream(e.toYaml(List.of()).replace("gpu:", "gpuz:")
+        .getBytes(StandardCharsets.UTF_8)), "f.yaml"))
+        .hasMessageContaining("f.yaml: extrapolation_log_sd.gpuz: unknown extrapolation kind 'gpuz'");
+  }
+
+  private static IntervalScales.Run run(String id, Set<Extrapolation.Kind> kinds, double e2e) {
+    return IntervalScales.run(id, kinds, METRICS, new double[] {e2e, 2 * e2e}, new double[] {0, 0});
+  }
+
+  @Test
+  void theResidualComesFromTheFamilyAndEachKindFromTheRunsWhereItIsAlone() {
+    List<IntervalScales.Run> runs = new ArrayList<>();
+    // inside the family: errors +-0.03 -> residual 0.03
+    for (int i = 0; i < 10; i++) {
+      runs.add(run("f" + i, Set.of(), i % 2 == 0 ? 0.03 : -0.03));
+    }
+    // gpu alone: errors 0.05 -> v_gpu = 0.05^2 - 0.03^2 = 0.0016 -> 0.04
+    runs.add(run("g1", EnumSet.of(Extrapolation.Kind.GPU), 0.05));
+    runs.add(run("g2", EnumSet.of(Extrapolation.Kind.GPU), -0.05));
+    // gpu and tp together: 0.03^2 + 0.04^2 + v_tp = 0.1^2 -> v_tp = 0.0075 (gpu is set by its
+    // runs alone, not by this one)
+    runs.add(run("gt", EnumSet.of(Extrapolation.Kind.GPU, Extrapolation.Kind.TP), 0.1));
+    IntervalScales.Result r = IntervalScales.estimate(runs, METRICS, 0.9);
+    IntervalScales.Scales s = r.scales().get(Metric.E2E_MEAN);
+    assertThat(s.residualLogSd()).isCloseTo(0.03, within(1e-12));
+    assertThat(s.kindLogSd().get(Extrapolation.Kind.GPU)).isCloseTo(0.04, within(1e-9));
+    assertThat(s.kindLogSd().get(Extrapolation.Kind.TP)).isCloseTo(Math.sqrt(0.0075), within(1e-9));
+    assertThat(r.scales().get(Metric.TTFT_MEAN).kindLogSd().get(Extrapolation.Kind.GPU)).isCloseTo(0.08, within(1e-9));
+    assertThat(r.runsPerKind()).containsEntry(Extrapolation.Kind.GPU, 3).containsEntry(Extrapolation.Kind.TP, 1);
+    // every run lies well inside 1.645 standard deviations: all covered in sample
+    assertThat(r.inSample().get(Metric.E2E_MEAN).get("all")).isEqualTo(new IntervalScales.Coverage(13, 13));
+    // left out, the lone gpu+tp run has no scale for tp: tp takes the largest there is (gpu's),
+    // 1.645 x sqrt(0.03^2 + 0.04^2 + 0.04^2) = 0.105 >= 0.1
+    assertThat(r.leaveOneOut().get(Metric.E2E_MEAN).get("gpu+tp")).isEqualTo(new IntervalScales.Coverage(1, 1));
+    // a gpu run whose error the others cannot explain is missed when left out
+    List<IntervalScales.Run> more = new ArrayList<>(runs);
+    more.add(run("g3", EnumSet.of(Extrapolation.Kind.GPU), 0.3));
+    IntervalScales.Result r2 = IntervalScales.estimate(more, METRICS, 0.9);
+    assertThat(r2.leaveOneOut().get(Metric.E2E_MEAN).get("gpu")).isEqualTo(new IntervalScales.Coverage(3, 2));
+  }
+
+  @Test
+  void nonNegativeLeastSquaresNeverGivesANegativeVariance() {
+    boolean[][] a = {{true, false}, {true, true}, {false, true}};
+    double[] x = IntervalScales.nonNegativeLeastSquares(a, new double[] {1, 0, 0}, 2);
+    assertThat(x[0]).isPositive();
+    assertThat(x[1]).isZero();
+  }
+
+  @Test
+  void withoutARunInsideTheFamilyThereIsNoResidual() {
+    assertThatThrownBy(() -> IntervalScales.estimate(List.of(run("g", EnumSet.of(Extrapolation.Kind.GPU), 0.1)),
+        METRICS, 0.9)).hasMessageContaining("no run inside the fitted family");
+  }
+}
