@@ -299,6 +299,42 @@ final class Engine implements EventLoop {
       throw new IllegalArgumentException("request source: request " + spec.id() + " arrives at "
           + spec.arrivalTimeUs() + " us, before the current simulation time " + nowUs + " us");
     }
+    if (spec.arrivalTimeUs() > Simulation.MAX_SIMULATED_TIME_US) {
+      throw new IllegalArgumentException("request source: request " + spec.id() + " arrives at "
+          + spec.arrivalTimeUs() + " us, after the simulated-time limit of "
+          + Simulation.MAX_SIMULATED_TIME_US + " us (365 days)");
+    }
+    if (spec.timeoutUs() > Simulation.MAX_SIMULATED_TIME_US) {
+      throw new IllegalArgumentException("request source: request " + spec.id() + " has a timeout of "
+          + spec.timeoutUs() + " us, more than the simulated-time limit of "
+          + Simulation.MAX_SIMULATED_TIME_US + " us (365 days)");
+    }
+  }
+
+  /**
+   * {@code timeUs + delayUs} on the simulated clock. Inputs are bounded ({@link
+   * Simulation#MAX_SIMULATED_TIME_US}, {@link Simulation#MAX_DELAY_US}) so that this cannot
+   * overflow; if it does, that is a bug, and it fails here rather than running the clock backwards.
+   */
+  static long later(long timeUs, long delayUs) {
+    long sum = timeUs + delayUs;
+    if (((timeUs ^ sum) & (delayUs ^ sum)) < 0) {
+      throw new IllegalStateException("simulated time overflow: " + timeUs + " us + " + delayUs + " us");
+    }
+    return sum;
+  }
+
+  /**
+   * {@code us}, a time a latency model gave ({@code what}), when it is at most {@link
+   * Simulation#MAX_DELAY_US}; larger is a model or coefficients no deployment has.
+   */
+  static long checkedDelay(long us, String what) {
+    if (us > Simulation.MAX_DELAY_US) {
+      throw new IllegalArgumentException("latency model: " + what + " of " + us
+          + " us exceeds the limit of " + Simulation.MAX_DELAY_US
+          + " us (one hour); check its coefficients");
+    }
+    return us;
   }
 
   private ScopeMetrics breakdown(Map<String, ScopeMetrics> scopes, String key) {
@@ -321,7 +357,7 @@ final class Engine implements EventLoop {
 
   private void onArrival(RequestSpec spec) {
     boolean openLoop = spec == pendingOpenLoop;
-    long deadline = spec.timeoutUs() > 0 ? nowUs + spec.timeoutUs() : 0;
+    long deadline = spec.timeoutUs() > 0 ? later(nowUs, spec.timeoutUs()) : 0;
     EngineRequest r = new EngineRequest(spec, nowUs, deadline);
     if (live != null && live.put(spec.id(), r) != null) {
       throw new IllegalArgumentException("live simulation: request id " + spec.id() + " is already in the engine");
@@ -336,7 +372,7 @@ final class Engine implements EventLoop {
       breakdown(perTenant, spec.tenant()).onInjected(nowUs);
     }
     if (config.admissionLatencyUs() > 0) {
-      events.push(nowUs + config.admissionLatencyUs(), EventQueue.ADMIT, r);
+      events.push(later(nowUs, config.admissionLatencyUs()), EventQueue.ADMIT, r);
     } else {
       onAdmission(r);
     }
@@ -364,7 +400,7 @@ final class Engine implements EventLoop {
       return;
     }
     if (config.routingLatencyUs() > 0) {
-      events.push(nowUs + config.routingLatencyUs(), EventQueue.ROUTE, r);
+      events.push(later(nowUs, config.routingLatencyUs()), EventQueue.ROUTE, r);
     } else {
       onRouting(r);
     }
@@ -381,11 +417,11 @@ final class Engine implements EventLoop {
     if (r.deadlineUs > 0) {
       events.push(r.deadlineUs, EventQueue.TIMEOUT, target.index(), r);
     }
-    long queueingUs = target.model().queueingTime(r);
+    long queueingUs = checkedDelay(target.model().queueingTime(r), "queueing time");
     if (queueingUs < 0) {
       throw new IllegalStateException("latency model returned a negative queueing time " + queueingUs);
     }
-    events.push(nowUs + queueingUs, EventQueue.QUEUED, target.index(), r);
+    events.push(later(nowUs, queueingUs), EventQueue.QUEUED, target.index(), r);
   }
 
   /**

@@ -3,7 +3,6 @@ package io.blis.engine;
 import io.blis.api.InstanceSnapshot;
 import io.blis.api.LatencyModel;
 import io.blis.api.Scheduler;
-import io.blis.kvcache.BlockHashes;
 import io.blis.kvcache.KvBlockPool;
 import io.blis.workload.RequestOutcome;
 
@@ -360,8 +359,10 @@ final class Instance {
 
   private void emitToken(EngineRequest r) {
     r.generated++;
-    r.tokenOverheadUs += model.outputTokenProcessingTime();
-    long clientUs = loop.nowUs() + r.schedulingOverheadUs + r.preemptionOverheadUs + r.tokenOverheadUs;
+    r.tokenOverheadUs = Engine.later(r.tokenOverheadUs,
+        Engine.checkedDelay(model.outputTokenProcessingTime(), "output token processing time"));
+    long clientUs = Engine.later(Engine.later(Engine.later(loop.nowUs(), r.schedulingOverheadUs),
+        r.preemptionOverheadUs), r.tokenOverheadUs);
     if (r.firstTokenClientUs < 0) {
       r.firstTokenClientUs = clientUs;
       if (loop.listener() != null) {
@@ -513,7 +514,7 @@ final class Instance {
       loop.schedule(loop.nowUs(), EventQueue.STEP, this);
       return;
     }
-    long stepUs = model.stepTime(batch);
+    long stepUs = Engine.checkedDelay(model.stepTime(batch), "step time");
     if (stepUs < 1) {
       throw new IllegalStateException("latency model returned step time " + stepUs
           + " us for a batch of " + batch.size() + " requests; it must be at least 1");
@@ -535,7 +536,7 @@ final class Instance {
       batch.get(k).inFlight = true;
     }
     stepPending = true;
-    loop.schedule(loop.nowUs() + stepUs, EventQueue.STEP, this);
+    loop.schedule(Engine.later(loop.nowUs(), stepUs), EventQueue.STEP, this);
   }
 
   private boolean anyLoading() {
@@ -550,7 +551,8 @@ final class Instance {
   private void addToBatch(EngineRequest r) {
     if (r.firstScheduledUs < 0) {
       r.firstScheduledUs = loop.nowUs();
-      r.schedulingOverheadUs = model.schedulingProcessingTime();
+      r.schedulingOverheadUs = Engine.checkedDelay(model.schedulingProcessingTime(),
+          "scheduling processing time");
     }
     batch.add(r);
   }
@@ -565,7 +567,7 @@ final class Instance {
    */
   private void startLoading(EngineRequest r, int cpuBlocks) {
     long startUs = Math.max(loop.nowUs(), transferBusyUntilUs);
-    long doneUs = startUs + Math.max(1L, (long) Math.ceil(cpuBlocks * cpuLoadUsPerBlock));
+    long doneUs = Engine.later(startUs, Math.max(1L, (long) Math.ceil(cpuBlocks * cpuLoadUsPerBlock)));
     transferBusyUntilUs = doneUs;
     r.loadDoneUs = doneUs;
     loop.schedule(doneUs, EventQueue.LOADED, r);
@@ -584,7 +586,8 @@ final class Instance {
     victim.prefillTarget = 0;
     victim.loadDoneUs = 0;
     victim.preemptions++;
-    victim.preemptionOverheadUs += model.preemptionProcessingTime();
+    victim.preemptionOverheadUs = Engine.later(victim.preemptionOverheadUs,
+        Engine.checkedDelay(model.preemptionProcessingTime(), "preemption processing time"));
     victim.state = EngineRequest.State.WAITING;
     victim.queuedUs = loop.nowUs();
     waiting.addFirst(victim);

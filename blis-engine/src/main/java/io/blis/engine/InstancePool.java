@@ -15,7 +15,8 @@ import java.util.function.IntFunction;
  * @param totalKvBlocks GPU KV blocks of each instance
  * @param blockSizeTokens tokens per KV block
  * @param cpuKvBlocks blocks of each instance's CPU KV tier, 0 for none
- * @param cpuLoadUsPerBlock time to reload one block from the CPU tier, microseconds
+ * @param cpuLoadUsPerBlock time to reload one block from the CPU tier, microseconds (at most {@link
+ *     Simulation#MAX_DELAY_US})
  */
 public record InstancePool(String name, int instances, IntFunction<LatencyModel> latencyModels,
     EngineLimits limits, long totalKvBlocks, int blockSizeTokens, long cpuKvBlocks,
@@ -34,9 +35,10 @@ public record InstancePool(String name, int instances, IntFunction<LatencyModel>
     if (blockSizeTokens < 1) {
       throw new IllegalArgumentException("pool '" + name + "': block size must be at least 1 token, got " + blockSizeTokens);
     }
-    if (cpuKvBlocks < 0 || !(cpuLoadUsPerBlock >= 0) || !Double.isFinite(cpuLoadUsPerBlock)) {
-      throw new IllegalArgumentException("pool '" + name + "': CPU KV tier needs blocks >= 0 and a load time >= 0 us, got "
-          + cpuKvBlocks + " and " + cpuLoadUsPerBlock);
+    if (cpuKvBlocks < 0 || !(cpuLoadUsPerBlock >= 0 && cpuLoadUsPerBlock <= Simulation.MAX_DELAY_US)) {
+      throw new IllegalArgumentException("pool '" + name + "': CPU KV tier needs blocks >= 0 and a load time per"
+          + " block between 0 and " + Simulation.MAX_DELAY_US + " us (one hour), got " + cpuKvBlocks + " and "
+          + cpuLoadUsPerBlock);
     }
   }
 

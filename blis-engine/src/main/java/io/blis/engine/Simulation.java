@@ -86,6 +86,22 @@ public final class Simulation {
   /** Default interval at which routers' snapshots are refreshed: 50 ms, microseconds. */
   public static final long DEFAULT_SNAPSHOT_REFRESH_US = 50_000;
 
+  /**
+   * Latest simulated time a run may reach at its inputs: 365 days, microseconds. Requests must
+   * arrive by then, a request timeout and the horizon are at most this long. Far below where
+   * microsecond arithmetic on a {@code long} overflows (about 292,000 years), so times built
+   * from bounded inputs cannot overflow.
+   */
+  public static final long MAX_SIMULATED_TIME_US = io.blis.workload.RequestSpec.MAX_TIME_US;
+
+  /**
+   * Longest single delay: one hour, microseconds. Bounds the admission and routing latencies, and
+   * every time a latency model gives (a step, a queueing time, a processing time per token,
+   * scheduling or preemption) or a CPU KV block takes to load; a real deployment exceeds none of
+   * these by orders of magnitude.
+   */
+  public static final long MAX_DELAY_US = 3_600_000_000L;
+
   private final Engine engine;
   private boolean ran;
 
@@ -202,15 +218,21 @@ public final class Simulation {
       return this;
     }
 
-    /** Time from a request's arrival to its admission decision, microseconds (default 0). */
+    /**
+     * Time from a request's arrival to its admission decision, microseconds (default 0, at most
+     * {@link Simulation#MAX_DELAY_US}).
+     */
     public Builder admissionLatencyUs(long us) {
-      this.admissionLatencyUs = nonNegative(us, "admission latency");
+      this.admissionLatencyUs = delay(us, "admission latency");
       return this;
     }
 
-    /** Time from admission to the routing decision, microseconds (default 0). */
+    /**
+     * Time from admission to the routing decision, microseconds (default 0, at most {@link
+     * Simulation#MAX_DELAY_US}).
+     */
     public Builder routingLatencyUs(long us) {
-      this.routingLatencyUs = nonNegative(us, "routing latency");
+      this.routingLatencyUs = delay(us, "routing latency");
       return this;
     }
 
@@ -316,10 +338,14 @@ public final class Simulation {
       return this;
     }
 
-    /** Stop processing events later than this time, microseconds (default: none). */
+    /**
+     * Stop processing events later than this time, microseconds (default: none; at most {@link
+     * Simulation#MAX_SIMULATED_TIME_US}).
+     */
     public Builder horizonUs(long t) {
-      if (t < 0) {
-        throw new IllegalArgumentException("horizon must be >= 0 us, got " + t);
+      if (t < 0 || t > MAX_SIMULATED_TIME_US) {
+        throw new IllegalArgumentException("horizon must be between 0 and " + MAX_SIMULATED_TIME_US
+            + " us (365 days), got " + t);
       }
       this.horizonUs = t;
       return this;
@@ -337,9 +363,9 @@ public final class Simulation {
       if (cpuBlocks < 0) {
         throw new IllegalArgumentException("CPU KV blocks must be >= 0, got " + cpuBlocks);
       }
-      if (!(loadUsPerBlock >= 0) || !Double.isFinite(loadUsPerBlock)) {
-        throw new IllegalArgumentException(
-            "CPU KV load time per block must be >= 0 us, got " + loadUsPerBlock);
+      if (!(loadUsPerBlock >= 0 && loadUsPerBlock <= MAX_DELAY_US)) {
+        throw new IllegalArgumentException("CPU KV load time per block must be between 0 and "
+            + MAX_DELAY_US + " us (one hour), got " + loadUsPerBlock);
       }
       this.cpuKvBlocks = cpuBlocks;
       singleSettingsTouched = true;
@@ -350,6 +376,14 @@ public final class Simulation {
     private static long nonNegative(long us, String what) {
       if (us < 0) {
         throw new IllegalArgumentException(what + " must be >= 0 us, got " + us);
+      }
+      return us;
+    }
+
+    private static long delay(long us, String what) {
+      if (us < 0 || us > MAX_DELAY_US) {
+        throw new IllegalArgumentException(what + " must be between 0 and " + MAX_DELAY_US
+            + " us (one hour), got " + us);
       }
       return us;
     }

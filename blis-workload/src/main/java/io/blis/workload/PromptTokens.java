@@ -44,11 +44,15 @@ public final class PromptTokens {
    * min(prefixLength)} tokens; prompts with the same content id and a longer input extend the
    * shorter ones (this is how accumulated multi-turn contexts keep their cache hits).
    *
-   * @throws IllegalArgumentException if the lengths are inconsistent or a prefix length is given
-   *     without a group
+   * @throws IllegalArgumentException if the lengths are inconsistent, the prompt is longer than
+   *     {@link RequestSpec#MAX_TOKENS}, or a prefix length is given without a group
    */
   public static int[] build(
       long seed, String prefixGroup, int prefixLength, long contentId, int inputTokens) {
+    if (inputTokens > RequestSpec.MAX_TOKENS) {
+      throw new IllegalArgumentException("a prompt of " + inputTokens + " tokens is longer than the "
+          + RequestSpec.MAX_TOKENS + " a request may have");
+    }
     if (inputTokens < 1 || prefixLength < 0 || prefixLength > inputTokens) {
       throw new IllegalArgumentException(
           "prompt of " + inputTokens + " tokens cannot have a prefix of " + prefixLength + " tokens");

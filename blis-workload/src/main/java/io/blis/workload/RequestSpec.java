@@ -36,6 +36,25 @@ public record RequestSpec(
     long timeoutUs,
     int stage) {
 
+  /**
+   * The most tokens a request's prompt, or its output, may have: 10,000,000. This is the longest
+   * context window any served model offers (Llama 4 Scout's 10M tokens), so no real deployment
+   * exceeds it; it bounds the memory of one prompt's token ids to 40 MB. Every workload reader
+   * checks its token counts against it where it reads them.
+   */
+  public static final int MAX_TOKENS = 10_000_000;
+
+  /**
+   * The latest arrival time, and the longest timeout or pause, a workload may have: 365 days, in
+   * microseconds; the same limit as the engine's simulated time. Far below where microsecond
+   * arithmetic on a {@code long} overflows (about 292,000 years), so sums of such times cannot
+   * overflow. Every workload reader checks its times against it where it reads them.
+   */
+  public static final long MAX_TIME_US = 365L * 24 * 3600 * 1_000_000;
+
+  /** {@link #MAX_TIME_US} in words, for messages. */
+  public static final String MAX_TIME_WORDS = "365 days";
+
   public RequestSpec {
     Objects.requireNonNull(promptTokens, "promptTokens");
     Objects.requireNonNull(sloClass, "sloClass");
@@ -44,20 +63,30 @@ public record RequestSpec(
     if (arrivalTimeUs < 0) {
       throw new IllegalArgumentException("request " + id + ": negative arrival time " + arrivalTimeUs);
     }
+    if (arrivalTimeUs > MAX_TIME_US) {
+      throw new IllegalArgumentException("request " + id + ": arrival time " + arrivalTimeUs
+          + " us is beyond the latest simulated time, " + MAX_TIME_US + " us (" + MAX_TIME_WORDS
+          + ")");
+    }
     if (promptTokens.length < 1) {
       throw new IllegalArgumentException("request " + id + ": prompt must have at least 1 token");
     }
-    if (outputTokens < 1) {
-      throw new IllegalArgumentException(
-          "request " + id + ": output length must be at least 1, got " + outputTokens);
+    if (promptTokens.length > MAX_TOKENS) {
+      throw new IllegalArgumentException("request " + id + ": prompt of " + promptTokens.length
+          + " tokens, more than the " + MAX_TOKENS + " a request may have");
+    }
+    if (outputTokens < 1 || outputTokens > MAX_TOKENS) {
+      throw new IllegalArgumentException("request " + id + ": output length must be in [1, "
+          + MAX_TOKENS + "] tokens, got " + outputTokens);
     }
     if (prefixLength < 0 || prefixLength > promptTokens.length) {
       throw new IllegalArgumentException(
           "request " + id + ": prefix length " + prefixLength + " outside [0, "
               + promptTokens.length + "]");
     }
-    if (timeoutUs < 0) {
-      throw new IllegalArgumentException("request " + id + ": negative timeout " + timeoutUs);
+    if (timeoutUs < 0 || timeoutUs > MAX_TIME_US) {
+      throw new IllegalArgumentException("request " + id + ": timeout must be in [0, "
+          + MAX_TIME_US + "] us (" + MAX_TIME_WORDS + "), got " + timeoutUs);
     }
   }
 

@@ -130,6 +130,15 @@ public final class CalibrateCommand implements Callable<Integer> {
       default -> throw new IllegalArgumentException(
           "--cross-validate: expected none, model, workload or both, got '" + crossValidate + "'");
     };
+    if (!cvOnly) {
+      Cli.requireWritable("--out", out);
+    }
+    if (report != null) {
+      Cli.requireWritable("--report", report);
+    }
+    if (cvOut != null) {
+      Cli.requireWritable("--cv-out", Path.of(cvOut + "-model.json"));
+    }
     List<Experiment> all = run.experiments(spec.commandLine().getErr());
     List<Experiment> fitSet = includeSaturated ? all : all.stream().filter(e -> !e.saturated()).toList();
     if (fitSet.isEmpty()) {

@@ -1,24 +1,87 @@
 package io.blis.engine.cli;
 
+import io.blis.engine.result.OutputFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
-/** File checks shared by the commands; failures name the flag and the path. */
+/**
+ * File checks and output writing shared by the commands; failures name the flag and the path.
+ * Inputs are checked before any work ({@link #requireFile}), outputs too ({@link
+ * #requireWritable}), so a bad path costs no simulation; outputs are written atomically ({@link
+ * OutputFiles}): an interrupted run leaves the old file or the new one, never part of one.
+ */
 final class Cli {
 
   private Cli() {}
 
-  /** Fails with a message naming {@code flag} unless {@code file} is a readable regular file. */
+  /**
+   * Fails with a message naming {@code flag} unless {@code file} is a readable regular file: "no
+   * such file", "is a directory, expected a file", "cannot read (permission denied)".
+   */
   static Path requireFile(String flag, Path file) {
-    if (!Files.isRegularFile(file)) {
+    if (!Files.exists(file)) {
       throw new IllegalArgumentException(flag + ": no such file '" + file + "'");
     }
+    if (Files.isDirectory(file)) {
+      throw new IllegalArgumentException(flag + ": '" + file + "' is a directory, expected a file");
+    }
+    if (!Files.isRegularFile(file)) {
+      throw new IllegalArgumentException(flag + ": '" + file + "' is not a regular file");
+    }
     if (!Files.isReadable(file)) {
-      throw new IllegalArgumentException(flag + ": cannot read '" + file + "'");
+      throw new IllegalArgumentException(flag + ": cannot read '" + file + "' (permission denied)");
     }
     return file;
+  }
+
+  /**
+   * Fails with a message naming {@code flag} unless {@code file} can be written: it is not a
+   * directory, and its nearest existing ancestor is a writable directory (missing parents are
+   * created when writing). Called before the work whose result goes there.
+   */
+  static Path requireWritable(String flag, Path file) {
+    if (Files.isDirectory(file)) {
+      throw new IllegalArgumentException(flag + ": '" + file + "' is a directory, expected a file path");
+    }
+    if (Files.exists(file) && !Files.isWritable(file)) {
+      throw new IllegalArgumentException(flag + ": cannot write '" + file + "' (permission denied)");
+    }
+    Path dir = file.toAbsolutePath().getParent();
+    while (dir != null && !Files.exists(dir)) {
+      dir = dir.getParent();
+    }
+    if (dir != null && !Files.isDirectory(dir)) {
+      throw new IllegalArgumentException(flag + ": cannot write '" + file + "': '" + dir + "' is not a directory");
+    }
+    if (dir != null && !Files.isWritable(dir)) {
+      throw new IllegalArgumentException(flag + ": cannot write '" + file + "': directory '" + dir
+          + "' is not writable");
+    }
+    return file;
+  }
+
+  /** Writes {@code text} to {@code file} atomically ({@link OutputFiles#write}); errors name {@code flag}. */
+  static void write(String flag, Path file, CharSequence text) {
+    try {
+      OutputFiles.write(file, text);
+    } catch (IOException e) {
+      throw new UncheckedIOException(flag + ": cannot write " + file + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Moves a streamed output's complete temporary file into place ({@link OutputFiles#commit});
+   * errors name {@code flag}.
+   */
+  static void commit(String flag, Path tmp, Path file) {
+    try {
+      OutputFiles.commit(tmp, file);
+    } catch (IOException e) {
+      OutputFiles.discard(tmp);
+      throw new UncheckedIOException(flag + ": cannot write " + file + ": " + e.getMessage(), e);
+    }
   }
 
   /** Creates the parent directories of an output file named by {@code flag}; returns the file. */

@@ -41,10 +41,12 @@ final class ClusterOptions {
   @Option(names = "--token-bucket-refill-rate", description = "Token-bucket admission: refill, input tokens per second.")
   String tokenBucketRefillRate;
 
-  @Option(names = "--admission-latency-us", description = "Arrival to admission decision, microseconds (default: 0).")
+  @Option(names = "--admission-latency-us",
+      description = "Arrival to admission decision, microseconds, at most 3600000000 (one hour) (default: 0).")
   Long admissionLatencyUs;
 
-  @Option(names = "--routing-latency-us", description = "Admission to routing decision, microseconds (default: 0).")
+  @Option(names = "--routing-latency-us",
+      description = "Admission to routing decision, microseconds, at most 3600000000 (one hour) (default: 0).")
   Long routingLatencyUs;
 
   @Option(names = "--snapshot-refresh-us",
@@ -70,10 +72,13 @@ final class ClusterOptions {
     DeploymentOptions.require(cl, counterfactualK >= 0, "--counterfactual-k must be >= 0, got " + counterfactualK);
     DeploymentOptions.require(cl, counterfactualK == 0 || traceLevel.equals("decisions"),
         "--counterfactual-k needs --trace-level decisions");
-    for (Map.Entry<String, Long> e : Map.of("--admission-latency-us", nz(admissionLatencyUs),
-        "--routing-latency-us", nz(routingLatencyUs), "--snapshot-refresh-us", nz(snapshotRefreshUs)).entrySet()) {
-      DeploymentOptions.require(cl, e.getValue() >= 0, e.getKey() + " must be >= 0, got " + e.getValue());
+    for (Map.Entry<String, Long> e : new TreeMap<>(Map.of("--admission-latency-us", nz(admissionLatencyUs),
+        "--routing-latency-us", nz(routingLatencyUs))).entrySet()) {
+      DeploymentOptions.require(cl, e.getValue() >= 0 && e.getValue() <= Simulation.MAX_DELAY_US,
+          e.getKey() + " must be between 0 and " + Simulation.MAX_DELAY_US + " (one hour), got " + e.getValue());
     }
+    DeploymentOptions.require(cl, nz(snapshotRefreshUs) >= 0,
+        "--snapshot-refresh-us must be >= 0, got " + snapshotRefreshUs);
     if (policyConfig != null) {
       Cli.requireFile("--policy-config", policyConfig);
     }

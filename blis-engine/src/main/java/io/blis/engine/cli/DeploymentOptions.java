@@ -8,10 +8,6 @@ import io.blis.engine.cluster.PolicyBundle;
 import io.blis.engine.cluster.PoolSpec;
 import io.blis.engine.trace.OtlpTraceWriter;
 import io.blis.workload.RequestSource;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.TreeMap;
@@ -126,15 +122,27 @@ final class DeploymentOptions {
     require(cl, otelOut != null || (!given("--otel-step-sample-rate")
             && !given("--otel-journey-sample-rate") && !otelRequestSnapshots),
         "--otel-step-sample-rate, --otel-journey-sample-rate and --otel-request-snapshots need --otel-out");
-    require(cl, numInstances >= 1, "--num-instances must be at least 1, got " + numInstances);
+    require(cl, numInstances >= 1 && numInstances <= Cluster.MAX_INSTANCES, "--num-instances must be between 1 and "
+        + Cluster.MAX_INSTANCES + " (the cluster limit), got " + numInstances);
     require(cl, longPrefillTokenThreshold >= 0, "--long-prefill-token-threshold must be >= 0, got " + longPrefillTokenThreshold);
     require(cl, kvCpuBlocks >= 0, "--kv-cpu-blocks must be >= 0, got " + kvCpuBlocks);
     require(cl, kvOffloadingSizeGib == null || (kvOffloadingSizeGib >= 0 && Double.isFinite(kvOffloadingSizeGib)),
         "--kv-offloading-size-gib must be >= 0, got " + kvOffloadingSizeGib);
     require(cl, kvTransferBandwidthGbps > 0 && Double.isFinite(kvTransferBandwidthGbps),
         "--kv-transfer-bandwidth-gbps must be positive, got " + kvTransferBandwidthGbps);
-    require(cl, horizonS == null || (horizonS >= 0 && Double.isFinite(horizonS)), "--horizon-s must be >= 0, got " + horizonS);
+    require(cl, horizonS == null || (horizonS >= 0 && horizonS <= MAX_HORIZON_S),
+        "--horizon-s must be between 0 and " + MAX_HORIZON_S + " (365 days, the simulated-time limit), got "
+            + horizonS);
+    if (resultsPath != null) {
+      Cli.requireWritable("--results-path", resultsPath);
+    }
+    if (otelOut != null) {
+      Cli.requireWritable("--otel-out", otelOut);
+    }
   }
+
+  /** Longest --horizon-s: the simulated-time limit, seconds. */
+  static final long MAX_HORIZON_S = Simulation.MAX_SIMULATED_TIME_US / 1_000_000;
 
   static void require(CommandLine cl, boolean ok, String message) {
     if (!ok) {
@@ -183,7 +191,7 @@ final class DeploymentOptions {
    * How far the deployment the flags describe lies outside the ensemble's fit domain: the distances
    * of every pool, each reason once.
    */
-  private java.util.List<io.blis.engine.validate.Extrapolation> distances(io.blis.engine.validate.Ensemble ensemble,
+  java.util.List<io.blis.engine.validate.Extrapolation> distances(io.blis.engine.validate.Ensemble ensemble,
       long seed) {
     java.util.LinkedHashMap<String, io.blis.engine.validate.Extrapolation> out = new java.util.LinkedHashMap<>();
     for (Cluster.PoolDeployment p : clusterBuilder(seed, coefficients).deployments()) {
@@ -205,10 +213,18 @@ final class DeploymentOptions {
     if (otelOut == null || !traced) {
       return b.build().run();
     }
-    try (OtlpTraceWriter w = new OtlpTraceWriter(Cli.parentsCreated("--otel-out", otelOut),
+    // written to FILE.tmp and moved into place when the run is complete
+    Path tmp = io.blis.engine.result.OutputFiles.temporary(Cli.parentsCreated("--otel-out", otelOut));
+    SimulationResult result;
+    try (OtlpTraceWriter w = new OtlpTraceWriter(tmp, otelOut.getFileName().toString().endsWith(".gz"),
         otelStepSampleRate, otelJourneySampleRate, otelRequestSnapshots, seed)) {
-      return b.listener(w).build().run();
+      result = b.listener(w).build().run();
+    } catch (RuntimeException e) {
+      io.blis.engine.result.OutputFiles.discard(tmp);
+      throw e;
     }
+    Cli.commit("--otel-out", tmp, otelOut);
+    return result;
   }
 
   /**
@@ -228,8 +244,20 @@ final class DeploymentOptions {
   }
 
   private Simulation.Builder builder(long seed, String coefficients) {
+    return builder(seed, coefficients, null);
+  }
+
+  /**
+   * As {@link #builder(long)} with other coefficients (file or inline; null for the flags') and,
+   * when {@code instances} is not null, that many instances of the (single) pool: the deployments
+   * a capacity search varies.
+   */
+  Simulation.Builder builder(long seed, String coefficients, Integer instances) {
     PolicyBundle bundle = cluster.bundle();
-    Cluster.Builder cb = clusterBuilder(seed, coefficients);
+    Cluster.Builder cb = clusterBuilder(seed, coefficients == null ? this.coefficients : coefficients);
+    if (instances != null) {
+      cb.instances(instances);
+    }
     Simulation.Builder b;
     try {
       b = cb.toSimulation();
@@ -294,18 +322,10 @@ final class DeploymentOptions {
     if (interval != null) {
       json = Cli.appendField(json, "prediction_interval", interval);
     }
+    if (resultsPath != null) {
+      Cli.write("--results-path", resultsPath, json); // first: a failed write prints no result
+    }
     cl.getOut().print(json);
     result.fitness().ifPresent(f -> cl.getErr().printf(java.util.Locale.ROOT, "fitness: %.6f%n", f.score()));
-    if (resultsPath != null) {
-      writeResults(json);
-    }
-  }
-
-  private void writeResults(String json) {
-    try {
-      Files.writeString(Cli.parentsCreated("--results-path", resultsPath), json, StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new UncheckedIOException("--results-path: cannot write " + resultsPath + ": " + e.getMessage(), e);
-    }
   }
 }

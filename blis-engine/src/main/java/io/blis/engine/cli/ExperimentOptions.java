@@ -63,6 +63,7 @@ final class ExperimentOptions {
   List<Experiment> experiments(PrintWriter notes) {
     List<Experiment> all = new ArrayList<>();
     Map<String, Path> seen = new HashMap<>();
+    experiments.forEach(file -> Cli.requireFile("--experiments", file));
     for (Path file : experiments) {
       for (Experiment e : ExperimentsFile.read(file)) {
         Path before = seen.putIfAbsent(e.id(), file);

@@ -12,14 +12,12 @@ import io.blis.engine.validate.ExperimentsFile;
 import io.blis.latency.catalog.GpuCatalog;
 import io.blis.latency.catalog.ModelCatalog;
 import io.blis.latency.coeff.CoefficientFiles;
-import io.blis.latency.fit.BatchReconstruction;
 import io.blis.latency.fit.TraceFit;
 import io.blis.latency.physics.StepFit;
 import io.blis.latency.physics.TrainedPhysicsCoefficients;
 import java.io.IOException;
 import java.io.StringWriter;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -83,6 +81,10 @@ final class FitCommand implements Callable<Integer> {
     if (!Files.exists(traces)) {
       throw new IllegalArgumentException("--traces: no such file or directory '" + traces + "'");
     }
+    Cli.requireWritable("--out", out);
+    if (report != null) {
+      Cli.requireWritable("--report", report);
+    }
     ModelSpec m;
     HardwareSpec g;
     if (experiments != null) {
@@ -117,17 +119,23 @@ final class FitCommand implements Callable<Integer> {
         o.alpha().requests(), b.testMapePct(), b.testPearson(), b.trainSteps(), b.testSteps());
     if (o.stepsWithoutBatch() > 0) {
       StringBuilder why = new StringBuilder();
-      for (BatchReconstruction.Reason r : BatchReconstruction.Reason.values()) {
-        Long n = o.stepsLeftOut().get(r.key());
-        if (n != null) {
-          why.append(String.format(Locale.ROOT, "%n  %d %s: %s", n, r.key(), r.description()));
-        }
+      for (Map.Entry<String, Long> e : o.stepsLeftOut().entrySet()) {
+        why.append(String.format(Locale.ROOT, "%n  %d %s: %s", e.getValue(), e.getKey(),
+            TraceFit.describe(e.getKey())));
       }
+      boolean onlyBatch = !o.stepsLeftOut().containsKey(TraceFit.NON_POSITIVE_DURATION);
       spec.commandLine().getErr().printf(Locale.ROOT,
-          "warning: %d of %d traced steps left out, their batch unknown:%s%n", o.stepsWithoutBatch(),
-          o.stepsWithBatch() + o.stepsWithoutBatch(), why);
+          "warning: %d of %d traced steps left out%s:%s%n", o.stepsWithoutBatch(),
+          o.stepsWithBatch() + o.stepsWithoutBatch(), onlyBatch ? ", their batch unknown" : "", why);
       spec.commandLine().getErr().flush();
     }
+    for (Map.Entry<String, Long> w : o.warnings().entrySet()) {
+      if (w.getKey().startsWith("step summary")) { // a step the trace describes but the fit could not use
+        spec.commandLine().getErr().printf(Locale.ROOT, "warning: %d %s, skipped (first at %s)%n", w.getValue(),
+            w.getKey(), o.firstSeen().get(w.getKey()));
+      }
+    }
+    spec.commandLine().getErr().flush();
     List<TrainedPhysicsCoefficients.Term> terms = TrainedPhysicsCoefficients.terms();
     double[] values = TrainedPhysicsCoefficients.toArray(o.coefficients());
     for (int k = 0; k < terms.size(); k++) {
@@ -242,10 +250,6 @@ final class FitCommand implements Callable<Integer> {
   }
 
   private static void write(String flag, Path file, String text) {
-    try {
-      Files.writeString(Cli.parentsCreated(flag, file), text, StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new UncheckedIOException(flag + ": cannot write " + file + ": " + e.getMessage(), e);
-    }
+    Cli.write(flag, file, text);
   }
 }

@@ -1,14 +1,11 @@
 package io.blis.engine.cli;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.blis.engine.validate.Ensemble;
 import io.blis.engine.validate.Extrapolation;
 import io.blis.engine.validate.IntervalScales;
 import io.blis.engine.validate.Metric;
-import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.EnumSet;
@@ -63,6 +60,9 @@ final class IntervalScalesCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
+    if (out != null) {
+      Cli.requireWritable("--out", out);
+    }
     Ensemble base = ensemble == null ? Ensemble.bundled() : Ensemble.load(ensemble);
     List<IntervalScales.Run> all = new ArrayList<>();
     Set<String> ids = new LinkedHashSet<>();
@@ -93,12 +93,8 @@ final class IntervalScalesCommand implements Callable<Integer> {
 
   /** The runs of one validation JSON; errors name the file and the experiment. */
   static List<IntervalScales.Run> read(Path f) {
-    JsonNode root;
-    try {
-      root = new ObjectMapper().readTree(Files.readAllBytes(Cli.requireFile("--runs", f)));
-    } catch (IOException e) {
-      throw new IllegalArgumentException("--runs " + f + ": not JSON: " + e.getMessage(), e);
-    }
+    JsonNode root = io.blis.latency.coeff.InputTrees.json(
+        io.blis.latency.coeff.InputTrees.readText(Cli.requireFile("--runs", f), "validation JSON"), "--runs " + f);
     JsonNode exps = root == null ? null : root.get("experiments");
     if (exps == null || !exps.isArray()) {
       throw new IllegalArgumentException("--runs " + f + ": expected validation JSON with an 'experiments' array");

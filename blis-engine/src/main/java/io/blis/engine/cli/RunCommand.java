@@ -1,13 +1,22 @@
 package io.blis.engine.cli;
 
+import io.blis.engine.result.OutputFiles;
 import io.blis.engine.result.SimulationResult;
 import io.blis.engine.validate.Ensemble;
 import io.blis.workload.RequestSource;
 import io.blis.workload.trace.TraceHeader;
 import io.blis.workload.trace.TraceWriter;
+import java.io.BufferedWriter;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.OutputStreamWriter;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.zip.GZIPOutputStream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -50,6 +59,14 @@ final class RunCommand implements Callable<Integer> {
     SimulationResult result;
     try (source) {
       result = deployment.simulate(source, effectiveSeed());
+    } catch (RuntimeException e) {
+      if (traceOut != null) {
+        OutputFiles.discard(OutputFiles.temporary(traceOut));
+      }
+      throw e;
+    }
+    if (traceOut != null) {
+      Cli.commit("--trace-out", OutputFiles.temporary(traceOut), traceOut);
     }
     deployment.emit(spec.commandLine(), result, ensemble, intervalOptions.level, this::workloadSource,
         effectiveSeed());
@@ -60,6 +77,9 @@ final class RunCommand implements Callable<Integer> {
     deployment.validate(spec.commandLine());
     workload.validate(spec.commandLine(), List.of());
     require(traceOut != null || !traceTokenIds, "--trace-token-ids needs --trace-out");
+    if (traceOut != null) {
+      Cli.requireWritable("--trace-out", traceOut);
+    }
   }
 
   private void require(boolean ok, String message) {
@@ -74,13 +94,26 @@ final class RunCommand implements Callable<Integer> {
     return workload.source(spec.commandLine());
   }
 
-  /** With --trace-out, wraps {@code source} so every request it hands out is written. */
+  /**
+   * With --trace-out, wraps {@code source} so every request it hands out is written, to FILE.tmp
+   * (gzip when FILE ends in .gz), moved to FILE when the run is complete.
+   */
   private RequestSource traced(RequestSource source) {
     if (traceOut == null) {
       return source;
     }
     TraceHeader header = TraceHeader.of(effectiveSeed(), traceTokenIds,
         "blis run: " + workload.description(spec.commandLine()));
-    return new TracingSource(source, TraceWriter.create(Cli.parentsCreated("--trace-out", traceOut), header));
+    Path tmp = OutputFiles.temporary(Cli.parentsCreated("--trace-out", traceOut));
+    try {
+      OutputStream os = Files.newOutputStream(tmp);
+      if (traceOut.getFileName().toString().endsWith(".gz")) {
+        os = new GZIPOutputStream(os, 1 << 16);
+      }
+      return new TracingSource(source, new TraceWriter(
+          new BufferedWriter(new OutputStreamWriter(os, StandardCharsets.UTF_8), 1 << 16), header));
+    } catch (IOException e) {
+      throw new UncheckedIOException("--trace-out: cannot write " + traceOut + ": " + e.getMessage(), e);
+    }
   }
 }

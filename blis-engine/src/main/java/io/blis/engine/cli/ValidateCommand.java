@@ -61,6 +61,17 @@ public final class ValidateCommand implements Callable<Integer> {
     if (maxRequestsPerStage < 0) {
       throw new IllegalArgumentException("--max-requests-per-stage must be >= 0, got " + maxRequestsPerStage);
     }
+    Path htmlPath = html;
+    if (out != null) {
+      Cli.requireWritable("--out", out);
+      if (htmlPath == null) {
+        String name = out.getFileName().toString();
+        htmlPath = out.resolveSibling((name.endsWith(".json") ? name.substring(0, name.length() - 5) : name) + ".html");
+      }
+    }
+    if (htmlPath != null) {
+      Cli.requireWritable(html != null ? "--html" : "--out", htmlPath);
+    }
     Ensemble ensemble = intervalOptions.resolve(latencyModel);
     List<Experiment> exps = run.experiments(spec.commandLine().getErr());
     Coefficients c = loadCoefficients(coefficients);
@@ -74,13 +85,8 @@ public final class ValidateCommand implements Callable<Integer> {
           coefficients == null ? "bundled " + latencyModel + " defaults" : coefficients, iv);
     }
     spec.commandLine().getOut().print(report.table());
-    Path htmlPath = html;
     if (out != null) {
       write(out, report.toJson());
-      if (htmlPath == null) {
-        String name = out.getFileName().toString();
-        htmlPath = out.resolveSibling((name.endsWith(".json") ? name.substring(0, name.length() - 5) : name) + ".html");
-      }
     }
     if (htmlPath != null) {
       write(htmlPath, report.html());
@@ -103,13 +109,10 @@ public final class ValidateCommand implements Callable<Integer> {
     return CoefficientFiles.load(p);
   }
 
+  /** Writes {@code text} to {@code file} atomically ({@link io.blis.engine.result.OutputFiles}). */
   static void write(Path file, String text) {
     try {
-      Path parent = file.toAbsolutePath().getParent();
-      if (parent != null) {
-        Files.createDirectories(parent);
-      }
-      Files.writeString(file, text);
+      io.blis.engine.result.OutputFiles.write(file, text);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
     }

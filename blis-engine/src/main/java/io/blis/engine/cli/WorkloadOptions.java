@@ -72,6 +72,13 @@ final class WorkloadOptions {
       description = "inference-perf profile (YAML/JSON, shared_prefix data): regenerate the stream inference-perf sent.")
   Path inferencePerf;
 
+  /**
+   * Longest expected span of the generated arrivals ({@code --num-requests / --rate}): the
+   * simulated-time limit, seconds. With many requests the last arrival lands close to it; the
+   * engine refuses any arrival beyond the limit.
+   */
+  static final long MAX_ARRIVAL_SPAN_S = io.blis.engine.Simulation.MAX_SIMULATED_TIME_US / 1_000_000;
+
   /** Flags of the default synthetic workload, refused together with another workload kind. */
   private static final List<String> SYNTHETIC_FLAGS = List.of("--prompt-tokens",
       "--prompt-tokens-stdev", "--prompt-tokens-min", "--prompt-tokens-max", "--output-tokens",
@@ -83,7 +90,15 @@ final class WorkloadOptions {
    */
   void validate(CommandLine cl, List<String> otherKinds) {
     require(cl, Double.isFinite(rate) && rate > 0, "--rate must be a positive number of requests per second, got " + rate);
-    require(cl, numRequests >= 0, "--num-requests must be >= 0, got " + numRequests);
+    require(cl, numRequests >= 1, "--num-requests must be at least 1 (a run of no requests measures nothing), got " + numRequests);
+    if (workloadSpec == null && inferencePerf == null && numRequests > 0) {
+      // the arrivals' expected span must fit in the simulated time
+      double spanS = numRequests / rate;
+      require(cl, spanS <= MAX_ARRIVAL_SPAN_S, String.format(java.util.Locale.ROOT,
+          "--rate %s req/s spreads --num-requests %d over %.3g s on average, beyond the simulated-time limit"
+              + " of %d s (365 days); give --rate at least %.3g",
+          rate, numRequests, spanS, MAX_ARRIVAL_SPAN_S, numRequests / (double) MAX_ARRIVAL_SPAN_S));
+    }
     require(cl, prefixTokens >= 0, "--prefix-tokens must be >= 0, got " + prefixTokens);
     require(cl, promptTokensMin >= 1 && promptTokensMin <= promptTokensMax,
         "--prompt-tokens-min must be >= 1 and <= --prompt-tokens-max, got " + promptTokensMin + " and " + promptTokensMax);
@@ -150,10 +165,9 @@ final class WorkloadOptions {
   /** A fresh source of the selected workload. */
   RequestSource source(CommandLine cl) {
     if (workloadSpec != null) {
-      return WorkloadSpec.load(workloadSpec).source(effectiveSeed(cl));
+      return new Named(WorkloadSpec.load(workloadSpec).source(effectiveSeed(cl)), "--workload-spec " + workloadSpec);
     }
     if (workloadPreset != null) {
-      require(cl, numRequests >= 1, "--num-requests must be at least 1 with --workload, got " + numRequests);
       return WorkloadSpec.preset(workloadPreset, rate, numRequests, seed).source();
     }
     if (inferencePerf != null) {
@@ -163,6 +177,53 @@ final class WorkloadOptions {
         new LengthSpec(promptTokens, promptTokensStdev, promptTokensMin, promptTokensMax),
         new LengthSpec(outputTokens, outputTokensStdev, outputTokensMin, outputTokensMax),
         prefixTokens, seed);
+  }
+
+  /**
+   * A source whose input errors, which a generated workload may raise only as it generates (a
+   * request that would arrive after the simulated-time limit, say), name the file they come from.
+   */
+  private static final class Named implements RequestSource {
+    private final RequestSource delegate;
+    private final String name;
+
+    Named(RequestSource delegate, String name) {
+      this.delegate = delegate;
+      this.name = name;
+    }
+
+    private IllegalArgumentException named(IllegalArgumentException e) {
+      return new IllegalArgumentException(name + ": " + e.getMessage(), e);
+    }
+
+    @Override
+    public io.blis.workload.RequestSpec next() {
+      try {
+        return delegate.next();
+      } catch (IllegalArgumentException e) {
+        throw named(e);
+      }
+    }
+
+    @Override
+    public boolean exhausted() {
+      return delegate.exhausted();
+    }
+
+    @Override
+    public java.util.List<io.blis.workload.RequestSpec> onFinished(io.blis.workload.RequestSpec request,
+        io.blis.workload.RequestOutcome outcome, long timeUs) {
+      try {
+        return delegate.onFinished(request, outcome, timeUs);
+      } catch (IllegalArgumentException e) {
+        throw named(e);
+      }
+    }
+
+    @Override
+    public void close() {
+      delegate.close();
+    }
   }
 
   /** Free text naming the workload and its seed (trace headers, run descriptions). */

@@ -11,7 +11,6 @@ import io.blis.api.ModelSpec;
 import io.blis.api.PriorityPolicy;
 import io.blis.api.PriorityPolicyProvider;
 import io.blis.api.Providers;
-import io.blis.api.Router;
 import io.blis.api.RouterProvider;
 import io.blis.api.Scheduler;
 import io.blis.api.SchedulerProvider;
@@ -56,6 +55,13 @@ import java.util.TreeMap;
  * defaults.instances()} instances.
  */
 public final class Cluster {
+
+  /**
+   * Most instances in a cluster, over all its pools: 4,096. Each instance holds its own KV cache,
+   * queues and metrics (about 0.6 MB at the defaults, 2.4 GB of memory for 4,096), so much larger
+   * fleets exhaust the memory before they simulate anything; split such a study by pool instead.
+   */
+  public static final int MAX_INSTANCES = 4096;
 
   /** Model, GPU, TP, latency model and limits used when neither a flag nor the bundle sets them. */
   public static final PoolSpec BUILT_IN_DEFAULTS = new PoolSpec("default", 1,
@@ -250,6 +256,10 @@ public final class Cluster {
         throw new IllegalArgumentException("the number of instances is set per pool when the policy"
             + " bundle has several pools (" + fromBundle.size() + "); drop --num-instances");
       }
+      if (instancesOverride != null && instancesOverride > MAX_INSTANCES) {
+        throw new IllegalArgumentException("at most " + MAX_INSTANCES + " instances in a cluster, got "
+            + instancesOverride);
+      }
       List<PoolSpec> out = new ArrayList<>();
       if (fromBundle.isEmpty()) {
         int n = instancesOverride != null ? instancesOverride : defaults.instances();
@@ -260,6 +270,11 @@ public final class Cluster {
           out.add(merge(overrides, merge(p, merge(defaults, BUILT_IN_DEFAULTS, p.name(), n), p.name(), n),
               p.name(), n));
         }
+      }
+      long total = out.stream().mapToLong(PoolSpec::instances).sum();
+      if (total > MAX_INSTANCES) {
+        throw new IllegalArgumentException("at most " + MAX_INSTANCES + " instances in a cluster (over all"
+            + " pools), got " + total);
       }
       return out;
     }

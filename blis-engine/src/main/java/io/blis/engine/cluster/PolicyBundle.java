@@ -1,5 +1,6 @@
 package io.blis.engine.cluster;
 
+import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
@@ -10,11 +11,11 @@ import io.blis.api.PriorityPolicyProvider;
 import io.blis.api.Providers;
 import io.blis.api.RouterProvider;
 import io.blis.api.SchedulerProvider;
+import io.blis.engine.Simulation;
 import io.blis.engine.SloTarget;
+import io.blis.latency.coeff.InputTrees;
+import io.blis.workload.synthetic.ClientSpec;
 import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -64,8 +65,11 @@ import java.util.TreeMap;
  *
  * <p>Every problem is one {@link IllegalArgumentException} naming the file, line and column and
  * what was expected: unknown keys (with the accepted ones), unknown policy names (with the
- * available ones), wrong types, fractions where whole numbers are needed, duplicate keys or pool
- * names.
+ * available ones), unknown SLO classes (with the known ones: critical, standard, batch, sheddable,
+ * background), wrong types, fractions where whole numbers are needed, duplicate keys or pool
+ * names, an empty {@code pools} list, more than {@link Cluster#MAX_INSTANCES} instances in all,
+ * control-plane latencies above {@link Simulation#MAX_DELAY_US} (one hour). YAML anchors and
+ * aliases are refused.
  */
 public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec admission,
     PolicySpec priority, String scheduler, Long admissionLatencyUs, Long routingLatencyUs,
@@ -82,7 +86,6 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       "snapshot_refresh_us");
   private static final List<String> SLO = List.of("ttft_ms", "e2e_ms");
   private static final int MAX_POOLS = 64;
-  private static final int MAX_INSTANCES = 4096;
 
   public PolicyBundle {
     pools = List.copyOf(pools);
@@ -94,15 +97,19 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
     return new PolicyBundle(List.of(), null, null, null, null, null, null, null, Map.of());
   }
 
-  /** Reads and checks {@code file}. */
+  /**
+   * Reads and checks {@code file}. A file that sets nothing (empty, only comments, {@code ~} or
+   * {@code {}}) is refused: it is almost certainly the wrong file or a truncated one, and running
+   * the defaults in its name would be a result nobody asked for.
+   */
   public static PolicyBundle load(Path file) {
-    String text;
-    try {
-      text = Files.readString(file, StandardCharsets.UTF_8);
-    } catch (IOException e) {
-      throw new UncheckedIOException("policy bundle " + file + ": cannot read: " + e.getMessage(), e);
+    PolicyBundle b = parse(InputTrees.readText(file, "policy bundle"), file.toString());
+    if (b.equals(empty())) {
+      throw new IllegalArgumentException(file + ": the policy bundle sets nothing (it is empty, only"
+          + " comments, ~ or {}); give at least one of " + String.join(", ", TOP)
+          + ", or leave out --policy-config to run the defaults");
     }
-    return parse(text, file.toString());
+    return b;
   }
 
   /** Parses and checks bundle text; {@code source} names it in errors. */
@@ -117,9 +124,10 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       if (p.nextToken() != null) {
         throw new Problem(source, p.currentTokenLocation(), "expected a single YAML document");
       }
+    } catch (JacksonException e) {
+      throw new IllegalArgumentException(source + ", " + InputTrees.problem(e, "not valid YAML"), e);
     } catch (IOException e) {
-      throw new IllegalArgumentException("policy bundle " + source + ": not valid YAML: "
-          + e.getMessage().lines().findFirst().orElse(""), e);
+      throw new IllegalArgumentException(source + ": cannot read: " + e.getMessage(), e);
     }
     if (root.isNull()) {
       return empty();
@@ -220,6 +228,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
     }
 
     static Node read(JsonParser p, String source) throws IOException {
+      InputTrees.refuseAnchors(p, source);
       JsonLocation at = p.currentTokenLocation();
       int line = at.getLineNr();
       int col = at.getColumnNr();
@@ -282,14 +291,15 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       Long refresh = null;
       if (top.containsKey("cluster")) {
         Map<String, Node> c = mapping(top.get("cluster"), "cluster", CLUSTER);
-        admissionLatency = c.containsKey(CLUSTER.get(0)) ? whole(c.get(CLUSTER.get(0)), CLUSTER.get(0), 0) : null;
-        routingLatency = c.containsKey(CLUSTER.get(1)) ? whole(c.get(CLUSTER.get(1)), CLUSTER.get(1), 0) : null;
+        admissionLatency = c.containsKey(CLUSTER.get(0)) ? latency(c.get(CLUSTER.get(0)), CLUSTER.get(0)) : null;
+        routingLatency = c.containsKey(CLUSTER.get(1)) ? latency(c.get(CLUSTER.get(1)), CLUSTER.get(1)) : null;
         refresh = c.containsKey(CLUSTER.get(2)) ? whole(c.get(CLUSTER.get(2)), CLUSTER.get(2), 0) : null;
       }
       Map<String, SloTarget> slo = new TreeMap<>();
       if (top.containsKey("slo")) {
         Node sloNode = top.get("slo");
-        Map<String, Node> classes = mapping(sloNode, "slo", null);
+        Map<String, Node> classes = mapping(sloNode, "slo", ClientSpec.SLO_CLASSES, "SLO class",
+            "known classes");
         for (Map.Entry<String, Node> e : classes.entrySet()) {
           Map<String, Node> t = mapping(e.getValue(), "slo." + e.getKey(), SLO);
           double ttft = t.containsKey("ttft_ms") ? number(t.get("ttft_ms"), "ttft_ms") : 0;
@@ -309,6 +319,10 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       if (n.list() == null) {
         throw error(n, "pools must be a list of pools (each '- name: ...'), got " + describe(n));
       }
+      if (n.list().isEmpty()) {
+        throw error(n, "pools is an empty list: give at least one pool ('- name: NAME' with"
+            + " 'instances: N'), or leave out pools for one pool of --num-instances instances");
+      }
       if (n.list().size() > MAX_POOLS) {
         throw error(n, "at most " + MAX_POOLS + " pools, got " + n.list().size());
       }
@@ -324,13 +338,14 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
         if (!names.add(name)) {
           throw error(m.get("name"), "duplicate pool name '" + name + "'");
         }
-        int instances = (int) whole(m.get("instances"), "instances", 1);
+        long instances = whole(m.get("instances"), "instances", 1);
         total += instances;
-        if (total > MAX_INSTANCES) {
-          throw error(m.get("instances"), "at most " + MAX_INSTANCES + " instances in all");
+        if (total > Cluster.MAX_INSTANCES) {
+          throw error(m.get("instances"), "at most " + Cluster.MAX_INSTANCES
+              + " instances in all pools (the cluster limit), got " + total);
         }
         try {
-          out.add(new PoolSpec(name, instances, optString(m, "model"), optString(m, "gpu"),
+          out.add(new PoolSpec(name, (int) instances, optString(m, "model"), optString(m, "gpu"),
               optInt(m, "tp"), optString(m, "latency_model"), optString(m, "coefficients"),
               optInt(m, "max_num_seqs"), optInt(m, "max_num_batched_tokens"),
               optInt(m, "long_prefill_token_threshold"), optInt(m, "max_model_len"),
@@ -393,6 +408,15 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
 
     /** The mapping {@code n}, whose keys must be in {@code accepted} (any when null). */
     private Map<String, Node> mapping(Node n, String what, List<String> accepted) {
+      return mapping(n, what, accepted, "key", "accepted");
+    }
+
+    /**
+     * The mapping {@code n}, whose keys must be in {@code accepted} (any when null); an unknown
+     * one is "unknown KIND 'k' in WHAT; LISTED: ...".
+     */
+    private Map<String, Node> mapping(Node n, String what, List<String> accepted, String kind,
+        String listed) {
       if (n.map() == null) {
         throw error(n, what + " must be a mapping of keys, got " + describe(n));
       }
@@ -400,12 +424,21 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
         for (String key : n.map().keySet()) {
           if (!accepted.contains(key)) {
             Node at = n.map().get(key);
-            throw error(at, "unknown key '" + key + "' in " + what + "; accepted: "
+            throw error(at, "unknown " + kind + " '" + key + "' in " + what + "; " + listed + ": "
                 + String.join(", ", accepted));
           }
         }
       }
       return n.map();
+    }
+
+    /** A control-plane latency: whole microseconds in [0, {@link Simulation#MAX_DELAY_US}]. */
+    private long latency(Node n, String key) {
+      long v = whole(n, key, 0);
+      if (v > Simulation.MAX_DELAY_US) {
+        throw error(n, key + " must be at most " + Simulation.MAX_DELAY_US + " (one hour), got " + n.text());
+      }
+      return v;
     }
 
     private String string(Node n, String key) {

@@ -7,11 +7,11 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.blis.engine.result.OutputFiles;
 import io.blis.workload.RequestSpec;
 import io.blis.workload.trace.TraceHeader;
 import io.blis.workload.trace.TraceWriter;
 import java.io.BufferedReader;
-import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.io.Writer;
@@ -311,13 +311,15 @@ public final class RunDirectory implements ObservationListener, AutoCloseable {
   }
 
   private static JsonNode readJson(Path file) {
-    try {
-      return JSON.readTree(Files.readAllBytes(file));
-    } catch (java.nio.file.NoSuchFileException e) {
-      throw new IllegalArgumentException(file + ": missing (not the folder of an observed run?)", e);
-    } catch (IOException e) {
-      throw new IllegalArgumentException(file + ": cannot read: " + e.getMessage(), e);
+    if (!Files.exists(file)) {
+      throw new IllegalArgumentException(file + ": missing (not the folder of an observed run?)");
     }
+    JsonNode root = io.blis.latency.coeff.InputTrees.json(
+        io.blis.latency.coeff.InputTrees.readText(file, "run file"), file.toString());
+    if (root == null) {
+      throw new IllegalArgumentException(file + ": empty (the run was cut short while writing it?)");
+    }
+    return root;
   }
 
   private static List<MetricsSample> readMetrics(Path file) {
@@ -351,9 +353,7 @@ public final class RunDirectory implements ObservationListener, AutoCloseable {
           .append(o.ttftUs() >= 0 ? ms(o.ttftUs()) : "").append('\n');
     }
     try {
-      Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-      Files.writeString(tmp, b, StandardCharsets.UTF_8);
-      Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      OutputFiles.write(file, b);
     } catch (IOException e) {
       throw new UncheckedIOException(file + ": cannot write: " + e.getMessage(), e);
     }
@@ -365,12 +365,7 @@ public final class RunDirectory implements ObservationListener, AutoCloseable {
 
   private static void writeAtomically(Path file, JsonNode json) {
     try {
-      Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
-      try (BufferedWriter w = Files.newBufferedWriter(tmp, StandardCharsets.UTF_8)) {
-        w.write(JSON.writeValueAsString(json));
-        w.write('\n');
-      }
-      Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      OutputFiles.write(file, JSON.writeValueAsString(json) + "\n");
     } catch (IOException e) {
       throw new UncheckedIOException(file + ": cannot write: " + e.getMessage(), e);
     }

@@ -122,7 +122,7 @@ public final class Admissions {
     @Override
     public AdmissionPolicy create(ProviderContext context) {
       Params p = Params.of(name(), context.options(), "capacity", "refill_rate");
-      double capacity = p.number("capacity", 10_000, Double.MIN_VALUE);
+      double capacity = p.positive("capacity", 10_000);
       return tokenBucket(capacity, p.number("refill_rate", 1_000, 0));
     }
   }

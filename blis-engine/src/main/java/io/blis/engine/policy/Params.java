@@ -51,6 +51,25 @@ final class Params {
     return d;
   }
 
+  /** A finite number > 0. */
+  double positive(String key, double dflt) {
+    String v = values.get(key);
+    if (v == null) {
+      return dflt;
+    }
+    double d;
+    try {
+      d = Double.parseDouble(v.trim());
+    } catch (NumberFormatException e) {
+      throw bad(key, v, "a number");
+    }
+    if (!(d > 0) || !Double.isFinite(d)) {
+      throw new IllegalArgumentException(policy + ": parameter " + key + " must be "
+          + (d > 0 ? "finite" : "positive") + ", got " + v.trim());
+    }
+    return d;
+  }
+
   /** A whole number >= {@code min}. */
   int integer(String key, int dflt, int min) {
     String v = values.get(key);

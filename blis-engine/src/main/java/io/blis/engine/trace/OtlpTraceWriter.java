@@ -115,6 +115,21 @@ public final class OtlpTraceWriter implements EngineListener, AutoCloseable {
    */
   public OtlpTraceWriter(Path file, double stepSampleRate, double journeySampleRate,
       boolean requestSnapshots, long seed) {
+    this(file, file.getFileName().toString().endsWith(".gz"), stepSampleRate, journeySampleRate,
+        requestSnapshots, seed);
+  }
+
+  /**
+   * Opens {@code file} for writing, gzip-compressed when {@code gzip} whatever its name (a
+   * temporary file moved into place when complete keeps the compression of its final name).
+   *
+   * @param stepSampleRate fraction of steps written, in (0, 1]
+   * @param journeySampleRate fraction of requests whose journey spans are written, in [0, 1]
+   * @param requestSnapshots also write one REQUEST_SNAPSHOT per request of each sampled step
+   * @param seed seed of the step and journey sampling
+   */
+  public OtlpTraceWriter(Path file, boolean gzip, double stepSampleRate, double journeySampleRate,
+      boolean requestSnapshots, long seed) {
     if (!(stepSampleRate > 0 && stepSampleRate <= 1)) {
       throw new IllegalArgumentException("step sample rate must be in (0, 1], got " + stepSampleRate);
     }
@@ -128,7 +143,7 @@ public final class OtlpTraceWriter implements EngineListener, AutoCloseable {
     this.seed = seed;
     try {
       OutputStream os = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16);
-      if (file.getFileName().toString().endsWith(".gz")) {
+      if (gzip) {
         os = new GZIPOutputStream(os, 1 << 16);
       }
       this.out = new OutputStreamWriter(os, StandardCharsets.UTF_8);

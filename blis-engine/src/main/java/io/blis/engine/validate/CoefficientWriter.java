@@ -2,8 +2,6 @@ package io.blis.engine.validate;
 
 import io.blis.api.Coefficients;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
@@ -39,11 +37,7 @@ public interface CoefficientWriter {
         }
         sb.append("]\n");
       }
-      Path parent = file.toAbsolutePath().getParent();
-      if (parent != null) {
-        Files.createDirectories(parent);
-      }
-      Files.writeString(file, sb.toString(), StandardCharsets.UTF_8);
+      io.blis.engine.result.OutputFiles.write(file, sb); // atomically: never half a file
     };
   }
 }

@@ -1,12 +1,10 @@
 package io.blis.engine.validate;
 
-import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.blis.api.Coefficients;
 import io.blis.latency.coeff.CoefficientFiles;
+import io.blis.latency.coeff.InputTrees;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -108,7 +106,6 @@ public record Ensemble(String latencyModel, List<Member> members, Map<Metric, Do
   /** Classpath resource of the default ensemble (next to the default coefficients). */
   public static final String BUNDLED = "/io/blis/latency/coefficients/trained-physics-ensemble.yaml";
 
-  private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
 
   /**
    * One refit.
@@ -159,27 +156,32 @@ public record Ensemble(String latencyModel, List<Member> members, Map<Metric, Do
 
   /** Reads an ensemble file; errors name the file and the key. */
   public static Ensemble load(Path file) {
-    if (!Files.isRegularFile(file)) {
+    if (!Files.exists(file)) {
       throw new IllegalArgumentException(file + ": no such ensemble file");
     }
-    try (InputStream in = Files.newInputStream(file)) {
-      return read(in, file.toString());
-    } catch (IOException e) {
-      throw new IllegalArgumentException(file + ": cannot read ensemble file: " + e.getMessage(), e);
-    }
+    return parse(InputTrees.readText(file, "ensemble file"), file.toString());
   }
 
   /** Reads an ensemble from a stream; {@code source} names it in messages. */
   public static Ensemble read(InputStream in, String source) {
-    JsonNode root;
     try {
-      root = YAML.readTree(in);
-    } catch (JacksonException e) {
-      throw new IllegalArgumentException(source + ": not valid YAML: " + e.getOriginalMessage(), e);
+      return parse(new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8), source);
     } catch (IOException e) {
       throw new IllegalArgumentException(source + ": cannot read: " + e.getMessage(), e);
     }
-    if (root == null || !root.isObject()) {
+  }
+
+  /**
+   * Parses ensemble text; {@code source} names it in messages. YAML anchors and aliases and
+   * duplicate keys are refused ({@link InputTrees#yaml}).
+   */
+  public static Ensemble parse(String text, String source) {
+    JsonNode root = InputTrees.yaml(text, source);
+    if (root == null) {
+      throw new IllegalArgumentException(source + ": the ensemble file is empty; expected a mapping with version,"
+          + " residual_log_sd and members");
+    }
+    if (!root.isObject()) {
       throw new IllegalArgumentException(source + ": expected a mapping with version, residual_log_sd and members");
     }
     for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {

@@ -1,14 +1,12 @@
 package io.blis.engine.validate;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import io.blis.latency.catalog.GpuCatalog;
 import io.blis.latency.catalog.GpuSpec;
 import io.blis.latency.catalog.ModelCatalog;
+import io.blis.latency.coeff.InputTrees;
 import io.blis.workload.inferenceperf.InferencePerfProfile;
 import io.blis.workload.inferenceperf.InferencePerfProfiles;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashSet;
@@ -25,23 +23,21 @@ import java.util.Set;
  */
 public final class ExperimentsFile {
 
-  private static final ObjectMapper JSON = new ObjectMapper();
-
   private ExperimentsFile() {}
 
   /**
    * Parses the file.
    *
-   * @throws IllegalArgumentException if the file cannot be read or a field is missing or invalid
+   * @throws IllegalArgumentException if the file cannot be read (no such file, a directory, no
+   *     permission), is not JSON, or a field is missing or invalid
    */
   public static List<Experiment> read(Path file) {
-    JsonNode root;
-    try {
-      root = JSON.readTree(Files.readAllBytes(file));
-    } catch (IOException e) {
-      throw new IllegalArgumentException(file + ": cannot read experiments file: " + e.getMessage(), e);
+    JsonNode root = InputTrees.json(InputTrees.readText(file, "experiments file"), file.toString());
+    if (root == null) {
+      throw new IllegalArgumentException(file + ": the experiments file is empty; expected a top-level"
+          + " 'experiments' array");
     }
-    if (root == null || !root.path("experiments").isArray()) {
+    if (!root.path("experiments").isArray()) {
       throw new IllegalArgumentException(file + ": expected a top-level 'experiments' array");
     }
     Path base = file.toAbsolutePath().getParent();

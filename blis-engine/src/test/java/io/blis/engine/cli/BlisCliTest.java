@@ -142,7 +142,7 @@ class BlisCliTest {
       "bad utilization|run --gpu-memory-utilization 1.5|--gpu-memory-utilization must be in",
       "unknown command|fly|Unmatched argument",
       "negative cpu blocks|run --kv-cpu-blocks -1|--kv-cpu-blocks must be >= 0",
-      "zero instances|run --num-instances 0|--num-instances must be at least 1",
+      "zero instances|run --num-instances 0|--num-instances must be between 1 and 4096",
       "unknown router|run --routing-policy random|unknown router 'random'"})
   void badInputPrintsOneLineAndExitsWithUsageError(String name, String args, String expected) {
     assertUsageError(name, blis(args.split(" ")), expected);

@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.blis.engine.SloTarget;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 class PolicyBundleTest {
 
@@ -48,8 +50,16 @@ class PolicyBundleTest {
   }
 
   @Test
-  void anEmptyDocumentIsAnEmptyBundle() {
+  void anEmptyDocumentIsAnEmptyBundleButAFileThatSetsNothingIsRefused(@TempDir Path dir) throws Exception {
     assertThat(PolicyBundle.parse("# nothing\n", "x.yaml")).isEqualTo(PolicyBundle.empty());
+    for (String text : new String[] {"", "# nothing\n", "~\n", "{}\n"}) {
+      Path f = dir.resolve("empty.yaml");
+      Files.writeString(f, text);
+      assertThatThrownBy(() -> PolicyBundle.load(f)).isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("empty.yaml: the policy bundle sets nothing");
+    }
+    assertThatThrownBy(() -> PolicyBundle.load(dir.resolve("none.yaml")))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageEndingWith("cannot read policy bundle: no such file");
   }
 
   private static void fails(String yaml, String... expected) {
@@ -80,5 +90,15 @@ class PolicyBundleTest {
     fails("router:\n  policy: weighted\n  scorers: [1, 2]\n", "line 3", "must be a single value");
     fails("cluster:\n  routing_latency_us: -5\n", "line 2", "routing_latency_us must be a whole number >= 0");
     fails("slo:\n  critical: {ttft_ms: fast}\n", "line 2", "ttft_ms must be a number");
+    fails("slo:\n  critcal: {ttft_ms: 100}\n", "line 2, column 12", "unknown SLO class 'critcal' in slo",
+        "known classes: critical, standard, batch, sheddable, background");
+    fails("pools: []\n", "line 1, column 8", "pools is an empty list");
+    fails("pools:\n  - {name: a, instances: 4096}\n  - {name: b, instances: 1}\n", "line 3",
+        "at most 4096 instances in all pools (the cluster limit), got 4097");
+    fails("cluster:\n  routing_latency_us: 9223372036854775807\n", "line 2",
+        "routing_latency_us must be at most 3600000000 (one hour)");
+    fails("router: &r {policy: least-loaded}\n", "line 1, column 9", "YAML anchor '&r' is not supported");
+    fails("router: {policy: least-loaded}\nadmission: *r\n", "line 2, column 12", "YAML alias '*r'");
+    fails("router: {policy: least-loaded\n", "line 2, column 1", "not valid YAML: expected ',' or '}'");
   }
 }

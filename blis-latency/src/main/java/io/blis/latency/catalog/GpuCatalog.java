@@ -233,11 +233,12 @@ public final class GpuCatalog {
   }
 
   private static JsonNode read(Path json) {
-    try {
-      return JSON.readTree(Files.readAllBytes(json));
-    } catch (IOException e) {
-      throw new IllegalArgumentException(json + ": cannot read GPU file: " + e.getMessage(), e);
+    JsonNode n = io.blis.latency.coeff.InputTrees.json(io.blis.latency.coeff.InputTrees.readText(json, "GPU file"),
+        json.toString());
+    if (n == null) {
+      throw new IllegalArgumentException(json + ": the GPU file is empty");
     }
+    return n;
   }
 
   private static GpuSpec parse(String name, String source, JsonNode node) {

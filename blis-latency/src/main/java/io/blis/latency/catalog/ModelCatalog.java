@@ -173,11 +173,12 @@ public final class ModelCatalog {
   }
 
   private static JsonNode readJson(Path file, String what) {
-    try {
-      return JSON.readTree(Files.readAllBytes(file));
-    } catch (IOException e) {
-      throw new IllegalArgumentException(file + ": cannot read " + what + ": " + e.getMessage(), e);
+    JsonNode n = io.blis.latency.coeff.InputTrees.json(io.blis.latency.coeff.InputTrees.readText(file, what),
+        file.toString());
+    if (n == null) {
+      throw new IllegalArgumentException(file + ": the " + what + " is empty");
     }
+    return n;
   }
 
   /**

@@ -1,13 +1,10 @@
 package io.blis.latency.coeff;
 
-import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.blis.api.Coefficients;
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.file.Files;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
@@ -35,7 +32,6 @@ public final class CoefficientFiles {
   /** The only file version this reader understands. */
   public static final int VERSION = 1;
 
-  private static final ObjectMapper YAML = new ObjectMapper(new YAMLFactory());
   private static final Set<String> TEXT_KEYS =
       Set.of("latency_model", "description", "source", "notes", "model", "gpu", "hardware");
   private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_.-]*");
@@ -57,12 +53,7 @@ public final class CoefficientFiles {
 
   /** As {@link #load(Path)}, also returning the {@code latency_model} the file names. */
   public static CoefficientFile read(Path file) {
-    try (InputStream in = Files.newInputStream(file)) {
-      return read(in, file.toString());
-    } catch (IOException e) {
-      throw new IllegalArgumentException(
-          file + ": cannot read coefficient file: " + e.getMessage(), e);
-    }
+    return parse(InputTrees.readText(file, "coefficient file"), file.toString());
   }
 
   /**
@@ -85,16 +76,26 @@ public final class CoefficientFiles {
 
   /** Reads a coefficient file from a stream; {@code source} names it in error messages. */
   public static CoefficientFile read(InputStream in, String source) {
-    JsonNode root;
+    String text;
     try {
-      root = YAML.readTree(in);
-    } catch (JacksonException e) {
-      throw new IllegalArgumentException(
-          source + ": not valid YAML/JSON: " + e.getOriginalMessage(), e);
+      text = new String(in.readAllBytes(), StandardCharsets.UTF_8);
     } catch (IOException e) {
       throw new IllegalArgumentException(source + ": cannot read: " + e.getMessage(), e);
     }
-    if (root == null || !root.isObject()) {
+    return parse(text, source);
+  }
+
+  /**
+   * Parses coefficient-file text; {@code source} names it in error messages. YAML anchors and
+   * aliases and duplicate keys are refused ({@link InputTrees#yaml}).
+   */
+  public static CoefficientFile parse(String text, String source) {
+    JsonNode root = InputTrees.yaml(text, source);
+    if (root == null) {
+      throw new IllegalArgumentException(source + ": the coefficient file is empty; expected 'version: "
+          + VERSION + "' and coefficient lists such as alpha: [...], beta: [...]");
+    }
+    if (!root.isObject()) {
       throw new IllegalArgumentException(
           source + ": expected a mapping with 'version: " + VERSION + "' and coefficient lists");
     }

@@ -3,6 +3,7 @@ package io.blis.latency.fit;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.blis.latency.coeff.InputTrees;
 import java.io.BufferedInputStream;
 import java.io.BufferedReader;
 import java.io.IOException;
@@ -30,9 +31,13 @@ import java.util.zip.GZIPInputStream;
  * vllm.scheduler} become {@link TracedJourney}s, joined by {@code request.id}.
  *
  * <p>Sampled or partial traces are expected: a snapshot whose step has no summary, an event
- * missing a required attribute, or a span of another scope is skipped and counted in {@link
- * Result#warnings()}. A line that is not JSON, or a truncated gzip stream, is an error naming the
- * file and line: a trace is never silently cut short.
+ * missing a required attribute, a step summary whose {@code step.duration_us} is not finite, or a
+ * span of another scope is skipped and counted in {@link Result#warnings()}, with where each kind
+ * was first seen ({@link Result#firstSeen()}). A trace that is broken is an error naming the file
+ * and line: a line that is not JSON, {@code resourceSpans} (or {@code scopeSpans}, {@code spans},
+ * {@code events}, {@code attributes}) that is not a list, an {@code intValue} that is not a whole
+ * number or a {@code doubleValue} that is not a number, a truncated gzip stream, or a trace with
+ * nothing in it (every file empty): a trace is never silently cut short.
  */
 public final class TraceImport {
 
@@ -46,9 +51,11 @@ public final class TraceImport {
    * @param steps steps with a summary, by instance then step id
    * @param journeys journeys by request id, in the order first seen
    * @param warnings what was skipped, by kind, with counts
+   * @param firstSeen for each kind of warning, where it was first seen ({@code FILE line N})
+   * @param summaries {@code step.BATCH_SUMMARY} events read, usable or not
    */
   public record Result(List<TracedStep> steps, List<TracedJourney> journeys,
-      Map<String, Long> warnings) {}
+      Map<String, Long> warnings, Map<String, String> firstSeen, long summaries) {}
 
   /** Reads a trace file or every regular file of a directory (by name). */
   public static Result read(Path path) {
@@ -71,6 +78,11 @@ public final class TraceImport {
     for (Path f : files) {
       b.readFile(f);
     }
+    if (b.lines == 0) {
+      throw new IllegalArgumentException("traces: " + (files.size() == 1 ? path + " is empty"
+          : "every file in " + path + " is empty") + " (expected OTLP JSON, one object with resourceSpans"
+          + " per line, as an OTel collector's file exporter writes it)");
+    }
     return b.result();
   }
 
@@ -79,9 +91,37 @@ public final class TraceImport {
     private final Map<String, Map<Long, StepParts>> steps = new TreeMap<>();
     private final Map<String, JourneyParts> journeys = new LinkedHashMap<>();
     private final Map<String, Long> warnings = new TreeMap<>();
+    private final Map<String, String> firstSeen = new TreeMap<>();
+    /** Non-blank lines read, over all files. */
+    long lines;
+    private long summaries;
+    /** Where the line being read is: {@code FILE line N}. */
+    private String at = "";
 
     private void warn(String kind) {
+      warn(kind, at);
+    }
+
+    private void warn(String kind, String where) {
       warnings.merge(kind, 1L, Long::sum);
+      firstSeen.putIfAbsent(kind, where);
+    }
+
+    /** A broken trace: one error naming the place. */
+    private IllegalArgumentException broken(String where, String message) {
+      return new IllegalArgumentException("traces: " + where + ": " + message);
+    }
+
+    /** The elements of {@code holder.field}: none when it is absent, an error when it is not a list. */
+    private Iterable<JsonNode> list(JsonNode holder, String field) {
+      JsonNode n = holder.get(field);
+      if (n == null || n.isNull()) {
+        return List.of();
+      }
+      if (!n.isArray()) {
+        throw broken(at, field + " must be a list, got " + kind(n) + " (not OTLP JSON)");
+      }
+      return n;
     }
 
     void readFile(Path f) {
@@ -102,22 +142,25 @@ public final class TraceImport {
           if (line.isBlank()) {
             continue;
           }
+          lines++;
+          at = f + " line " + lineNo;
           JsonNode root;
           try {
             root = JSON.readTree(line);
           } catch (JsonProcessingException e) {
             throw new IllegalArgumentException("traces: " + f + " line " + lineNo
-                + ": not OTLP JSON (" + e.getOriginalMessage() + ")", e);
+                + (e.getLocation() == null ? "" : ", column " + e.getLocation().getColumnNr())
+                + ": not OTLP JSON (" + InputTrees.message(e) + ")", e);
           }
-          if (!root.has("resourceSpans")) {
+          if (root == null || !root.isObject() || !root.has("resourceSpans")) {
             throw new IllegalArgumentException("traces: " + f + " line " + lineNo
                 + ": expected an object with resourceSpans (an OTel collector file export)");
           }
-          for (JsonNode rs : root.path("resourceSpans")) {
+          for (JsonNode rs : list(root, "resourceSpans")) {
             String instance = attributes(rs.path("resource")).getOrDefault("service.instance.id", "");
-            for (JsonNode ss : rs.path("scopeSpans")) {
+            for (JsonNode ss : list(rs, "scopeSpans")) {
               String scope = ss.path("scope").path("name").asText("");
-              for (JsonNode span : ss.path("spans")) {
+              for (JsonNode span : list(ss, "spans")) {
                 span(instance, scope, span);
               }
             }
@@ -140,7 +183,7 @@ public final class TraceImport {
     private void span(String instance, String scope, JsonNode span) {
       switch (scope) {
         case "vllm.scheduler.step" -> {
-          for (JsonNode e : span.path("events")) {
+          for (JsonNode e : list(span, "events")) {
             String name = e.path("name").asText("");
             if (name.equals("step.BATCH_SUMMARY")) {
               summary(instance, e);
@@ -157,6 +200,7 @@ public final class TraceImport {
     }
 
     private void summary(String instance, JsonNode e) {
+      summaries++;
       Map<String, JsonNode> a = values(e);
       try {
         StepParts p = steps.computeIfAbsent(instance, k -> new TreeMap<>())
@@ -166,6 +210,7 @@ public final class TraceImport {
           return;
         }
         p.summary = a;
+        p.at = at;
       } catch (MissingAttribute m) {
         warn("step summary without " + m.getMessage());
       }
@@ -202,7 +247,7 @@ public final class TraceImport {
       if (!api) {
         j.instance = instance;
       }
-      for (JsonNode e : span.path("events")) {
+      for (JsonNode e : list(span, "events")) {
         Map<String, JsonNode> a = values(e);
         long t;
         try {
@@ -231,9 +276,15 @@ public final class TraceImport {
             continue;
           }
           Map<String, JsonNode> a = p.summary;
+          at = p.at;
           try {
+            double duration = real(a, "step.duration_us");
+            if (!Double.isFinite(duration)) {
+              warn("step summary with a non-finite step.duration_us");
+              continue;
+            }
             out.add(new TracedStep(inst.getKey(), e.getKey(), num(a, "step.ts_start_ns"),
-                num(a, "step.ts_end_ns"), num(a, "step.duration_us"),
+                num(a, "step.ts_end_ns"), Math.round(duration),
                 (int) num(a, "batch.num_prefill_reqs"), (int) num(a, "batch.num_decode_reqs"),
                 num(a, "batch.prefill_tokens"), num(a, "batch.decode_tokens"),
                 (int) optNum(a, "queue.running_depth"), (int) optNum(a, "queue.waiting_depth"),
@@ -252,12 +303,109 @@ public final class TraceImport {
         j.core.sort(byTime);
         js.add(new TracedJourney(id, j.instance, j.api, j.core));
       });
-      return new Result(out, js, warnings);
+      return new Result(out, js, warnings, firstSeen, summaries);
+    }
+
+    /** Attribute key to OTLP value object. */
+    private Map<String, JsonNode> values(JsonNode holder) {
+      Map<String, JsonNode> m = new HashMap<>();
+      for (JsonNode a : list(holder, "attributes")) {
+        m.put(a.path("key").asText(), a.path("value"));
+      }
+      return m;
+    }
+
+    /** Attribute key to its value as text. */
+    private Map<String, String> attributes(JsonNode holder) {
+      Map<String, String> m = new HashMap<>();
+      for (JsonNode a : list(holder, "attributes")) {
+        m.put(a.path("key").asText(), text(a.path("value")));
+      }
+      return m;
+    }
+
+    private long num(Map<String, JsonNode> a, String key) throws MissingAttribute {
+      JsonNode v = a.get(key);
+      if (v == null) {
+        throw new MissingAttribute(key);
+      }
+      if (v.has("intValue")) {
+        JsonNode n = v.get("intValue");
+        if (n.isIntegralNumber() && n.canConvertToLong()) {
+          return n.asLong();
+        }
+        try {
+          if (n.isTextual()) {
+            return Long.parseLong(n.asText().trim());
+          }
+        } catch (NumberFormatException e) {
+          // below
+        }
+        throw broken(at, "attribute " + key + ": intValue must be a whole number, got " + n);
+      }
+      if (v.has("doubleValue")) {
+        double d = real(a, key);
+        if (!Double.isFinite(d)) {
+          throw broken(at, "attribute " + key + ": doubleValue must be finite, got " + v.get("doubleValue"));
+        }
+        return Math.round(d);
+      }
+      throw new MissingAttribute(key);
+    }
+
+    /**
+     * A numeric attribute as a double: an {@code intValue}, or a {@code doubleValue} (a JSON number,
+     * or as proto3 JSON writes them "NaN", "Infinity", "-Infinity" or a number in a string).
+     */
+    private double real(Map<String, JsonNode> a, String key) throws MissingAttribute {
+      JsonNode v = a.get(key);
+      if (v == null) {
+        throw new MissingAttribute(key);
+      }
+      if (!v.has("doubleValue")) {
+        return num(a, key);
+      }
+      JsonNode n = v.get("doubleValue");
+      if (n.isNumber()) {
+        return n.asDouble();
+      }
+      if (n.isTextual()) {
+        String t = n.asText().trim();
+        switch (t) {
+          case "NaN" -> {
+            return Double.NaN;
+          }
+          case "Infinity" -> {
+            return Double.POSITIVE_INFINITY;
+          }
+          case "-Infinity" -> {
+            return Double.NEGATIVE_INFINITY;
+          }
+          default -> {
+            try {
+              return Double.parseDouble(t);
+            } catch (NumberFormatException e) {
+              // below
+            }
+          }
+        }
+      }
+      throw broken(at, "attribute " + key + ": doubleValue must be a number, got " + n);
+    }
+
+    private long optNum(Map<String, JsonNode> a, String key) {
+      try {
+        return a.containsKey(key) ? num(a, key) : -1;
+      } catch (MissingAttribute e) {
+        return -1;
+      }
     }
   }
 
   private static final class StepParts {
     Map<String, JsonNode> summary;
+    /** Where the summary is, {@code FILE line N}. */
+    String at;
     final List<TracedStep.Request> requests = new ArrayList<>();
     final java.util.Set<String> requestIds = new java.util.HashSet<>();
   }
@@ -274,22 +422,10 @@ public final class TraceImport {
     }
   }
 
-  /** Attribute key to OTLP value object. */
-  private static Map<String, JsonNode> values(JsonNode holder) {
-    Map<String, JsonNode> m = new HashMap<>();
-    for (JsonNode a : holder.path("attributes")) {
-      m.put(a.path("key").asText(), a.path("value"));
-    }
-    return m;
-  }
-
-  /** Attribute key to its value as text. */
-  private static Map<String, String> attributes(JsonNode holder) {
-    Map<String, String> m = new HashMap<>();
-    for (JsonNode a : holder.path("attributes")) {
-      m.put(a.path("key").asText(), text(a.path("value")));
-    }
-    return m;
+  /** What {@code n} is, for messages. */
+  private static String kind(JsonNode n) {
+    return n.isObject() ? "an object" : n.isTextual() ? "a string" : n.isNumber() ? "a number"
+        : n.isBoolean() ? "true or false" : n.toString();
   }
 
   private static String text(JsonNode v) {
@@ -299,32 +435,6 @@ public final class TraceImport {
       }
     }
     return "";
-  }
-
-  private static long num(Map<String, JsonNode> a, String key) throws MissingAttribute {
-    JsonNode v = a.get(key);
-    if (v == null) {
-      throw new MissingAttribute(key);
-    }
-    if (v.has("intValue")) {
-      try {
-        return Long.parseLong(v.get("intValue").asText());
-      } catch (NumberFormatException e) {
-        throw new MissingAttribute(key + " (not a whole number)");
-      }
-    }
-    if (v.has("doubleValue")) {
-      return Math.round(v.get("doubleValue").asDouble());
-    }
-    throw new MissingAttribute(key);
-  }
-
-  private static long optNum(Map<String, JsonNode> a, String key) {
-    try {
-      return a.containsKey(key) ? num(a, key) : -1;
-    } catch (MissingAttribute e) {
-      return -1;
-    }
   }
 
   private static String str(Map<String, JsonNode> a, String key) throws MissingAttribute {

@@ -60,7 +60,22 @@ class CoefficientFilesTest {
         .hasMessageContaining("key 'beta' must be a non-empty list");
     Path missing = dir.resolve("nope.yaml");
     assertThatThrownBy(() -> CoefficientFiles.load(missing))
-        .hasMessageContaining(missing.toString());
+        .hasMessageContaining(missing.toString()).hasMessageEndingWith("no such file");
+  }
+
+  @Test
+  void aliasesDuplicatesEmptyFilesAndDirectoriesAreClearErrors() throws IOException {
+    Path alias = write("alias.yaml", "version: 1\nalpha: &a [1, 2, 3]\nbeta: *a\n");
+    assertThatThrownBy(() -> CoefficientFiles.load(alias)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessage(alias + ", line 2, column 8: YAML anchor '&a' is not supported: write the value out where"
+            + " it is used (anchors and aliases are refused)");
+    Path dup = write("dup.yaml", "version: 1\nalpha: [1]\nalpha: [2]\n");
+    assertThatThrownBy(() -> CoefficientFiles.load(dup)).hasMessage(dup + ", line 3, column 1: duplicate key 'alpha'");
+    Path empty = write("empty.yaml", "# nothing here\n");
+    assertThatThrownBy(() -> CoefficientFiles.load(empty))
+        .hasMessageStartingWith(empty + ": the coefficient file is empty; expected 'version: 1'");
+    assertThatThrownBy(() -> CoefficientFiles.load(dir))
+        .hasMessage(dir + ": cannot read coefficient file: is a directory, expected a file");
   }
 
   @Test

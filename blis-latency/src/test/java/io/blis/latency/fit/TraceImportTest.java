@@ -79,4 +79,47 @@ class TraceImportTest {
     assertThatThrownBy(() -> TraceImport.read(dir.resolve("missing")))
         .hasMessageContaining("no such file or directory");
   }
+
+  @Test
+  void brokenStructureAndValuesAreErrorsWithTheFileAndLine(@TempDir Path dir) throws Exception {
+    String first = Files.readAllLines(HAND_WRITTEN).get(0);
+    Path notList = dir.resolve("not-list.jsonl");
+    Files.writeString(notList, first + "\n{\"resourceSpans\": {\"a\": 1}}\n");
+    assertThatThrownBy(() -> TraceImport.read(notList)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessage("traces: " + notList + " line 2: resourceSpans must be a list, got an object (not OTLP JSON)");
+    Path attrs = dir.resolve("attrs.jsonl");
+    Files.writeString(attrs, "{\"resourceSpans\": [{\"resource\": {\"attributes\": \"x\"}}]}\n");
+    assertThatThrownBy(() -> TraceImport.read(attrs))
+        .hasMessage("traces: " + attrs + " line 1: attributes must be a list, got a string (not OTLP JSON)");
+    Path word = dir.resolve("word.jsonl");
+    Files.writeString(word, first.replaceFirst("\"intValue\": ?\"7\"", "\"intValue\": \"seven\""));
+    assertThatThrownBy(() -> TraceImport.read(word))
+        .hasMessageStartingWith("traces: " + word + " line 1: attribute ")
+        .hasMessageContaining("intValue must be a whole number, got \"seven\"");
+    Path blank = dir.resolve("blank.jsonl");
+    Files.writeString(blank, "\n  \n");
+    assertThatThrownBy(() -> TraceImport.read(blank))
+        .hasMessageStartingWith("traces: " + blank + " is empty (expected OTLP JSON");
+    Path emptyDir = Files.createDirectories(dir.resolve("empties"));
+    Files.writeString(emptyDir.resolve("a.jsonl"), "");
+    Files.writeString(emptyDir.resolve("b.jsonl"), "\n");
+    assertThatThrownBy(() -> TraceImport.read(emptyDir))
+        .hasMessageStartingWith("traces: every file in " + emptyDir + " is empty");
+  }
+
+  @Test
+  void aNonFiniteStepDurationSkipsTheStepWithAWarningAndWhereItWasFirstSeen(@TempDir Path dir)
+      throws Exception {
+    String text = Files.readString(HAND_WRITTEN);
+    Path nan = dir.resolve("nan.jsonl");
+    Files.writeString(nan, text.replaceAll("\\{\"key\": ?\"step.duration_us\", ?\"value\": ?\\{\"intValue\": ?\"12000\"\\}\\}",
+        "{\"key\": \"step.duration_us\", \"value\": {\"doubleValue\": \"NaN\"}}"));
+    assertThat(Files.readString(nan)).isNotEqualTo(text);
+    TraceImport.Result r = TraceImport.read(nan);
+    assertThat(r.steps()).extracting(TracedStep::stepId).containsExactly(9L);
+    assertThat(r.warnings()).containsEntry("step summary with a non-finite step.duration_us", 1L);
+    assertThat(r.firstSeen().get("step summary with a non-finite step.duration_us")).startsWith(nan + " line ");
+    assertThat(r.firstSeen().get("step summary without step.id")).startsWith(nan + " line ");
+    assertThat(r.summaries()).isEqualTo(3);
+  }
 }

@@ -41,6 +41,9 @@ public record InferencePerfProfile(
     this(data, stages, stageIntervalS, clientTimeoutS, loadType, false);
   }
 
+  /** {@link io.blis.workload.RequestSpec#MAX_TIME_US} in seconds: the longest timeout or pause. */
+  static final long MAX_TIME_S = io.blis.workload.RequestSpec.MAX_TIME_US / 1_000_000;
+
   public InferencePerfProfile {
     if (loadType == null) {
       throw new IllegalArgumentException("inference-perf profile: missing load type");
@@ -51,14 +54,19 @@ public record InferencePerfProfile(
     if (stages == null || stages.isEmpty()) {
       throw new IllegalArgumentException("inference-perf profile: at least one load stage is required");
     }
-    stages = List.copyOf(stages);
-    if (!(stageIntervalS >= 0) || !Double.isFinite(stageIntervalS)) {
-      throw new IllegalArgumentException(
-          "inference-perf profile: stage interval must be >= 0 seconds, got " + stageIntervalS);
+    for (LoadStage s : stages) {
+      if (s == null) {
+        throw new IllegalArgumentException("inference-perf profile: a load stage is missing");
+      }
     }
-    if (!(clientTimeoutS >= 0) || !Double.isFinite(clientTimeoutS)) {
-      throw new IllegalArgumentException(
-          "inference-perf profile: client timeout must be >= 0 seconds, got " + clientTimeoutS);
+    stages = List.copyOf(stages);
+    if (!(stageIntervalS >= 0) || !(stageIntervalS <= MAX_TIME_S)) {
+      throw new IllegalArgumentException("inference-perf profile: stage interval must be in [0, "
+          + MAX_TIME_S + "] seconds (" + io.blis.workload.RequestSpec.MAX_TIME_WORDS + "), got " + stageIntervalS);
+    }
+    if (!(clientTimeoutS >= 0) || !(clientTimeoutS <= MAX_TIME_S)) {
+      throw new IllegalArgumentException("inference-perf profile: client timeout must be in [0, "
+          + MAX_TIME_S + "] seconds (" + io.blis.workload.RequestSpec.MAX_TIME_WORDS + "), got " + clientTimeoutS);
     }
   }
 

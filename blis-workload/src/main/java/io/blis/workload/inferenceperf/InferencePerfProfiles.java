@@ -1,10 +1,14 @@
 package io.blis.workload.inferenceperf;
 
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
 import io.blis.workload.StrictYaml;
-import java.io.IOException;
-import java.io.UncheckedIOException;
+import io.blis.workload.TextFiles;
 import java.nio.file.Path;
 
 /**
@@ -16,11 +20,21 @@ import java.nio.file.Path;
  */
 public final class InferencePerfProfiles {
 
+  private static final ObjectMapper EXPERIMENTS_JSON = JsonMapper.builder()
+      .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
+      .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
+      .build();
+
   private InferencePerfProfiles() {}
 
   /** Parses a profile file (YAML or JSON). */
   public static InferencePerfProfile load(Path file) {
-    return StrictYaml.load(file, ProfileFile.class).toProfile();
+    ProfileFile f = StrictYaml.load(file, ProfileFile.class);
+    try {
+      return f.toProfile();
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(file + ": " + e.getMessage(), e);
+    }
   }
 
   /** Parses profile text; {@code sourceName} names it in error messages. */
@@ -38,10 +52,18 @@ public final class InferencePerfProfiles {
   /** The workload of experiment {@code id} in a ground-truth {@code experiments.json}. */
   public static InferencePerfProfile fromExperiments(Path experimentsJson, String id) {
     JsonNode root;
+    String text = TextFiles.readText(experimentsJson, 256 << 20);
     try {
-      root = new ObjectMapper().readTree(experimentsJson.toFile());
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read " + experimentsJson + ": " + e.getMessage(), e);
+      root = EXPERIMENTS_JSON.readTree(text);
+    } catch (JsonProcessingException e) {
+      JsonLocation loc = e.getLocation();
+      throw new IllegalArgumentException(experimentsJson
+          + (loc != null && loc.getLineNr() > 0 ? ":" + loc.getLineNr() + ":" + loc.getColumnNr() : "")
+          + ": " + StrictYaml.problem(e), e);
+    }
+    if (root == null || !root.isObject() || !root.path("experiments").isArray()) {
+      throw new IllegalArgumentException(
+          experimentsJson + ": expected a JSON object with a list \"experiments\"");
     }
     StringBuilder known = new StringBuilder();
     for (JsonNode e : root.path("experiments")) {

@@ -179,6 +179,10 @@ record ProfileFile(
       if (stages == null || stages.isEmpty()) {
         throw new IllegalArgumentException("load.stages must list at least one {rate, duration}");
       }
+      if (stages.contains(null)) {
+        throw new IllegalArgumentException(
+            "load.stages[" + stages.indexOf(null) + "] is empty, expected {rate, duration}");
+      }
       if (interval != null && stageIntervalS != null) {
         throw new IllegalArgumentException("give interval or stage_interval_s, not both");
       }
@@ -195,6 +199,10 @@ record ProfileFile(
     List<LoadStage> stages = new ArrayList<>();
     for (Stage s : load.stages()) {
       stages.add(s.toStage());
+    }
+    if (stages.stream().allMatch(s -> s.numRequests() == 0)) {
+      throw new IllegalArgumentException("the profile sends no request: rate x duration is below 1"
+          + " in every load stage (inference-perf sends int(rate x duration) requests per stage)");
     }
     double interval = or(load.interval(), or(load.stageIntervalS(), 1.0));
     double timeout = or(load.clientTimeoutS(), or(load.requestTimeout(), 300.0));

@@ -1,6 +1,7 @@
 package io.blis.workload.inferenceperf;
 
 import io.blis.workload.PromptTokens;
+import io.blis.workload.RequestSpec;
 import io.blis.workload.Sampling;
 import java.util.SplittableRandom;
 
@@ -45,7 +46,14 @@ final class PromptSet {
         int i = g * data.numPromptsPerGroup() + q;
         int question = part(data.questionLen(), model, rng);
         prefixTokens[i] = bos + system;
-        inputTokens[i] = Math.max(1, bos + system + join + question);
+        long input = Math.max(1L, (long) bos + system + join + question);
+        if (input > RequestSpec.MAX_TOKENS) {
+          throw new IllegalArgumentException("shared_prefix: system_prompt_len "
+              + data.systemPromptLen() + " + question_len " + data.questionLen() + " make prompts of "
+              + input + " tokens as the server tokenizes them, more than the "
+              + RequestSpec.MAX_TOKENS + " a request may have");
+        }
+        inputTokens[i] = (int) input;
       }
     }
     long total = 0;

@@ -43,7 +43,9 @@ final class ReplaySource implements RequestSource {
       counts.add(new TreeMap<>());
     }
     int[] state = {-1, 0};
+    long[] rows = {0};
     GroundTruthTrace.forEach(trace, row -> {
+      rows[0]++;
       if (row.stage() != state[0]) {
         state[0] = row.stage();
         state[1] = 0;
@@ -53,6 +55,10 @@ final class ReplaySource implements RequestSource {
         counts.get(identity).merge(row.inputTokens(), 1, Integer::sum);
       }
     });
+    if (rows[0] == 0) {
+      throw new IllegalArgumentException(
+          trace + ": no requests: the ground-truth trace has its header line and no rows");
+    }
     int[] usual = new int[n];
     for (int i = 0; i < n; i++) {
       int best = -1;

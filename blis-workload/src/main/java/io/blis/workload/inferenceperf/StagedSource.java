@@ -128,8 +128,10 @@ final class StagedSource implements RequestSource {
     int prefix = prompts.prefixTokens(p);
     int question = prompts.inputTokens(p) - prefix;
     long length = (long) prefix + contextTokens[p] + question;
-    if (length > Integer.MAX_VALUE / 2) {
-      throw new IllegalStateException("multi-turn context of user " + p + " overflows");
+    if (length > RequestSpec.MAX_TOKENS) {
+      throw new IllegalArgumentException("multi-turn chat: round " + roundsSent[p] + " of user " + p
+          + " would have a prompt of " + length + " tokens (the accumulated context), more than the "
+          + RequestSpec.MAX_TOKENS + " a request may have; shorten the stages or the lengths");
     }
     int[] tokens = contextTokens[p] == 0 ? prompts.tokens(p) : prompts.build(p, (int) length);
     return new RequestSpec(
@@ -150,7 +152,8 @@ final class StagedSource implements RequestSource {
     busy[p] = false;
     if (outcome == RequestOutcome.COMPLETED) {
       int question = prompts.inputTokens(p) - prompts.prefixTokens(p);
-      contextTokens[p] += question + profile.data().outputLen() + 1;
+      contextTokens[p] = (int) Math.min(Integer.MAX_VALUE,
+          (long) contextTokens[p] + question + profile.data().outputLen() + 1);
     }
     if (parked[p] == null || parked[p].isEmpty()) {
       return List.of();

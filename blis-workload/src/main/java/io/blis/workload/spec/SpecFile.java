@@ -1,5 +1,6 @@
 package io.blis.workload.spec;
 
+import io.blis.workload.RequestSpec;
 import io.blis.workload.synthetic.ActiveWindow;
 import io.blis.workload.synthetic.ArrivalProcess;
 import io.blis.workload.synthetic.LengthDistribution;
@@ -20,6 +21,9 @@ record SpecFile(
     Double horizonS,
     List<ClientFile> clients) {
 
+  /** {@link RequestSpec#MAX_TIME_US} in seconds (365 days): the longest timeout or think time. */
+  static final long MAX_TIME_S = RequestSpec.MAX_TIME_US / 1_000_000;
+
   SpecFile {
     if (version != null && version != 1) {
       throw new IllegalArgumentException("version must be 1, got " + version);
@@ -28,6 +32,12 @@ record SpecFile(
       throw new IllegalArgumentException(
           "aggregate_rate (requests per second over all clients) must be a positive number, got "
               + aggregateRate);
+    }
+    if (aggregateRate < ArrivalProcess.MIN_RATE_RPS) {
+      throw new IllegalArgumentException("aggregate_rate must be at least "
+          + String.format(java.util.Locale.ROOT, "%.3g", ArrivalProcess.MIN_RATE_RPS)
+          + " requests per second (one per " + RequestSpec.MAX_TIME_WORDS
+          + ", the latest simulated time), got " + aggregateRate);
     }
     if (numRequests != null && numRequests < 1) {
       throw new IllegalArgumentException("num_requests must be at least 1, got " + numRequests);
@@ -42,7 +52,11 @@ record SpecFile(
       throw new IllegalArgumentException("clients must list at least one client");
     }
     java.util.Set<String> ids = new java.util.HashSet<>();
-    for (ClientFile c : clients) {
+    for (int i = 0; i < clients.size(); i++) {
+      ClientFile c = clients.get(i);
+      if (c == null) {
+        throw new IllegalArgumentException("clients[" + i + "] is empty, expected a client (id: ...)");
+      }
       if (!ids.add(c.id())) {
         throw new IllegalArgumentException("duplicate client id '" + c.id() + "'");
       }
@@ -79,11 +93,17 @@ record SpecFile(
       if (rateFraction != null && (!(rateFraction > 0) || rateFraction.isInfinite())) {
         throw new IllegalArgumentException("rate_fraction must be a positive number, got " + rateFraction);
       }
-      if (timeoutS != null && (!(timeoutS >= 0) || timeoutS.isInfinite())) {
-        throw new IllegalArgumentException("timeout_s must be >= 0 seconds, got " + timeoutS);
+      if (timeoutS != null && (!(timeoutS >= 0) || timeoutS > MAX_TIME_S)) {
+        throw new IllegalArgumentException(
+            "timeout_s must be in [0, " + MAX_TIME_S + "] seconds (" + RequestSpec.MAX_TIME_WORDS + "), got " + timeoutS);
       }
-      if (prefixLength != null && prefixLength < 0) {
-        throw new IllegalArgumentException("prefix_length must be >= 0, got " + prefixLength);
+      if (prefixLength != null && (prefixLength < 0 || prefixLength >= RequestSpec.MAX_TOKENS)) {
+        throw new IllegalArgumentException("prefix_length must be in [0, "
+            + (RequestSpec.MAX_TOKENS - 1) + "] tokens (a prompt has at most "
+            + RequestSpec.MAX_TOKENS + "), got " + prefixLength);
+      }
+      if (lifecycle != null && lifecycle.contains(null)) {
+        throw new IllegalArgumentException("lifecycle lists an empty window, expected {start_s, end_s}");
       }
       if (prefixLength != null && prefixLength > 0 && (prefixGroup == null || prefixGroup.isEmpty())) {
         throw new IllegalArgumentException("prefix_length needs a prefix_group");
@@ -174,7 +194,7 @@ record SpecFile(
     private static LengthDistribution build(String type, Double mean, Double std, Integer min,
         Integer max, Double mu, Double sigma, Integer value, Map<Integer, Double> probabilities) {
       int lo = min == null ? 1 : min;
-      int hi = max == null ? Integer.MAX_VALUE / 4 : max;
+      int hi = max == null ? RequestSpec.MAX_TOKENS : max;
       return switch (type) {
         case "gaussian" -> {
           only(type, "mean, std, min, max", mu, sigma, value, probabilities);
@@ -240,8 +260,9 @@ record SpecFile(
       if (rounds == null) {
         throw new IllegalArgumentException("session.rounds is required");
       }
-      if (thinkTimeS != null && (!(thinkTimeS >= 0) || thinkTimeS.isInfinite())) {
-        throw new IllegalArgumentException("think_time_s must be >= 0, got " + thinkTimeS);
+      if (thinkTimeS != null && (!(thinkTimeS >= 0) || thinkTimeS > MAX_TIME_S)) {
+        throw new IllegalArgumentException(
+            "think_time_s must be in [0, " + MAX_TIME_S + "] seconds (" + RequestSpec.MAX_TIME_WORDS + "), got " + thinkTimeS);
       }
       spec(rounds, thinkTimeS, accumulateContext);
     }

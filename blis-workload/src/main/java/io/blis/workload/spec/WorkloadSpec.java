@@ -32,12 +32,20 @@ public record WorkloadSpec(long seed, List<ClientSpec> clients, long maxRequests
 
   /** Reads and validates a spec file. */
   public static WorkloadSpec load(Path file) {
-    return from(StrictYaml.load(file, SpecFile.class));
+    return from(StrictYaml.load(file, SpecFile.class), file.toString());
   }
 
   /** Parses and validates spec text; {@code sourceName} names it in error messages. */
   public static WorkloadSpec parse(String text, String sourceName) {
-    return from(StrictYaml.parse(text, sourceName, SpecFile.class));
+    return from(StrictYaml.parse(text, sourceName, SpecFile.class), sourceName);
+  }
+
+  private static WorkloadSpec from(SpecFile f, String sourceName) {
+    try {
+      return from(f);
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException(sourceName + ": " + e.getMessage(), e);
+    }
   }
 
   private static WorkloadSpec from(SpecFile f) {
@@ -48,9 +56,13 @@ public record WorkloadSpec(long seed, List<ClientSpec> clients, long maxRequests
     List<ClientSpec> clients = new ArrayList<>();
     for (SpecFile.ClientFile c : f.clients()) {
       double rate = f.aggregateRate() * c.fraction() / total;
-      ArrivalProcess arrival = c.arrival() == null
-          ? new ArrivalProcess.Poisson(rate)
-          : c.arrival().at(rate);
+      ArrivalProcess arrival;
+      try {
+        arrival = c.arrival() == null ? new ArrivalProcess.Poisson(rate) : c.arrival().at(rate);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException("client " + c.id() + " (aggregate_rate x rate_fraction"
+            + " / sum of rate fractions = " + rate + " requests/s): " + e.getMessage(), e);
+      }
       List<ActiveWindow> windows = new ArrayList<>();
       if (c.lifecycle() != null) {
         for (SpecFile.WindowFile w : c.lifecycle()) {

@@ -1,5 +1,6 @@
 package io.blis.workload.synthetic;
 
+import io.blis.workload.RequestSpec;
 import io.blis.workload.Sampling;
 import java.util.SplittableRandom;
 
@@ -14,8 +15,30 @@ public sealed interface ArrivalProcess
         ArrivalProcess.Gamma,
         ArrivalProcess.Weibull {
 
+  /**
+   * The lowest rate a process may have, requests per second: one request per {@link
+   * RequestSpec#MAX_TIME_US} (365 days), about 3.17e-8. At a lower rate the mean gap between
+   * requests is beyond the latest time a workload may reach.
+   */
+  double MIN_RATE_RPS = 1e6 / RequestSpec.MAX_TIME_US;
+
   /** Mean arrival rate, requests per second. */
   double rateRps();
+
+  /** {@link #MIN_RATE_RPS} and what it means, for messages. */
+  static String minRateWords() {
+    return String.format(java.util.Locale.ROOT, "%.3g", MIN_RATE_RPS) + " requests per second"
+        + " (one per " + RequestSpec.MAX_TIME_WORDS + ", the latest simulated time)";
+  }
+
+  /** Checks a rate: finite and at least {@link #MIN_RATE_RPS}. */
+  static void requireRate(String what, double rateRps) {
+    LengthDistribution.requirePositive(what, rateRps);
+    if (rateRps < MIN_RATE_RPS) {
+      throw new IllegalArgumentException(what + " must be at least " + minRateWords()
+          + ", got " + rateRps);
+    }
+  }
 
   /** Draws the gap to the next arrival, seconds (positive). */
   double nextGapS(SplittableRandom rng);
@@ -26,7 +49,7 @@ public sealed interface ArrivalProcess
   /** Exponential gaps with mean {@code 1/rate}. */
   record Poisson(double rateRps) implements ArrivalProcess {
     public Poisson {
-      LengthDistribution.requirePositive("poisson rate", rateRps);
+      ArrivalProcess.requireRate("poisson rate", rateRps);
     }
 
     @Override
@@ -43,7 +66,7 @@ public sealed interface ArrivalProcess
   /** Evenly spaced arrivals, {@code 1/rate} apart. */
   record Constant(double rateRps) implements ArrivalProcess {
     public Constant {
-      LengthDistribution.requirePositive("constant rate", rateRps);
+      ArrivalProcess.requireRate("constant rate", rateRps);
     }
 
     @Override
@@ -60,9 +83,21 @@ public sealed interface ArrivalProcess
   /** Gamma gaps with mean {@code 1/rate} and coefficient of variation {@code cv}: shape 1/cv^2. */
   record Gamma(double rateRps, double cv) implements ArrivalProcess {
     public Gamma {
-      LengthDistribution.requirePositive("gamma rate", rateRps);
+      ArrivalProcess.requireRate("gamma rate", rateRps);
       LengthDistribution.requirePositive("gamma cv", cv);
+      if (cv < MIN_GAMMA_CV || cv > MAX_GAMMA_CV) {
+        throw new IllegalArgumentException("gamma cv " + cv + " is outside the supported range ["
+            + MIN_GAMMA_CV + ", " + MAX_GAMMA_CV + "]");
+      }
     }
+
+    /**
+     * Supported coefficients of variation: beyond them the gamma sampler degenerates (gaps that
+     * all round to 0, or a rejection loop that never accepts).
+     */
+    public static final double MIN_GAMMA_CV = 0.01;
+
+    public static final double MAX_GAMMA_CV = 100;
 
     @Override
     public double nextGapS(SplittableRandom rng) {
@@ -87,7 +122,7 @@ public sealed interface ArrivalProcess
     private final double scaleS;
 
     public Weibull(double rateRps, double cv) {
-      LengthDistribution.requirePositive("weibull rate", rateRps);
+      ArrivalProcess.requireRate("weibull rate", rateRps);
       LengthDistribution.requirePositive("weibull cv", cv);
       this.rateRps = rateRps;
       this.cv = cv;

@@ -1,5 +1,6 @@
 package io.blis.workload.synthetic;
 
+import io.blis.workload.RequestSpec;
 import io.blis.workload.Sampling;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -35,6 +36,12 @@ final class ClientGenerator {
     advance();
   }
 
+  /**
+   * True when the generator stopped because its next arrival would be after {@link
+   * RequestSpec#MAX_TIME_US} (and within the horizon): the workload cannot be generated further.
+   */
+  boolean beyondTime;
+
   boolean done() {
     return done;
   }
@@ -68,6 +75,11 @@ final class ClientGenerator {
     }
     if (t > horizonUs) {
       done = true;
+      return;
+    }
+    if (t > RequestSpec.MAX_TIME_US) {
+      done = true;
+      beyondTime = true;
       return;
     }
     arrivalUs = t;

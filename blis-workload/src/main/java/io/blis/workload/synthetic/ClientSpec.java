@@ -1,5 +1,6 @@
 package io.blis.workload.synthetic;
 
+import io.blis.workload.RequestSpec;
 import java.util.List;
 import java.util.Objects;
 
@@ -52,16 +53,18 @@ public record ClientSpec(
       throw new IllegalArgumentException(
           "client " + id + ": unknown SLO class '" + sloClass + "', expected one of " + SLO_CLASSES);
     }
-    if (prefixLength < 0) {
-      throw new IllegalArgumentException(
-          "client " + id + ": prefix length must be >= 0, got " + prefixLength);
+    if (prefixLength < 0 || prefixLength >= RequestSpec.MAX_TOKENS) {
+      throw new IllegalArgumentException("client " + id + ": prefix length must be in [0, "
+          + (RequestSpec.MAX_TOKENS - 1) + "] tokens (a prompt has at most " + RequestSpec.MAX_TOKENS
+          + "), got " + prefixLength);
     }
     if (prefixLength > 0 && prefixGroup.isEmpty()) {
       throw new IllegalArgumentException(
           "client " + id + ": a prefix length needs a prefix group name");
     }
-    if (timeoutUs < 0) {
-      throw new IllegalArgumentException("client " + id + ": timeout must be >= 0, got " + timeoutUs);
+    if (timeoutUs < 0 || timeoutUs > RequestSpec.MAX_TIME_US) {
+      throw new IllegalArgumentException("client " + id + ": timeout must be in [0, "
+          + RequestSpec.MAX_TIME_US + "] us, got " + timeoutUs);
     }
     for (String name : List.of(id, tenant, prefixGroup)) {
       if (name.contains(",") || name.contains("\"") || name.contains("\n") || name.contains("\r")) {

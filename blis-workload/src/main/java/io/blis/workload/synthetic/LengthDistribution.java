@@ -1,12 +1,13 @@
 package io.blis.workload.synthetic;
 
+import io.blis.workload.RequestSpec;
 import io.blis.workload.Sampling;
 import java.util.Arrays;
 import java.util.SplittableRandom;
 
 /**
  * A distribution of token counts (prompt or output lengths). Every sample is an integer of at
- * least 1 token.
+ * least 1 token and at most {@link RequestSpec#MAX_TOKENS}.
  */
 public sealed interface LengthDistribution
     permits LengthSpec,
@@ -68,8 +69,9 @@ public sealed interface LengthDistribution
   /** Always {@code value} tokens. */
   record Constant(int value) implements LengthDistribution {
     public Constant {
-      if (value < 1) {
-        throw new IllegalArgumentException("constant length must be at least 1 token, got " + value);
+      if (value < 1 || value > RequestSpec.MAX_TOKENS) {
+        throw new IllegalArgumentException("constant length must be at least 1 token and at most "
+            + RequestSpec.MAX_TOKENS + " (" + TOKEN_BOUND + "), got " + value);
       }
     }
 
@@ -106,8 +108,9 @@ public sealed interface LengthDistribution
       for (int i = 0; i < order.length; i++) {
         int v = values[order[i]];
         double p = probabilities[order[i]];
-        if (v < 1) {
-          throw new IllegalArgumentException("empirical length must be at least 1 token, got " + v);
+        if (v < 1 || v > RequestSpec.MAX_TOKENS) {
+          throw new IllegalArgumentException("empirical length must be in [1, "
+              + RequestSpec.MAX_TOKENS + "] tokens (" + TOKEN_BOUND + "), got " + v);
         }
         if (i > 0 && v == sortedValues[i - 1]) {
           throw new IllegalArgumentException("empirical distribution lists length " + v + " twice");
@@ -204,9 +207,17 @@ public sealed interface LengthDistribution
     }
   }
 
+  /** Why lengths are bounded, for error messages. */
+  String TOKEN_BOUND = "the most tokens a request may have";
+
   static void requireBounds(String what, int min, int max) {
-    if (min < 1) {
-      throw new IllegalArgumentException(what + " min must be at least 1 token, got " + min);
+    if (min < 1 || min > RequestSpec.MAX_TOKENS) {
+      throw new IllegalArgumentException(what + " min must be in [1, " + RequestSpec.MAX_TOKENS
+          + "] tokens, got " + min);
+    }
+    if (max > RequestSpec.MAX_TOKENS) {
+      throw new IllegalArgumentException(what + " max must be at most " + RequestSpec.MAX_TOKENS
+          + " tokens (" + TOKEN_BOUND + "), got " + max);
     }
     if (max < min) {
       throw new IllegalArgumentException(what + " max " + max + " is below min " + min);

@@ -1,5 +1,7 @@
 package io.blis.workload.synthetic;
 
+import io.blis.workload.RequestSpec;
+
 /**
  * Multi-turn sessions of a client: every open-loop request of the client starts a session of
  * {@code rounds} rounds. Round k+1 is sent {@code thinkTimeUs} microseconds after round k completed
@@ -20,8 +22,9 @@ public record SessionSpec(int rounds, long thinkTimeUs, boolean accumulateContex
     if (rounds < 1) {
       throw new IllegalArgumentException("session rounds must be at least 1, got " + rounds);
     }
-    if (thinkTimeUs < 0) {
-      throw new IllegalArgumentException("session think time must be >= 0 us, got " + thinkTimeUs);
+    if (thinkTimeUs < 0 || thinkTimeUs > RequestSpec.MAX_TIME_US) {
+      throw new IllegalArgumentException("session think time must be in [0, "
+          + RequestSpec.MAX_TIME_US + "] us, got " + thinkTimeUs);
     }
   }
 

@@ -36,12 +36,35 @@ final class SyntheticSource implements RequestSource {
       if (!g.done()) {
         heap[heapSize++] = g;
         siftUp(heapSize - 1);
+      } else if (g.beyondTime && beyondTime == null) {
+        beyondTime = g.client;
       }
     }
+    if (heapSize == 0 && maxOpenLoopRequests > 0) {
+      if (beyondTime != null) {
+        throw beyondTime(beyondTime);
+      }
+      throw new IllegalArgumentException("the workload sends no request: every client's first"
+          + " arrival falls after the horizon" + (horizonUs == Long.MAX_VALUE ? ""
+              : " (" + horizonUs / 1e6 + " s)") + " or after its last lifecycle window");
+    }
+  }
+
+  /** The first client whose next arrival was beyond the latest simulated time, or null. */
+  private ClientSpec beyondTime;
+
+  private static IllegalArgumentException beyondTime(ClientSpec c) {
+    return new IllegalArgumentException("client " + c.id() + ": a request would arrive after the"
+        + " latest simulated time, " + RequestSpec.MAX_TIME_WORDS + ": its rate ("
+        + c.arrival().rateRps() + " requests/s) is too low for the number of requests; raise the"
+        + " rate, or lower the number of requests or the horizon");
   }
 
   @Override
   public RequestSpec next() {
+    if (heapSize == 0 && beyondTime != null && openLoopSent < maxOpenLoopRequests) {
+      throw beyondTime(beyondTime);
+    }
     if (heapSize == 0 || openLoopSent >= maxOpenLoopRequests) {
       return null;
     }
@@ -50,6 +73,11 @@ final class SyntheticSource implements RequestSource {
     long id = nextId++;
     openLoopSent++;
     int input = c.prefixLength() + g.contentTokens;
+    if (input > RequestSpec.MAX_TOKENS) {
+      throw new IllegalArgumentException("client " + c.id() + ": a prompt of " + input
+          + " tokens (prefix " + c.prefixLength() + " + " + g.contentTokens + ") is longer than the "
+          + RequestSpec.MAX_TOKENS + " a request may have; lower the input max or the prefix length");
+    }
     int[] prompt = PromptTokens.build(seed, c.prefixGroup(), c.prefixLength(), id, input);
     long sessionId = -1;
     if (c.session().multiTurn()) {
@@ -61,6 +89,9 @@ final class SyntheticSource implements RequestSource {
         c.prefixLength(), sessionId, 0, c.timeoutUs(), 0);
     g.advance();
     if (g.done()) {
+      if (g.beyondTime && beyondTime == null) {
+        beyondTime = c;
+      }
       heap[0] = heap[--heapSize];
       heap[heapSize] = null;
     }
@@ -92,12 +123,20 @@ final class SyntheticSource implements RequestSource {
     int[] prompt;
     if (c.session().accumulateContext()) {
       long input = (long) request.inputTokens() + request.outputTokens() + turn;
-      if (input > Integer.MAX_VALUE - 8) {
-        throw new IllegalStateException("session " + request.sessionId() + " context overflow");
+      if (input > RequestSpec.MAX_TOKENS) {
+        throw new IllegalArgumentException("client " + c.id() + ": round " + round + " of session "
+            + request.sessionId() + " would have a prompt of " + input + " tokens (the accumulated"
+            + " context), longer than the " + RequestSpec.MAX_TOKENS + " a request may have; use"
+            + " fewer session rounds or shorter lengths");
       }
       prompt = PromptTokens.build(
           seed, c.prefixGroup(), c.prefixLength(), request.sessionId(), (int) input);
     } else {
+      if (c.prefixLength() + turn > RequestSpec.MAX_TOKENS) {
+        throw new IllegalArgumentException("client " + c.id() + ": a prompt of "
+            + (c.prefixLength() + turn) + " tokens is longer than the " + RequestSpec.MAX_TOKENS
+            + " a request may have; lower the input max or the prefix length");
+      }
       prompt = PromptTokens.build(seed, c.prefixGroup(), c.prefixLength(), id, c.prefixLength() + turn);
     }
     return List.of(new RequestSpec(

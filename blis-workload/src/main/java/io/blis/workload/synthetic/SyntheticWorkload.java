@@ -32,8 +32,9 @@ public final class SyntheticWorkload {
     if (numRequests < 0) {
       throw new IllegalArgumentException("number of requests must be >= 0, got " + numRequests);
     }
-    if (prefixTokens < 0) {
-      throw new IllegalArgumentException("prefix tokens must be >= 0, got " + prefixTokens);
+    if (prefixTokens < 0 || prefixTokens >= io.blis.workload.RequestSpec.MAX_TOKENS) {
+      throw new IllegalArgumentException("prefix tokens must be in [0, "
+          + (io.blis.workload.RequestSpec.MAX_TOKENS - 1) + "], got " + prefixTokens);
     }
     ClientSpec client = new ClientSpec(
         "default", "", "standard", new ArrivalProcess.Poisson(ratePerS), input, output,
@@ -47,6 +48,11 @@ public final class SyntheticWorkload {
    * @param maxOpenLoopRequests stop after this many open-loop requests (session first rounds
    *     count, their follow-up rounds do not)
    * @param horizonUs no request (open-loop or follow-up) arrives after this time, microseconds
+   * @throws IllegalArgumentException when the workload would send no request although {@code
+   *     maxOpenLoopRequests} is positive (every client's first arrival is after the horizon or its
+   *     lifecycle windows), or when a client's rate is so low that a request it must send would
+   *     arrive after {@link io.blis.workload.RequestSpec#MAX_TIME_US} (this is found when that
+   *     request is pulled)
    */
   public static RequestSource of(
       List<ClientSpec> clients, long seed, long maxOpenLoopRequests, long horizonUs) {

@@ -1,5 +1,6 @@
 package io.blis.workload.trace;
 
+import io.blis.workload.TextFiles;
 import java.util.List;
 
 /**
@@ -27,8 +28,8 @@ final class CsvFields {
 
   IllegalArgumentException error(int column, String expectation) {
     return new IllegalArgumentException(
-        file + ":" + line + ": field '" + columns.get(column) + "' = '" + values[column] + "': "
-            + expectation);
+        file + ":" + line + ": field '" + columns.get(column) + "' = '"
+            + TextFiles.quote(values[column]) + "': " + expectation);
   }
 
   boolean isEmpty(int column) {
@@ -64,11 +65,41 @@ final class CsvFields {
   }
 
   int intValue(int column, int min) {
-    long v = longValue(column);
-    if (v < min || v > Integer.MAX_VALUE) {
-      throw error(column, "expected an integer in [" + min + ", " + Integer.MAX_VALUE + "]");
-    }
+    return intValue(column, min, Integer.MAX_VALUE, "");
+  }
+
+  /**
+   * An integer in [min, max]; {@code bound} (may be empty) says in the error what the maximum
+   * stands for.
+   */
+  int intValue(int column, int min, int max, String bound) {
+    long v = longValue(column, min, max, bound);
     return (int) v;
+  }
+
+  /** An integer in [min, max]; {@code bound} (may be empty) says what the maximum stands for. */
+  long longValue(int column, long min, long max, String bound) {
+    String expectation = "expected an integer in [" + min + ", " + max + "]"
+        + (bound.isEmpty() ? "" : " (" + bound + ")");
+    long v;
+    try {
+      v = Long.parseLong(values[column].strip());
+    } catch (NumberFormatException e) {
+      throw error(column, expectation);
+    }
+    if (v < min || v > max) {
+      throw error(column, expectation);
+    }
+    return v;
+  }
+
+  /** A finite number in [0, max]; {@code bound} says what the maximum stands for. */
+  double nonNegativeDouble(int column, double max, String bound) {
+    double v = nonNegativeDouble(column);
+    if (v > max) {
+      throw error(column, "expected a number in [0, " + max + "] (" + bound + ")");
+    }
+    return v;
   }
 
   double nonNegativeDouble(int column) {

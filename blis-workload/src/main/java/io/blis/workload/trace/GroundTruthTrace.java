@@ -1,5 +1,7 @@
 package io.blis.workload.trace;
 
+import io.blis.workload.RequestSpec;
+import io.blis.workload.TextFiles;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -73,11 +75,11 @@ public final class GroundTruthTrace {
 
     private RowReader(Path file) {
       this.lines = new LineReader(file);
-      String header = lines.line();
-      if (header == null || !List.of(header.strip().split(",", -1)).equals(COLUMNS)) {
+      String header = lines.firstLine("a ground-truth trace (a header " + String.join(",", COLUMNS) + ")");
+      if (!List.of(header.strip().split(",", -1)).equals(COLUMNS)) {
         lines.close();
-        throw new IllegalArgumentException(file + ":1: header is '" + header + "', expected "
-            + String.join(",", COLUMNS));
+        throw new IllegalArgumentException(file + ":1: header is '" + TextFiles.quote(header)
+            + "', expected " + String.join(",", COLUMNS));
       }
     }
 
@@ -94,7 +96,8 @@ public final class GroundTruthTrace {
       }
       expectedReq++;
       int stage = f.intValue(1, 0);
-      double arrival = f.nonNegativeDouble(2);
+      double arrival = f.nonNegativeDouble(2, RequestSpec.MAX_TIME_US / 1000.0,
+          "the latest simulated time, ms");
       if (arrival < lastArrival) {
         throw f.error(2, "arrival times must not decrease (previous " + lastArrival + ")");
       }
@@ -103,8 +106,10 @@ public final class GroundTruthTrace {
       if (okFlag != 0 && okFlag != 1) {
         throw f.error(3, "expected 0 or 1");
       }
-      int input = f.isEmpty(4) ? -1 : f.intValue(4, 1);
-      int output = f.isEmpty(5) ? -1 : f.intValue(5, 0);
+      int input = f.isEmpty(4) ? -1
+          : f.intValue(4, 1, RequestSpec.MAX_TOKENS, "the most tokens a request may have");
+      int output = f.isEmpty(5) ? -1
+          : f.intValue(5, 0, RequestSpec.MAX_TOKENS, "the most tokens a request may have");
       double e2e = f.nonNegativeDouble(6);
       double ttft = f.isEmpty(7) ? Double.NaN : f.nonNegativeDouble(7);
       if (okFlag == 1 && (input < 0 || Double.isNaN(ttft))) {

@@ -1,16 +1,16 @@
 package io.blis.workload.trace;
 
+import io.blis.workload.TextFiles;
 import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.InputStreamReader;
 import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.zip.GZIPInputStream;
 
-/** Reads a text file (gzip when its name ends in .gz) line by line, counting lines from 1. */
+/**
+ * Reads a text file line by line, counting lines from 1, as {@link TextFiles#open} opens it (UTF-8,
+ * gzip when it starts with the gzip signature, a byte-order mark skipped). Errors name the file and
+ * line.
+ */
 final class LineReader implements AutoCloseable {
 
   final Path file;
@@ -19,13 +19,7 @@ final class LineReader implements AutoCloseable {
 
   LineReader(Path file) {
     this.file = file;
-    try {
-      InputStream raw = Files.newInputStream(file);
-      InputStream in = file.toString().endsWith(".gz") ? new GZIPInputStream(raw, 1 << 16) : raw;
-      this.reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8), 1 << 16);
-    } catch (IOException e) {
-      throw new UncheckedIOException("cannot read " + file + ": " + e.getMessage(), e);
-    }
+    this.reader = TextFiles.open(file);
   }
 
   /** Number of the line last returned. */
@@ -39,12 +33,35 @@ final class LineReader implements AutoCloseable {
       String line = reader.readLine();
       if (line != null) {
         lineNo++;
+        if (line.indexOf(TextFiles.REPLACEMENT) >= 0) {
+          close();
+          throw TextFiles.notUtf8(file, lineNo);
+        }
       }
       return line;
     } catch (IOException e) {
+      close();
       throw new UncheckedIOException(
-          "cannot read " + file + " after line " + lineNo + ": " + e.getMessage(), e);
+          file + ": cannot read after line " + lineNo + ": " + TextFiles.reason(e), e);
     }
+  }
+
+  /**
+   * The first line, which must exist and be text; {@code expected} says what it should be in the
+   * error for an empty file.
+   */
+  String firstLine(String expected) {
+    String first = line();
+    if (first == null) {
+      close();
+      throw new IllegalArgumentException(file + ": the file is empty, expected " + expected);
+    }
+    int bad = TextFiles.firstControlCharacter(first);
+    if (bad >= 0) {
+      close();
+      throw TextFiles.controlCharacter(file + ":1:" + (bad + 1), first.charAt(bad));
+    }
+    return first;
   }
 
   /** The next non-blank line, or null at the end. */
@@ -66,7 +83,7 @@ final class LineReader implements AutoCloseable {
     try {
       reader.close();
     } catch (IOException e) {
-      throw new UncheckedIOException(e);
+      throw new UncheckedIOException(file + ": cannot close: " + TextFiles.reason(e), e);
     }
   }
 }

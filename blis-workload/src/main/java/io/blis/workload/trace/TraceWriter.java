@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.blis.workload.PromptTokens;
 import io.blis.workload.RequestSpec;
+import io.blis.workload.TextFiles;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.OutputStream;
@@ -62,7 +63,10 @@ public final class TraceWriter implements AutoCloseable {
       return new TraceWriter(
           new BufferedWriter(new OutputStreamWriter(os, StandardCharsets.UTF_8), 1 << 16), header);
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot create trace " + file + ": " + e.getMessage(), e);
+      if (Files.isDirectory(file)) {
+        throw new IllegalArgumentException(file + ": is a directory, expected a file to write");
+      }
+      throw new UncheckedIOException("cannot create trace " + file + ": " + TextFiles.reason(e), e);
     }
   }
 
@@ -96,7 +100,7 @@ public final class TraceWriter implements AutoCloseable {
     try {
       out.append(line);
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot write trace row " + rows + ": " + e.getMessage(), e);
+      throw new UncheckedIOException("cannot write trace row " + rows + ": " + TextFiles.reason(e), e);
     }
     rows++;
   }

@@ -158,7 +158,7 @@ class WorkloadSpecTest {
     assertThatThrownBy(() -> WorkloadSpec.parse(SPEC.replace("id: batch", "id: chat"), "x.yaml"))
         .hasMessageContaining("duplicate client id 'chat'");
     assertThatThrownBy(() -> WorkloadSpec.parse(SPEC.replace("slo_class: batch", "slo_class: gold"), "x.yaml"))
-        .hasMessageStartingWith("x.yaml:15:")
+        .hasMessageStartingWith("x.yaml:16:")
         .hasMessageContaining("gold");
   }
 

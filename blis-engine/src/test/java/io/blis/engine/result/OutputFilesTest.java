@@ -1,0 +1,52 @@
+package io.blis.engine.result;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class OutputFilesTest {
+
+  @Test
+  void aWriteReplacesTheFileWholeAndLeavesNoTemporary(@TempDir Path dir) throws Exception {
+    Path f = dir.resolve("sub/dir/out.json");
+    OutputFiles.write(f, "first\n");
+    assertThat(f).hasContent("first");
+    OutputFiles.write(f, "second, longer\n");
+    assertThat(Files.readString(f)).isEqualTo("second, longer\n");
+    assertThat(OutputFiles.temporary(f)).isEqualTo(dir.resolve("sub/dir/out.json.tmp")).doesNotExist();
+    try (var s = Files.list(f.getParent())) {
+      assertThat(s.map(p -> p.getFileName().toString())).containsExactly("out.json");
+    }
+  }
+
+  @Test
+  void aFailedWriteLeavesTheOldFileAndNoTemporary(@TempDir Path dir) throws Exception {
+    Path f = dir.resolve("out.json");
+    Files.writeString(f, "old");
+    // the temporary's place is taken by a non-empty directory: the write fails before the move
+    Files.createDirectories(OutputFiles.temporary(f).resolve("x"));
+    assertThatThrownBy(() -> OutputFiles.write(f, "new")).isInstanceOf(IOException.class);
+    assertThat(f).hasContent("old");
+  }
+
+  @Test
+  void aStreamedOutputIsCommittedOrDiscarded(@TempDir Path dir) throws Exception {
+    Path f = dir.resolve("trace.jsonl.gz");
+    Files.writeString(f, "old");
+    Path tmp = OutputFiles.temporary(f);
+    Files.writeString(tmp, "half");
+    OutputFiles.discard(tmp);
+    assertThat(tmp).doesNotExist();
+    assertThat(f).hasContent("old");
+    OutputFiles.discard(tmp); // nothing to discard: no error
+    Files.writeString(tmp, "whole");
+    OutputFiles.commit(tmp, f);
+    assertThat(f).hasContent("whole");
+    assertThat(tmp).doesNotExist();
+  }
+}
