@@ -27,7 +27,8 @@ public final class BlisCli implements Runnable {
   /** Every subcommand, in help order. Add new commands (validate, calibrate, replay) here. */
   static final List<Supplier<Object>> SUBCOMMANDS =
       List.of(RunCommand::new, ReplayCommand::new, ValidateCommand::new, CalibrateCommand::new,
-          FitCommand::new, ServeCommand::new, ObserveCommand::new, IntervalScalesCommand::new);
+          FitCommand::new, ServeCommand::new, ObserveCommand::new, IntervalScalesCommand::new, CapacityCommand::new,
+          SweepCommand::new);
 
   @Override
   public void run() {
