@@ -595,7 +595,8 @@ final class Engine implements EventLoop {
         r.firstTokenClientUs < 0 ? -1 : r.firstTokenClientUs - r.arrivalUs, e2e,
         r.firstScheduledUs < 0 ? -1 : r.firstScheduledUs - r.arrivalUs, r.preemptions,
         Math.max(0, r.cachedPromptTokens), reason == null ? "" : reason,
-        r.instance == null ? -1 : r.instance.index());
+        r.instance == null ? -1 : r.instance.index(),
+        r.spec.sloClass() == null ? RequestRecord.DEFAULT_SLO_CLASS : r.spec.sloClass());
   }
 
   // ---------------------------------------------------------------- end of run

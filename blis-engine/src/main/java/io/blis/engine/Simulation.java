@@ -252,6 +252,11 @@ public final class Simulation {
       return this;
     }
 
+    /** The latency targets of each SLO class set so far, by class name. */
+    public Map<String, SloTarget> sloTargets() {
+      return java.util.Collections.unmodifiableMap(new TreeMap<>(slo));
+    }
+
     /**
      * Records every admission and routing decision with the candidates' scores and estimated
      * waits; with {@code counterfactualK > 0} also the k best alternatives and the regret of each

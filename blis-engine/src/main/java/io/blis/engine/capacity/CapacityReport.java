@@ -14,6 +14,7 @@ import java.util.Locale;
  * the saturation rate, the interval of the highest rate when an ensemble was simulated, the
  * fewest replicas for a target rate when asked, and every load point simulated.
  *
+ * @param deployment the deployment in words
  * @param search the search that was run
  * @param maxRate the highest rate meeting every target
  * @param saturation the highest steady rate
@@ -21,7 +22,7 @@ import java.util.Locale;
  * @param targetRate the rate the replicas were sized for, or NaN
  * @param replicas the fewest replicas for {@code targetRate}, or null
  */
-public record CapacityReport(CapacitySearch search, CapacitySearch.Found maxRate, CapacitySearch.Found saturation,
+public record CapacityReport(String deployment, CapacitySearch search, CapacitySearch.Found maxRate, CapacitySearch.Found saturation,
     RateInterval interval, double targetRate, CapacitySearch.Replicas replicas) {
 
   /**
@@ -42,6 +43,7 @@ public record CapacityReport(CapacitySearch search, CapacitySearch.Found maxRate
   /** The report as JSON. */
   public String toJson() {
     ObjectNode root = JSON.createObjectNode();
+    root.put("deployment", deployment);
     root.put("workload", search.workload().description());
     root.put("slo", search.slos().describe());
     ObjectNode st = root.putObject("settings");
@@ -135,14 +137,16 @@ public record CapacityReport(CapacitySearch search, CapacitySearch.Found maxRate
   }
 
   private static BigDecimal round(double v) {
-    return BigDecimal.valueOf(v).setScale(4, RoundingMode.HALF_EVEN).stripTrailingZeros();
+    BigDecimal d = BigDecimal.valueOf(v).setScale(4, RoundingMode.HALF_EVEN).stripTrailingZeros();
+    return d.scale() < 0 ? d.setScale(0) : d;
   }
 
   /** A few lines for the terminal. */
   public String table() {
     StringBuilder b = new StringBuilder();
-    b.append("workload: ").append(search.workload().description()).append('\n');
-    b.append("targets:  ").append(search.slos().describe()).append('\n');
+    b.append("deployment: ").append(deployment).append('\n');
+    b.append("workload:   ").append(search.workload().description()).append('\n');
+    b.append("targets:    ").append(search.slos().describe()).append('\n');
     b.append(line("highest rate meeting every target", maxRate));
     if (interval != null) {
       b.append(String.format(Locale.ROOT, "  %.0f%% interval: %.3g - %.3g req/s%s%n", 100 * interval.level(), interval.low(),
@@ -166,8 +170,15 @@ public record CapacityReport(CapacitySearch search, CapacitySearch.Found maxRate
           f.points().get(f.points().size() - 1).violations());
     }
     CapacitySearch.Point p = f.at();
-    return String.format(Locale.ROOT, "%s: %s%.4g req/s (TTFT p99 %.1f ms, E2E p99 %.1f ms, %.3g req/s completed)%n",
-        what, f.atLeast() ? "at least " : "", f.rateRps(), p.metrics().value("ttft_p99") / 1000,
-        p.metrics().value("e2e_p99") / 1000, p.metrics().achievedRps());
+    int unfinished = p.metrics().measured() - p.metrics().completed();
+    return String.format(Locale.ROOT, "%s: %s%.4g req/s (TTFT p99 %s, E2E p99 %s, %.3g req/s completed%s)%n",
+        what, f.atLeast() ? "at least " : "", f.rateRps(), ms(p.metrics().value("ttft_p99")),
+        ms(p.metrics().value("e2e_p99")), p.metrics().achievedRps(),
+        unfinished == 0 ? "" : String.format(Locale.ROOT, "; %d of %d measured requests did not complete", unfinished,
+            p.metrics().measured()));
+  }
+
+  private static String ms(double us) {
+    return Double.isFinite(us) ? String.format(Locale.ROOT, "%.1f ms", us / 1000) : "unbounded";
   }
 }

@@ -129,12 +129,18 @@ public final class CapacitySearch {
     double duration = Math.min(Math.max(settings.durationS(), settings.minRequests() / rateRps),
         settings.maxRequests() / rateRps);
     SimulationResult result;
+    Simulation.Builder b = deployment.builder(instances, coefficients);
+    java.util.Map<String, io.blis.engine.SloTarget> classes = b.sloTargets();
+    if (slos.classTargets() && classes.isEmpty()) {
+      throw new IllegalArgumentException("goodput without per-request targets counts each request against its SLO"
+          + " class's targets, and the deployment sets none: give them in a policy bundle's slo: section, or"
+          + " write the targets, for example goodput=99%,ttft=500ms,e2e=20s");
+    }
     try (RequestSource source = workload.at(rateRps, duration)) {
-      result = deployment.builder(instances, coefficients).source(source).recordRequests(true)
-          .streamingMetrics(true).build().run();
+      result = b.source(source).recordRequests(true).streamingMetrics(true).build().run();
     }
     PointMetrics m = PointMetrics.of(result.requests(), settings.warmup());
-    List<String> v = new ArrayList<>(slos.violations(m));
+    List<String> v = new ArrayList<>(slos.violations(m, classes));
     if (!m.steady()) {
       v.add(0, "not steady: " + m.steadiness());
     }

@@ -247,6 +247,24 @@ public final class PointMetrics {
     return percentile(v, p);
   }
 
+  /**
+   * The fraction of measured requests that completed within their SLO class's targets (a class
+   * without targets: every completed request of it counts).
+   */
+  public double goodFractionByClass(Map<String, io.blis.engine.SloTarget> classTargets) {
+    if (measured == 0) {
+      return Double.NaN;
+    }
+    int good = 0;
+    for (RequestRecord r : window) {
+      if (r.outcome() == RequestOutcome.COMPLETED
+          && classTargets.getOrDefault(r.sloClass(), io.blis.engine.SloTarget.NONE).met(r.ttftUs(), r.e2eUs())) {
+        good++;
+      }
+    }
+    return (double) good / measured;
+  }
+
   /** The fraction of measured requests that completed with every per-request target met. */
   public double goodFraction(Map<String, Double> perRequest) {
     if (measured == 0) {

@@ -11,7 +11,8 @@ import java.util.Map;
  * 99th percentile of time to first token over the measured requests at most 500 ms) and a
  * goodput form ({@code goodput=99%} with per-request targets {@code ttft=500ms}, {@code
  * e2e=20s}, {@code tpot=50ms}: at least 99% of the measured requests finish and meet every
- * per-request target).
+ * per-request target). {@code goodput=99%} alone counts each request against its own SLO class's
+ * targets (a policy bundle's {@code slo:} section, {@link io.blis.engine.Simulation.Builder#sloTarget}).
  *
  * <p>Metrics: {@code ttft} (time to first token), {@code e2e} (arrival to last token), {@code
  * tpot} (a request's decode time per output token, (E2E - TTFT) / (output tokens - 1); {@code
@@ -35,9 +36,6 @@ public record SloSet(Map<String, Double> aggregate, Map<String, Double> perReque
     // insertion order: the targets print as they were given, the same in every run
     aggregate = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(aggregate));
     perRequest = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(perRequest));
-    if (!Double.isNaN(goodput) && perRequest.isEmpty()) {
-      throw new IllegalArgumentException("goodput needs per-request targets, for example goodput=99%,ttft=500ms,e2e=20s");
-    }
     if (Double.isNaN(goodput) && !perRequest.isEmpty()) {
       throw new IllegalArgumentException("per-request targets (" + String.join(", ", perRequest.keySet())
           + ") need goodput=PERCENT; for a percentile target write for example ttft_p99=500ms");
@@ -146,6 +144,19 @@ public record SloSet(Map<String, Double> aggregate, Map<String, Double> perReque
    * when every target holds.
    */
   public List<String> violations(PointMetrics m) {
+    return violations(m, Map.of());
+  }
+
+  /** Whether goodput counts each request against its SLO class's targets (no per-request targets given). */
+  public boolean classTargets() {
+    return !Double.isNaN(goodput) && perRequest.isEmpty();
+  }
+
+  /**
+   * As {@link #violations(PointMetrics)}, with the SLO classes' targets for a {@link
+   * #classTargets()} goodput.
+   */
+  public List<String> violations(PointMetrics m, Map<String, io.blis.engine.SloTarget> classes) {
     List<String> out = new ArrayList<>();
     for (var e : aggregate.entrySet()) {
       double v = m.value(e.getKey());
@@ -153,8 +164,12 @@ public record SloSet(Map<String, Double> aggregate, Map<String, Double> perReque
         out.add(String.format(Locale.ROOT, "%s %.1f ms > %s ms", e.getKey(), v / 1000, trim(e.getValue() / 1000)));
       }
     }
-    if (!Double.isNaN(goodput) && !(m.goodFraction(perRequest) >= goodput)) {
-      out.add(String.format(Locale.ROOT, "goodput %.2f%% < %s%%", 100 * m.goodFraction(perRequest), trim(100 * goodput)));
+    if (!Double.isNaN(goodput)) {
+      double good = classTargets() ? m.goodFractionByClass(classes) : m.goodFraction(perRequest);
+      if (!(good >= goodput)) {
+        out.add(String.format(Locale.ROOT, "goodput %.2f%% < %s%%%s", 100 * good, trim(100 * goodput),
+            classTargets() ? " (class targets)" : ""));
+      }
     }
     return out;
   }
@@ -168,7 +183,7 @@ public record SloSet(Map<String, Double> aggregate, Map<String, Double> perReque
     List<String> parts = new ArrayList<>();
     aggregate.forEach((k, v) -> parts.add(k + "=" + trim(v / 1000) + "ms"));
     if (!Double.isNaN(goodput)) {
-      parts.add("goodput=" + trim(100 * goodput) + "%");
+      parts.add("goodput=" + trim(100 * goodput) + "%" + (classTargets() ? " (SLO class targets)" : ""));
       perRequest.forEach((k, v) -> parts.add(k + "=" + trim(v / 1000) + "ms"));
     }
     return String.join(",", parts);

@@ -129,7 +129,7 @@ final class CapacityCommand implements Callable<Integer> {
       interval = interval(search, max.rateRps(), ensemble, deployment.distances(ensemble, seed));
     }
     CapacitySearch.Replicas replicas = targetRate == null ? null : search.replicasFor(targetRate, maxInstances, null);
-    CapacityReport report = new CapacityReport(search, max, sat, interval,
+    CapacityReport report = new CapacityReport(deployment.describe(seed), search, max, sat, interval,
         targetRate == null ? Double.NaN : targetRate, replicas);
     cl.getOut().print(report.table());
     if (out != null) {

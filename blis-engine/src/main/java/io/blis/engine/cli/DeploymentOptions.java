@@ -202,6 +202,23 @@ final class DeploymentOptions {
     return java.util.List.copyOf(out.values());
   }
 
+  /**
+   * The deployment in one line: each pool's instances, model, GPU and TP, the router (when there is
+   * more than one instance) and scheduler or the policy bundle, and the latency model.
+   */
+  String describe(long seed) {
+    java.util.List<String> pools = new java.util.ArrayList<>();
+    int instances = 0;
+    for (Cluster.PoolDeployment p : clusterBuilder(seed, coefficients).deployments()) {
+      instances += p.instances();
+      pools.add(String.format(java.util.Locale.ROOT, "%s%d x %s on %s TP%d", p.pool().equals("default") ? "" : p.pool() + ": ",
+          p.instances(), p.model().name(), p.gpu().name(), p.tp()));
+    }
+    String policies = cluster.policyConfig != null ? ", policies from " + cluster.policyConfig
+        : (instances > 1 ? ", router " + routingPolicy : "") + ", scheduler " + scheduler;
+    return String.join("; ", pools) + policies + ", latency model " + latencyModel;
+  }
+
   /** The latency model the flags select. */
   String latencyModel() {
     return latencyModel;

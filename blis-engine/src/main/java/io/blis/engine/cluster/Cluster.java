@@ -236,7 +236,7 @@ public final class Cluster {
     public List<PoolDeployment> deployments() {
       List<PoolDeployment> out = new ArrayList<>();
       for (PoolSpec s : pools()) {
-        out.add(new PoolDeployment(s.name(), model(s), gpu(s), s.tp()));
+        out.add(new PoolDeployment(s.name(), model(s), gpu(s), s.tp(), s.instances()));
       }
       return out;
     }
@@ -324,8 +324,9 @@ public final class Cluster {
    * @param model its model
    * @param gpu its GPU type
    * @param tp its tensor-parallel degree
+   * @param instances its number of instances
    */
-  public record PoolDeployment(String pool, ModelSpec model, HardwareSpec gpu, int tp) {}
+  public record PoolDeployment(String pool, ModelSpec model, HardwareSpec gpu, int tp, int instances) {}
 
   /** The context of a cluster policy: the first pool's, with the policy's own parameters. */
   private static Context withOptions(Context base, PolicySpec p) {

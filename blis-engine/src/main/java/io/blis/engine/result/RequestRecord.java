@@ -20,6 +20,7 @@ import io.blis.workload.RequestOutcome;
  * @param cachedPromptTokens prompt tokens served from the prefix cache at (first) admission
  * @param rejectReason why the server or the admission policy rejected it, empty otherwise
  * @param instance index of the instance it was routed to, -1 when it never was
+ * @param sloClass the request's SLO class (the workload's; {@code standard} when it gave none)
  */
 public record RequestRecord(
     long id,
@@ -34,13 +35,25 @@ public record RequestRecord(
     int preemptions,
     int cachedPromptTokens,
     String rejectReason,
-    int instance) {
+    int instance,
+    String sloClass) {
+
+  /** The SLO class of a request whose workload named none. */
+  public static final String DEFAULT_SLO_CLASS = "standard";
+
+  /** A record of a request of the default SLO class. */
+  public RequestRecord(long id, int stage, long arrivalUs, int inputTokens, int outputTokens,
+      RequestOutcome outcome, long ttftUs, long e2eUs, long schedulingDelayUs, int preemptions,
+      int cachedPromptTokens, String rejectReason, int instance) {
+    this(id, stage, arrivalUs, inputTokens, outputTokens, outcome, ttftUs, e2eUs,
+        schedulingDelayUs, preemptions, cachedPromptTokens, rejectReason, instance, DEFAULT_SLO_CLASS);
+  }
 
   /** A record of a request that was not tracked to an instance (instance -1). */
   public RequestRecord(long id, int stage, long arrivalUs, int inputTokens, int outputTokens,
       RequestOutcome outcome, long ttftUs, long e2eUs, long schedulingDelayUs, int preemptions,
       int cachedPromptTokens, String rejectReason) {
     this(id, stage, arrivalUs, inputTokens, outputTokens, outcome, ttftUs, e2eUs,
-        schedulingDelayUs, preemptions, cachedPromptTokens, rejectReason, -1);
+        schedulingDelayUs, preemptions, cachedPromptTokens, rejectReason, -1, DEFAULT_SLO_CLASS);
   }
 }

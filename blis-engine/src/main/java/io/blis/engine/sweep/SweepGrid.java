@@ -267,6 +267,11 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(at.apply("/slo") + "slo: " + e.getMessage(), e);
       }
+      if (slo.classTargets()) {
+        throw new IllegalArgumentException(at.apply("/slo") + "slo: goodput without per-request targets counts each"
+            + " request against its SLO class's targets, which a sweep does not set; write them, for example"
+            + " goodput=99%,ttft=500ms,e2e=20s");
+      }
     }
     List<Double> rates = new ArrayList<>();
     if (f.rates() != null) {

@@ -126,10 +126,38 @@ class CapacitySearchTest {
     assertThatThrownBy(() -> SloSet.parse("ttft_p99=fast")).hasMessageContaining("'fast' is not a duration");
     assertThatThrownBy(() -> SloSet.parse("ttft_p99=-1s")).hasMessageContaining("must be positive");
     assertThatThrownBy(() -> SloSet.parse("goodput=120%,ttft=1s")).hasMessageContaining("goodput must be in (0, 100%]");
-    assertThatThrownBy(() -> SloSet.parse("goodput=99%")).hasMessageContaining("goodput needs per-request targets");
+    SloSet byClass = SloSet.parse("goodput=99%");
+    assertThat(byClass.classTargets()).isTrue();
+    assertThat(g.classTargets()).isFalse();
+    assertThat(byClass.describe()).isEqualTo("goodput=99% (SLO class targets)");
     assertThatThrownBy(() -> SloSet.parse("ttft=1s")).hasMessageContaining("need goodput=PERCENT");
     assertThatThrownBy(() -> SloSet.parse("ttft_p99=1s,ttft_p99=2s")).hasMessageContaining("ttft_p99 is given twice");
     assertThatThrownBy(() -> SloSet.parse("ttft_p99")).hasMessageContaining("expected KEY=VALUE");
+  }
+
+  @Test
+  void goodputAgainstEachRequestsClassTargetsEqualsTheSameTargetsWrittenOut() {
+    // every request of the spec is of the default class, "standard": its class targets and the same
+    // per-request targets written out must find the same rate, point for point
+    CapacitySearch.DeploymentFactory withClass = (instances, c) -> linear(1).builder(instances, c)
+        .sloTarget("standard", new io.blis.engine.SloTarget(100, 400));
+    CapacitySearch byClass = new CapacitySearch(withClass, POISSON, SloSet.parse("goodput=95%"), FAST);
+    CapacitySearch written = new CapacitySearch(linear(1), POISSON, SloSet.parse("goodput=95%,ttft=100ms,e2e=400ms"), FAST);
+    CapacitySearch.Found a = byClass.maxRate(null);
+    CapacitySearch.Found b = written.maxRate(null);
+    assertThat(a.rateRps()).isFinite().isEqualTo(b.rateRps());
+    // the targets bind: the saturation rate lies above the rate found
+    assertThat(byClass.saturationRate(null).rateRps()).isGreaterThan(a.rateRps() * 1.05);
+    assertThat(a.points()).extracting(CapacitySearch.Point::rateRps)
+        .containsExactlyElementsOf(b.points().stream().map(CapacitySearch.Point::rateRps).toList());
+    // a class with looser targets than the requests' own changes nothing; tighter ones lower the rate
+    CapacitySearch.DeploymentFactory tighter = (instances, c) -> linear(1).builder(instances, c)
+        .sloTarget("standard", new io.blis.engine.SloTarget(100, 300)).sloTarget("batch", new io.blis.engine.SloTarget(1, 1));
+    assertThat(new CapacitySearch(tighter, POISSON, SloSet.parse("goodput=95%"), FAST).maxRate(null).rateRps())
+        .isLessThan(a.rateRps());
+    // without class targets the question has no answer: one clear message
+    assertThatThrownBy(() -> new CapacitySearch(linear(1), POISSON, SloSet.parse("goodput=95%"), FAST).maxRate(null))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("policy bundle's slo: section");
   }
 
   @Test

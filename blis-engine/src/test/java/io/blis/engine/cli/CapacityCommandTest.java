@@ -26,7 +26,8 @@ class CapacityCommandTest {
     BlisCliTest.Outcome o = blis(with(with(new String[] {"capacity", "--slo", "ttft_p99=500ms,e2e_p99=20s"}, FAST),
         "--target-rate", "40", "--out", out.toString()));
     assertThat(o.code()).as(o.err()).isZero();
-    assertThat(o.out()).contains("highest rate meeting every target: ").contains("saturation rate (highest steady): ")
+    assertThat(o.out()).startsWith("deployment: 1 x meta-llama/Llama-2-7b-hf on H100 TP1, scheduler fcfs, latency model ")
+        .contains("highest rate meeting every target: ").contains("saturation rate (highest steady): ")
         .contains("fewest replicas meeting every target at 40.0 req/s: ");
     JsonNode j = BlisCliTest.JSON.readTree(Files.readString(out));
     double max = j.path("max_rate").path("rate_rps").asDouble();
@@ -59,6 +60,7 @@ class CapacityCommandTest {
       "--slo,ttft_p99=1s,--tolerance,0|tolerance must be in [0.001, 0.5]",
       "--slo,ttft_p99=1s,--target-rate,-3|--target-rate must be in (0, 1000000]",
       "--slo,ttft_p99=1s,--min-rate,5,--start-rate,1|rates must satisfy 0 < min <= start <= max",
+      "--slo,goodput=99%|the deployment sets none: give them in a policy bundle's slo: section",
       "--workload,chatbot|Missing required option: '--slo=TARGETS'"})
   void badFlagsAreOneLine(String flags, String message) {
     String[] args = with(new String[] {"capacity"}, flags.split(","));

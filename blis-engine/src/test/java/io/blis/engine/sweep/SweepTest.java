@@ -352,6 +352,7 @@ class SweepTest {
       slo: "ttft_p98=1s"                         | g.yaml:2:1: slo: 'ttft_p98=1s': unknown statistic 'p98'
       slo: "ttft_p99=fast"                       | g.yaml:2:1: slo: 'ttft_p99=fast': 'fast' is not a duration
       slo: 5                                     | g.yaml:2:1: slo: '5': expected KEY=VALUE
+      slo: "goodput=99%"                         | g.yaml:2:1: slo: goodput without per-request targets counts each request against its SLO class's targets, which a sweep does not set
       slo: "ttft_p99=1s"\\ngrid: {tpp: [1]}       | g.yaml:3:8: unknown key 'tpp' in grid; expected one of [
       slo: "ttft_p99=1s"\\ngrid: {tp: [1, x]}     | g.yaml:3:16: at 'grid.tp[1]': expected an integer, got the text 'x'
       slo: "ttft_p99=1s"\\ngrid: {tp: [1, 0]}     | g.yaml:3:16: grid.tp[1]: must be a whole number of at least 1, got 0
