@@ -36,7 +36,45 @@ public record CapacityReport(String deployment, CapacitySearch search, CapacityS
    * @param memberRates each member's highest rate (NaN where none passed)
    * @param extrapolation why the deployment lies outside the fit, one reason each
    */
-  public record RateInterval(double level, double low, double high, double[] memberRates, List<String> extrapolation) {}
+  public record RateInterval(double level, double low, double high, double[] memberRates, List<String> extrapolation) {
+
+    /**
+     * The interval of {@code search}'s highest rate {@code point}: the search is run again with each
+     * ensemble member's coefficients.
+     *
+     * @param distances how the deployment lies outside the ensemble's fit domain
+     * @param level nominal coverage
+     */
+    public static RateInterval of(CapacitySearch search, double point, io.blis.engine.validate.Ensemble ensemble,
+        List<io.blis.engine.validate.Extrapolation> distances, double level) {
+      double[] members = ensemble.members().stream().mapToDouble(m -> search.maxRate(m.coefficients()).rateRps()).toArray();
+      io.blis.engine.validate.PredictionInterval pi = io.blis.engine.validate.PredictionInterval.of(point, members,
+          ensemble.residual(io.blis.engine.validate.Metric.E2E_MEAN),
+          ensemble.extrapolationLogSd(distances, io.blis.engine.validate.Metric.E2E_MEAN), distances, level);
+      return new RateInterval(pi.level(), pi.low(), pi.high(), members,
+          distances.stream().map(io.blis.engine.validate.Extrapolation::reason).toList());
+    }
+
+    /**
+     * Writes {@code level}, {@code low_rps}, {@code high_rps}, {@code member_rates_rps} (null where a
+     * member found none) and {@code extrapolation} into {@code n}, numbers through {@code round}.
+     */
+    public void writeTo(ObjectNode n, java.util.function.DoubleFunction<BigDecimal> round) {
+      n.put("level", round.apply(level));
+      n.put("low_rps", round.apply(low));
+      n.put("high_rps", round.apply(high));
+      ArrayNode m = n.putArray("member_rates_rps");
+      for (double v : memberRates) {
+        if (Double.isFinite(v)) {
+          m.add(round.apply(v));
+        } else {
+          m.addNull();
+        }
+      }
+      ArrayNode why = n.putArray("extrapolation");
+      extrapolation.forEach(why::add);
+    }
+  }
 
   private static final ObjectMapper JSON = new ObjectMapper().enable(SerializationFeature.INDENT_OUTPUT);
 
@@ -56,20 +94,7 @@ public record CapacityReport(String deployment, CapacitySearch search, CapacityS
     found(root, "max_rate", maxRate);
     found(root, "saturation_rate", saturation);
     if (interval != null) {
-      ObjectNode iv = root.putObject("max_rate_interval");
-      num(iv, "level", interval.level());
-      num(iv, "low_rps", interval.low());
-      num(iv, "high_rps", interval.high());
-      ArrayNode m = iv.putArray("member_rates_rps");
-      for (double v : interval.memberRates()) {
-        if (Double.isFinite(v)) {
-          m.add(round(v));
-        } else {
-          m.addNull();
-        }
-      }
-      ArrayNode why = iv.putArray("extrapolation");
-      interval.extrapolation().forEach(why::add);
+      interval.writeTo(root.putObject("max_rate_interval"), CapacityReport::round);
     }
     if (replicas != null) {
       ObjectNode r = root.putObject("replicas");

@@ -5,15 +5,11 @@ import io.blis.engine.capacity.CapacitySearch;
 import io.blis.engine.capacity.RateWorkload;
 import io.blis.engine.capacity.SloSet;
 import io.blis.engine.validate.Ensemble;
-import io.blis.engine.validate.Extrapolation;
-import io.blis.engine.validate.Metric;
-import io.blis.engine.validate.PredictionInterval;
 import io.blis.latency.coeff.CoefficientFiles;
 import io.blis.workload.inferenceperf.InferencePerfProfiles;
 import io.blis.workload.spec.WorkloadSpec;
 import io.blis.workload.synthetic.LengthSpec;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -126,7 +122,8 @@ final class CapacityCommand implements Callable<Integer> {
     CapacityReport.RateInterval interval = null;
     Ensemble ensemble = intervalOptions.resolve(deployment.latencyModel());
     if (ensemble != null && Double.isFinite(max.rateRps())) {
-      interval = interval(search, max.rateRps(), ensemble, deployment.distances(ensemble, seed));
+      interval = CapacityReport.RateInterval.of(search, max.rateRps(), ensemble, deployment.distances(ensemble, seed),
+          intervalOptions.level);
     }
     CapacitySearch.Replicas replicas = targetRate == null ? null : search.replicasFor(targetRate, maxInstances, null);
     CapacityReport report = new CapacityReport(deployment.describe(seed), search, max, sat, interval,
@@ -136,20 +133,6 @@ final class CapacityCommand implements Callable<Integer> {
       Cli.write("--out", out, report.toJson());
     }
     return 0;
-  }
-
-  /** The highest rate's interval from the ensemble members' own searches. */
-  private CapacityReport.RateInterval interval(CapacitySearch search, double point, Ensemble ensemble,
-      List<Extrapolation> distances) {
-    List<Double> rates = new ArrayList<>();
-    for (Ensemble.Member m : ensemble.members()) {
-      rates.add(search.maxRate(m.coefficients()).rateRps());
-    }
-    double[] members = rates.stream().mapToDouble(Double::doubleValue).toArray();
-    PredictionInterval pi = PredictionInterval.of(point, members, ensemble.residual(Metric.E2E_MEAN),
-        ensemble.extrapolationLogSd(distances, Metric.E2E_MEAN), distances, intervalOptions.level);
-    return new CapacityReport.RateInterval(pi.level(), pi.low(), pi.high(), members,
-        distances.stream().map(Extrapolation::reason).toList());
   }
 
   /** The workload the flags select, with its rate left open. */

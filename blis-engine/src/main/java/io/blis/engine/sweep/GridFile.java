@@ -23,7 +23,20 @@ record GridFile(
     List<PointFile> points,
     SearchFile search,
     DeploymentFile deployment,
-    String paretoLatency) {
+    String paretoLatency,
+    IntervalsFile intervals) {
+
+  /**
+   * Intervals of each capacity from an ensemble: the bundled one unless a file is named (relative
+   * to the grid file), at a nominal coverage (default 0.9).
+   */
+  record IntervalsFile(Double level, String ensemble) {
+    IntervalsFile {
+      if (level != null && !(level > 0 && level < 1)) {
+        throw new IllegalArgumentException("level must be in (0, 1), got " + level);
+      }
+    }
+  }
 
   /**
    * The workload: exactly one of a preset, a workload spec, an inference-perf profile or a BLIS

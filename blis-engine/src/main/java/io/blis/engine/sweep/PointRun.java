@@ -3,6 +3,7 @@ package io.blis.engine.sweep;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.blis.engine.capacity.CapacityReport;
 import io.blis.engine.capacity.CapacitySearch;
 import io.blis.engine.capacity.PointMetrics;
 import io.blis.engine.capacity.SloSet;
@@ -69,6 +70,13 @@ final class PointRun {
     } else {
       ArrayNode v = cap.putArray("violations_at_lowest_rate");
       ordered(max.points().get(max.points().size() - 1).violations()).forEach(v::add);
+    }
+    if (grid.intervals() != null && Double.isFinite(max.rateRps())) {
+      SweepGrid.Intervals iv = grid.intervals();
+      var pd = grid.deployment().resolved(c);
+      CapacityReport.RateInterval ri = CapacityReport.RateInterval.of(search, max.rateRps(), iv.ensemble(),
+          iv.ensemble().distances(pd.model(), pd.gpu(), pd.tp()), iv.level());
+      ri.writeTo(cap.putObject("interval"), PointRun::round);
     }
     if (grid.saturation()) {
       CapacitySearch.Found sat = search.saturationRate(null);

@@ -276,6 +276,11 @@ public final class Sweep {
     JsonNode cap = rec.path("capacity");
     String s = cap.path("rate_rps").isNull() ? "no rate meets the SLO"
         : "capacity " + (cap.path("lower_bound").asBoolean() ? ">= " : "") + cap.path("rate_rps").asText() + " req/s";
+    JsonNode iv = cap.get("interval");
+    if (iv != null) {
+      s += " (" + Math.round(100 * iv.path("level").asDouble()) + "% interval " + iv.path("low_rps").asText() + " - "
+          + iv.path("high_rps").asText() + ")";
+    }
     JsonNode sat = rec.get("saturation");
     if (sat != null) {
       s += ", saturation " + (sat.path("rate_rps").isNull() ? "none" : sat.path("rate_rps").asText() + " req/s");

@@ -74,10 +74,37 @@ import java.util.function.Function;
  * @param settings how each load point is simulated and each search bracketed
  * @param saturation whether the capacity question also finds each saturation rate
  * @param paretoLatency the latency statistic of the Pareto frontier ({@code e2e_p99})
+ * @param intervals how each capacity's interval is found, or null for none
  */
 public record SweepGrid(String source, Question question, SloSet slo, List<Double> rates, RateWorkload workload,
     String workloadIdentity, Deployment deployment, List<SweepConfig> configs, CapacitySearch.Settings settings,
-    boolean saturation, String paretoLatency) {
+    boolean saturation, String paretoLatency, Intervals intervals) {
+
+  /**
+   * Each capacity's interval: the capacity search repeated with every member's coefficients of an
+   * ensemble ({@link io.blis.engine.capacity.CapacityReport.RateInterval#of}).
+   *
+   * @param ensemble the ensemble (its latency model must be the deployment's)
+   * @param identity what identifies it for resuming ({@code bundled}, or the file's digest)
+   * @param level nominal coverage
+   */
+  public record Intervals(io.blis.engine.validate.Ensemble ensemble, String identity, double level) {
+    public Intervals {
+      Objects.requireNonNull(ensemble, "ensemble");
+      Objects.requireNonNull(identity, "identity");
+      if (!(level > 0 && level < 1)) {
+        throw new IllegalArgumentException("interval level must be in (0, 1), got " + level);
+      }
+    }
+  }
+
+  /** A grid without intervals. */
+  public SweepGrid(String source, Question question, SloSet slo, List<Double> rates, RateWorkload workload,
+      String workloadIdentity, Deployment deployment, List<SweepConfig> configs, CapacitySearch.Settings settings,
+      boolean saturation, String paretoLatency) {
+    this(source, question, slo, rates, workload, workloadIdentity, deployment, configs, settings, saturation,
+        paretoLatency, null);
+  }
 
   /** What each configuration is asked. */
   public enum Question {
@@ -123,19 +150,26 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
      * a capacity search measures the recorded requests only, which streaming leaves unchanged.
      */
     public CapacitySearch.DeploymentFactory factory(SweepConfig c) {
-      PoolSpec pool = new PoolSpec("default", c.replicas(), resolve(c.model()), resolve(c.gpu()), c.tp(),
-          latencyModel, coefficients, c.maxNumSeqs(), c.maxNumBatchedTokens(), 0, maxModelLen, blockSize, null,
-          gpuMemoryUtilization);
+      PoolSpec pool = pool(c, coefficients);
       return (instances, coeffs) -> {
-        if (coeffs != null) {
-          throw new IllegalArgumentException("a sweep's deployments take their coefficients from the grid's deployment section");
-        }
+        // other coefficients: an interval ensemble's members
+        PoolSpec p = coeffs == null ? pool : pool(c, io.blis.latency.coeff.CoefficientFiles.toInline(coeffs));
         // the search measures the recorded requests; the engine's own summaries are not used, and
         // their exact percentiles (a sort of every sample) would cost most of the run
-        return Cluster.builder().defaults(pool).instances(instances == 0 ? c.replicas() : instances)
+        return Cluster.builder().defaults(p).instances(instances == 0 ? c.replicas() : instances)
             .router(new PolicySpec(c.router(), Map.of())).scheduler(c.scheduler()).toSimulation()
             .streamingMetrics(true);
       };
+    }
+
+    /** The model, GPU and TP of one configuration, resolved from the catalogs or files. */
+    public Cluster.PoolDeployment resolved(SweepConfig c) {
+      return Cluster.builder().defaults(pool(c, coefficients)).deployments().get(0);
+    }
+
+    private PoolSpec pool(SweepConfig c, String coeffs) {
+      return new PoolSpec("default", c.replicas(), resolve(c.model()), resolve(c.gpu()), c.tp(), latencyModel, coeffs,
+          c.maxNumSeqs(), c.maxNumBatchedTokens(), 0, maxModelLen, blockSize, null, gpuMemoryUtilization);
     }
 
     private String resolve(String modelOrGpu) {
@@ -174,6 +208,13 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
             + configs.get(i).key() + ")");
       }
     }
+    if (intervals != null && question != Question.CAPACITY) {
+      throw new IllegalArgumentException("intervals apply to question capacity only");
+    }
+    if (intervals != null && !intervals.ensemble().latencyModel().equalsIgnoreCase(deployment.latencyModel())) {
+      throw new IllegalArgumentException("intervals: the ensemble holds " + intervals.ensemble().latencyModel()
+          + " coefficients but the latency model is " + deployment.latencyModel());
+    }
     if (!isLatencyStat(paretoLatency)) {
       throw new IllegalArgumentException("pareto latency must be METRIC_STAT (e2e_p99, ...), got " + paretoLatency);
     }
@@ -200,6 +241,9 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
         .append(deployment.maxModelLen()).append('\n');
     b.append("settings=").append(settings).append('\n');
     b.append("saturation=").append(saturation).append('\n');
+    if (intervals != null) {
+      b.append("intervals=").append(intervals.identity()).append(',').append(intervals.level()).append('\n');
+    }
     return b.toString();
   }
 
@@ -411,9 +455,26 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
     try {
       return new SweepGrid(source, question, slo, rates, workload, identity[0], deployment, configs,
           f.search() == null ? CapacitySearch.Settings.defaults() : f.search().settings(),
-          f.search() == null || f.search().saturation() == null || f.search().saturation(), paretoLatency);
+          f.search() == null || f.search().saturation() == null || f.search().saturation(), paretoLatency,
+          intervals(f.intervals(), baseDir, at));
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static Intervals intervals(GridFile.IntervalsFile f, Path baseDir, Function<String, String> at) {
+    if (f == null) {
+      return null;
+    }
+    double level = f.level() == null ? io.blis.engine.validate.PredictionInterval.DEFAULT_LEVEL : f.level();
+    if (f.ensemble() == null) {
+      return new Intervals(io.blis.engine.validate.Ensemble.bundled(), "bundled", level);
+    }
+    Path file = baseDir.resolve(f.ensemble());
+    try {
+      return new Intervals(io.blis.engine.validate.Ensemble.load(file), "file sha256:" + digest(file), level);
+    } catch (IllegalArgumentException | UncheckedIOException e) {
+      throw new IllegalArgumentException(at.apply("/intervals/ensemble") + "intervals.ensemble: " + e.getMessage(), e);
     }
   }
 

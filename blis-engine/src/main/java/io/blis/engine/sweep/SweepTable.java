@@ -39,8 +39,8 @@ public final class SweepTable {
     List<String> c = new ArrayList<>(List.of("index", "key", "model", "gpu", "tp", "replicas", "gpus", "max_num_seqs",
         "max_num_batched_tokens", "router", "scheduler", "status", "reason"));
     if (q == SweepGrid.Question.CAPACITY) {
-      c.addAll(List.of("capacity_rps", "capacity_lower_bound", "saturation_rps", "saturation_lower_bound",
-          "points_simulated"));
+      c.addAll(List.of("capacity_rps", "capacity_lower_bound", "capacity_low_rps", "capacity_high_rps",
+          "interval_level", "extrapolation", "saturation_rps", "saturation_lower_bound", "points_simulated"));
     } else {
       c.add("rate_rps");
     }
@@ -83,6 +83,13 @@ public final class SweepTable {
           JsonNode cap = r.path("capacity");
           row.set("capacity_rps", cap.get("rate_rps"));
           row.put("capacity_lower_bound", cap.path("lower_bound").asBoolean());
+          JsonNode iv = cap.get("interval");
+          if (iv != null) {
+            row.set("capacity_low_rps", iv.get("low_rps"));
+            row.set("capacity_high_rps", iv.get("high_rps"));
+            row.set("interval_level", iv.get("level"));
+            row.put("extrapolation", String.join("; ", texts(iv.path("extrapolation"))));
+          }
           JsonNode sat = r.get("saturation");
           if (sat != null) {
             row.set("saturation_rps", sat.get("rate_rps"));

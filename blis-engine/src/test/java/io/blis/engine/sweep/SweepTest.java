@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.within;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.blis.engine.capacity.CapacityReport;
 import io.blis.engine.capacity.CapacitySearch;
 import io.blis.engine.capacity.PointMetrics;
 import io.blis.engine.capacity.RateWorkload;
@@ -124,6 +125,51 @@ class SweepTest {
           row.get("achieved_rps").asDouble() * row.get("mean_output_tokens").asDouble(), within(0.01));
       assertThat(row.get("mean_output_tokens").asDouble()).isBetween(150.0, 400.0);
     }
+  }
+
+  @Test
+  void intervalsAreTheCapacitySearchesOfEachEnsembleMemberAsBlisCapacityFindsThem() throws IOException {
+    Path dir = tmp.resolve("intervals");
+    Files.createDirectories(dir);
+    Files.writeString(dir.resolve("grid.yaml"), """
+        question: capacity
+        slo: "ttft_p99=500ms,e2e_p99=20s"
+        workload: {preset: chatbot, seed: 7}
+        grid: {model: llama-2-7b, gpu: [H100, A100-80GB], max_num_seqs: 16}
+        search: {point_duration_s: 30, min_requests: 100, tolerance: 0.1, saturation: false}
+        intervals: {level: 0.8}
+        """);
+    SweepGrid g = SweepGrid.load(dir.resolve("grid.yaml"));
+    assertThat(g.fingerprint()).isNotEqualTo(SweepGrid.parse(read(dir.resolve("grid.yaml")).replace("intervals: {level: 0.8}", ""),
+        "g.yaml", dir).fingerprint());
+    Sweep.of(g).threads(1).run(dir.resolve("out"));
+    List<JsonNode> rows = rows(dir.resolve("out"));
+    assertThat(rows).hasSize(2);
+    for (int i = 0; i < 2; i++) {
+      JsonNode row = rows.get(i);
+      SweepConfig c = g.configs().get(i);
+      double cap = row.get("capacity_rps").asDouble();
+      assertThat(row.get("interval_level").asDouble()).isEqualTo(0.8);
+      assertThat(row.get("capacity_low_rps").asDouble()).isPositive().isLessThanOrEqualTo(cap);
+      assertThat(row.get("capacity_high_rps").asDouble()).isGreaterThanOrEqualTo(cap);
+      // the same interval as blis capacity computes it for the same deployment and search
+      CapacitySearch alone = new CapacitySearch(g.deployment().factory(c), g.workload(), g.slo(), g.settings());
+      var pd = g.deployment().resolved(c);
+      CapacityReport.RateInterval ri = CapacityReport.RateInterval.of(alone, cap, g.intervals().ensemble(),
+          g.intervals().ensemble().distances(pd.model(), pd.gpu(), pd.tp()), 0.8);
+      assertThat(row.get("capacity_low_rps").asDouble()).isCloseTo(ri.low(), within(1e-5 * ri.low()));
+      assertThat(row.get("capacity_high_rps").asDouble()).isCloseTo(ri.high(), within(1e-5 * ri.high()));
+      assertThat(ri.memberRates()).hasSize(g.intervals().ensemble().members().size());
+    }
+    // in the fit's family nothing is extrapolated; on the A100 the GPU is, and the interval is wider
+    assertThat(rows.get(0).get("extrapolation").asText()).isEmpty();
+    assertThat(rows.get(1).get("extrapolation").asText()).contains("gpu A100-80GB not in fit");
+    double w0 = rows.get(0).get("capacity_high_rps").asDouble() / rows.get(0).get("capacity_low_rps").asDouble();
+    double w1 = rows.get(1).get("capacity_high_rps").asDouble() / rows.get(1).get("capacity_low_rps").asDouble();
+    assertThat(w1).isGreaterThan(w0);
+    // a latency model other than the ensemble's is one line naming it
+    assertThatThrownBy(() -> SweepGrid.parse(read(dir.resolve("grid.yaml")) + "deployment: {latency_model: roofline}\n",
+        "g.yaml", dir)).hasMessageContaining("the ensemble holds trained-physics coefficients but the latency model is roofline");
   }
 
   @Test
