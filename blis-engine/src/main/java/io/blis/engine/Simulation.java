@@ -239,10 +239,10 @@ public final class Simulation {
     /**
      * How often the queue, batch and KV figures routers see are refreshed, microseconds (default
      * {@value Simulation#DEFAULT_SNAPSHOT_REFRESH_US}, as a gateway scraping metrics; 0 = always
-     * current). Routers' own in-flight counts are always current.
+     * current; at most {@link Simulation#MAX_DELAY_US}). Routers' own in-flight counts are always current.
      */
     public Builder snapshotRefreshUs(long us) {
-      this.snapshotRefreshUs = nonNegative(us, "snapshot refresh interval");
+      this.snapshotRefreshUs = delay(us, "snapshot refresh interval");
       return this;
     }
 

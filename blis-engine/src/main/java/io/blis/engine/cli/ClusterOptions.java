@@ -73,12 +73,10 @@ final class ClusterOptions {
     DeploymentOptions.require(cl, counterfactualK == 0 || traceLevel.equals("decisions"),
         "--counterfactual-k needs --trace-level decisions");
     for (Map.Entry<String, Long> e : new TreeMap<>(Map.of("--admission-latency-us", nz(admissionLatencyUs),
-        "--routing-latency-us", nz(routingLatencyUs))).entrySet()) {
+        "--routing-latency-us", nz(routingLatencyUs), "--snapshot-refresh-us", nz(snapshotRefreshUs))).entrySet()) {
       DeploymentOptions.require(cl, e.getValue() >= 0 && e.getValue() <= Simulation.MAX_DELAY_US,
           e.getKey() + " must be between 0 and " + Simulation.MAX_DELAY_US + " (one hour), got " + e.getValue());
     }
-    DeploymentOptions.require(cl, nz(snapshotRefreshUs) >= 0,
-        "--snapshot-refresh-us must be >= 0, got " + snapshotRefreshUs);
     if (policyConfig != null) {
       Cli.requireFile("--policy-config", policyConfig);
     }

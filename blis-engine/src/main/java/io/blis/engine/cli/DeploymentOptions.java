@@ -236,6 +236,12 @@ final class DeploymentOptions {
     try (OtlpTraceWriter w = new OtlpTraceWriter(tmp, otelOut.getFileName().toString().endsWith(".gz"),
         otelStepSampleRate, otelJourneySampleRate, otelRequestSnapshots, seed)) {
       result = b.listener(w).build().run();
+    } catch (java.io.UncheckedIOException e) {
+      io.blis.engine.result.OutputFiles.discard(tmp);
+      // name the file the user gave, not the temporary one beside it
+      java.io.IOException cause = e.getCause();
+      throw new java.io.UncheckedIOException("--otel-out " + otelOut + ": cannot write the trace: "
+          + String.valueOf(cause.getMessage()).replace(tmp.toString(), otelOut.toString()), cause);
     } catch (RuntimeException e) {
       io.blis.engine.result.OutputFiles.discard(tmp);
       throw e;

@@ -293,7 +293,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
         Map<String, Node> c = mapping(top.get("cluster"), "cluster", CLUSTER);
         admissionLatency = c.containsKey(CLUSTER.get(0)) ? latency(c.get(CLUSTER.get(0)), CLUSTER.get(0)) : null;
         routingLatency = c.containsKey(CLUSTER.get(1)) ? latency(c.get(CLUSTER.get(1)), CLUSTER.get(1)) : null;
-        refresh = c.containsKey(CLUSTER.get(2)) ? whole(c.get(CLUSTER.get(2)), CLUSTER.get(2), 0) : null;
+        refresh = c.containsKey(CLUSTER.get(2)) ? latency(c.get(CLUSTER.get(2)), CLUSTER.get(2)) : null;
       }
       Map<String, SloTarget> slo = new TreeMap<>();
       if (top.containsKey("slo")) {
@@ -432,7 +432,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       return n.map();
     }
 
-    /** A control-plane latency: whole microseconds in [0, {@link Simulation#MAX_DELAY_US}]. */
+    /** A control-plane latency or refresh interval: whole microseconds in [0, {@link Simulation#MAX_DELAY_US}]. */
     private long latency(Node n, String key) {
       long v = whole(n, key, 0);
       if (v > Simulation.MAX_DELAY_US) {

@@ -64,7 +64,7 @@ class BadInputCliTest {
   // ------------------------------------------------------------ 2. times
 
   @ParameterizedTest
-  @CsvSource({"--routing-latency-us", "--admission-latency-us"})
+  @CsvSource({"--routing-latency-us", "--admission-latency-us", "--snapshot-refresh-us"})
   void controlPlaneLatenciesAreAtMostAnHour(String flag) {
     refused(run(flag, "9223372036854775807"),
         flag + " must be between 0 and 3600000000 (one hour), got 9223372036854775807");
@@ -78,6 +78,9 @@ class BadInputCliTest {
     Path b = file(dir, "lat.yaml", "cluster: {routing_latency_us: 9223372036854775807}\n");
     refused(run("--policy-config", b.toString()), "lat.yaml, line 1, column 31",
         "routing_latency_us must be at most 3600000000 (one hour), got 9223372036854775807");
+    Path r = file(dir, "refresh.yaml", "cluster: {snapshot_refresh_us: 3600000001}\n");
+    refused(run("--policy-config", r.toString()), "refresh.yaml, line 1",
+        "snapshot_refresh_us must be at most 3600000000 (one hour), got 3600000001");
     Path a = file(dir, "adm.yaml", "cluster:\n  admission_latency_us: 3600000001\n");
     refused(run("--policy-config", a.toString()), "adm.yaml, line 2",
         "admission_latency_us must be at most 3600000000 (one hour)");
