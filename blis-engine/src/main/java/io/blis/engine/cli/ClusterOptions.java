@@ -32,7 +32,7 @@ final class ClusterOptions {
   String priorityPolicy;
 
   @Option(names = "--routing-scorers", paramLabel = "NAME:W,...",
-      description = "Scorers and weights of the weighted router, e.g. prefix-cache:2,queue-depth:1,kv-utilization:1.")
+      description = "Scorers and weights of the weighted router, e.g. prefix-cache:2,load:1,kv-utilization:1 (default), with load, queue-depth and in-flight halving at half_load requests.")
   String routingScorers;
 
   @Option(names = "--token-bucket-capacity", description = "Token-bucket admission: capacity in input tokens.")

@@ -45,7 +45,7 @@ import java.util.TreeMap;
  *     max_num_seqs: 128
  * router:
  *   policy: weighted
- *   scorers: {prefix-cache: 2, queue-depth: 1, kv-utilization: 1}
+ *   scorers: {prefix-cache: 2, load: 1, kv-utilization: 1}
  * admission:
  *   policy: token-bucket
  *   capacity: 10000

@@ -26,11 +26,17 @@ public final class Routers {
   }
 
   /**
-   * {@code weighted}: scorers ({@code prefix-cache}, {@code queue-depth}, {@code kv-utilization},
-   * {@code in-flight}) with weights, normalized to sum 1; argmax, ties to the lowest index.
+   * {@code weighted}: scorers ({@code prefix-cache}, {@code load}, {@code queue-depth}, {@code
+   * kv-utilization}, {@code in-flight}) with weights, normalized to sum 1; argmax, ties to the lowest
+   * index; load scores halve at {@value Weighted#DEFAULT_HALF_LOAD} requests.
    */
   public static Router weighted(Map<String, Double> scorerWeights) {
-    return new Weighted(scorerWeights);
+    return new Weighted(scorerWeights, Weighted.DEFAULT_HALF_LOAD);
+  }
+
+  /** As {@link #weighted(Map)}, a load of {@code halfLoad} requests scoring 1/2. */
+  public static Router weighted(Map<String, Double> scorerWeights, int halfLoad) {
+    return new Weighted(scorerWeights, halfLoad);
   }
 
   /**
@@ -103,7 +109,10 @@ public final class Routers {
     }
   }
 
-  /** Provides {@code weighted}; parameter {@code scorers} ({@value Weighted#DEFAULT_SCORERS}). */
+  /**
+   * Provides {@code weighted}; parameters {@code scorers} ({@value Weighted#DEFAULT_SCORERS}) and
+   * {@code half_load} (an eighth of the deployment's {@code max_num_seqs}).
+   */
   public static final class WeightedProvider implements RouterProvider {
     @Override
     public String name() {
@@ -112,13 +121,15 @@ public final class Routers {
 
     @Override
     public String description() {
-      return "weighted scorers (prefix-cache, queue-depth, kv-utilization, in-flight), highest total";
+      return "weighted scorers (prefix-cache, load, queue-depth, kv-utilization, in-flight), highest total";
     }
 
     @Override
     public Router create(ProviderContext context) {
-      Params p = Params.of(name(), context.options(), "scorers");
-      return weighted(Weighted.parseScorers(p.string("scorers", Weighted.DEFAULT_SCORERS)));
+      Params p = Params.of(name(), context.options(), "scorers", "half_load");
+      int seqs = context.deployment() == null ? 0 : context.deployment().maxNumSeqs();
+      return weighted(Weighted.parseScorers(p.string("scorers", Weighted.DEFAULT_SCORERS)),
+          p.integer("half_load", Weighted.halfLoad(seqs), 1));
     }
   }
 

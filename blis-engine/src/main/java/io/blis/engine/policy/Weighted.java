@@ -11,26 +11,52 @@ import java.util.Map;
 
 /**
  * Weighted scoring: each named scorer gives every instance a value in [0, 1] (higher better); the
- * weights are normalized to sum 1; the request goes to the highest total, ties to the lowest
- * index. Scorers: {@code prefix-cache} (min-max of the cached prefix length), {@code queue-depth}
- * (min-max of the waiting queue, shortest best), {@code kv-utilization} (1 - KV use), {@code
- * in-flight} (min-max of the in-flight count, fewest best); a min-max scorer gives 1 to all when
- * the instances are equal.
+ * weights are normalized to sum 1; the request goes to the highest total, ties to the lowest index.
+ * Every score is the instance's own, not relative to the other instances, so that a difference
+ * means the same whatever the rest of the cluster does:
+ *
+ * <ul>
+ *   <li>{@code prefix-cache}: the fraction of this request's prompt the instance has cached;
+ *   <li>{@code load}: its requests (the larger of the router's own in-flight count and the
+ *       snapshot's waiting + running) as {@code 1 / (1 + n / h)}: 1 idle, 1/2 at {@code h}
+ *       requests, 1/3 at {@code 2h}; {@code h} (parameter {@code half_load}) defaults to an eighth
+ *       of {@code max_num_seqs};
+ *   <li>{@code queue-depth}: the snapshot's waiting requests, scored as {@code load};
+ *   <li>{@code in-flight}: the router's in-flight count, scored as {@code load};
+ *   <li>{@code kv-utilization}: 1 - KV use.
+ * </ul>
+ *
+ * A prefix's advantage is thus at most its weight's share, and load outweighs it once the instance
+ * holding it has enough requests more than another; a queue of 1,000 scores far below a queue of
+ * 1. (Scores scaled min-max across the instances, as in earlier versions, made a one-block prefix difference worth
+ * a full point and sent a whole workload to one instance.)
  */
 final class Weighted implements Router {
 
   static final List<String> SCORERS = List.of("prefix-cache", "queue-depth", "kv-utilization",
-      "in-flight");
-  static final String DEFAULT_SCORERS = "prefix-cache:2,queue-depth:1,kv-utilization:1";
+      "in-flight", "load");
+  static final String DEFAULT_SCORERS = "prefix-cache:2,load:1,kv-utilization:1";
+  /** The half-load count when the deployment gives no {@code max_num_seqs}: an eighth of vLLM's default 256. */
+  static final int DEFAULT_HALF_LOAD = 32;
+
+  /** The half-load count of an instance admitting {@code maxNumSeqs} requests into its batch: an eighth of it. */
+  static int halfLoad(int maxNumSeqs) {
+    return maxNumSeqs > 0 ? Math.max(1, maxNumSeqs / 8) : DEFAULT_HALF_LOAD;
+  }
 
   private final double prefixW;
   private final double queueW;
   private final double kvW;
   private final double inFlightW;
+  private final double loadW;
+  private final double halfLoad;
   private double[] total = new double[16];
-  private double[] raw = new double[16];
 
-  Weighted(Map<String, Double> weights) {
+  Weighted(Map<String, Double> weights, int halfLoad) {
+    if (halfLoad < 1) {
+      throw new IllegalArgumentException("weighted router: half_load must be at least 1 request, got " + halfLoad);
+    }
+    this.halfLoad = halfLoad;
     double sum = 0;
     for (Map.Entry<String, Double> e : weights.entrySet()) {
       if (!SCORERS.contains(e.getKey())) {
@@ -51,6 +77,7 @@ final class Weighted implements Router {
     queueW = weights.getOrDefault("queue-depth", 0.0) / sum;
     kvW = weights.getOrDefault("kv-utilization", 0.0) / sum;
     inFlightW = weights.getOrDefault("in-flight", 0.0) / sum;
+    loadW = weights.getOrDefault("load", 0.0) / sum;
   }
 
   /** Parses {@code name:weight,name:weight}. */
@@ -76,7 +103,7 @@ final class Weighted implements Router {
 
   @Override
   public int route(RequestView request, ClusterView cluster) {
-    double[] t = compute(cluster);
+    double[] t = compute(request, cluster);
     int best = 0;
     for (int i = 1, n = cluster.size(); i < n; i++) {
       if (t[i] > t[best]) {
@@ -88,57 +115,43 @@ final class Weighted implements Router {
 
   @Override
   public boolean score(RequestView request, ClusterView cluster, double[] scores) {
-    double[] t = compute(cluster);
+    double[] t = compute(request, cluster);
     System.arraycopy(t, 0, scores, 0, cluster.size());
     return true;
   }
 
-  private double[] compute(ClusterView cluster) {
+  private double[] compute(RequestView request, ClusterView cluster) {
     int n = cluster.size();
     if (total.length < n) {
       total = new double[n];
-      raw = new double[n];
     }
     Arrays.fill(total, 0, n, 0.0);
-    if (prefixW > 0) {
-      for (int i = 0; i < n; i++) {
-        raw[i] = cluster.get(i).cachedPrefixTokens();
+    int prompt = request.inputTokens();
+    for (int i = 0; i < n; i++) {
+      InstanceSnapshot s = cluster.get(i);
+      double t = 0;
+      if (prefixW > 0 && prompt > 0) {
+        t += prefixW * Math.min(1.0, Math.max(0, s.cachedPrefixTokens()) / (double) prompt);
       }
-      addMinMax(n, prefixW, true);
-    }
-    if (queueW > 0) {
-      for (int i = 0; i < n; i++) {
-        raw[i] = cluster.get(i).queueDepth();
+      if (queueW > 0) {
+        t += queueW * load(s.queueDepth());
       }
-      addMinMax(n, queueW, false);
-    }
-    if (inFlightW > 0) {
-      for (int i = 0; i < n; i++) {
-        raw[i] = cluster.get(i).inFlight();
+      if (inFlightW > 0) {
+        t += inFlightW * load(s.inFlight());
       }
-      addMinMax(n, inFlightW, false);
-    }
-    if (kvW > 0) {
-      for (int i = 0; i < n; i++) {
-        InstanceSnapshot s = cluster.get(i);
-        total[i] += kvW * (1.0 - Math.min(1.0, Math.max(0.0, s.kvUtilization())));
+      if (loadW > 0) {
+        t += loadW * load(Math.max(s.inFlight(), s.queueDepth() + s.runningBatchSize()));
       }
+      if (kvW > 0) {
+        t += kvW * (1.0 - Math.min(1.0, Math.max(0.0, s.kvUtilization())));
+      }
+      total[i] = t;
     }
     return total;
   }
 
-  /** Adds {@code w} x the min-max normalization of {@code raw} (all 1 when equal). */
-  private void addMinMax(int n, double w, boolean higherBetter) {
-    double min = Double.POSITIVE_INFINITY;
-    double max = Double.NEGATIVE_INFINITY;
-    for (int i = 0; i < n; i++) {
-      min = Math.min(min, raw[i]);
-      max = Math.max(max, raw[i]);
-    }
-    double range = max - min;
-    for (int i = 0; i < n; i++) {
-      double v = range == 0 ? 1.0 : higherBetter ? (raw[i] - min) / range : (max - raw[i]) / range;
-      total[i] += w * v;
-    }
+  /** A count of requests as a score: 1 when idle, 1/2 at {@code halfLoad}, 1/3 at twice it, ... */
+  private double load(int requests) {
+    return 1 / (1 + Math.max(0, requests) / halfLoad);
   }
 }

@@ -22,7 +22,7 @@ class PolicyBundleTest {
         new PoolSpec("h100", 4, null, "H100", 1, null, null, null, null, null, null, null, null, null),
         new PoolSpec("a100", 2, null, "A100-80GB", 2, null, null, 128, null, null, null, null, null, null));
     assertThat(b.router()).isEqualTo(new PolicySpec("weighted",
-        Map.of("scorers", "prefix-cache:2,queue-depth:1,kv-utilization:1")));
+        Map.of("scorers", "prefix-cache:2,load:1,kv-utilization:1")));
     assertThat(b.admission()).isEqualTo(new PolicySpec("token-bucket",
         Map.of("capacity", "100000", "refill_rate", "50000")));
     assertThat(b.priority()).isEqualTo(new PolicySpec("slo-based", Map.of("aging_ms", "500")));

@@ -95,23 +95,68 @@ class PoliciesTest {
   }
 
   @Test
-  void weightedNormalizesWeightsAndMinMaxScores() {
+  void weightedScoresEachInstanceOnItsOwn() {
+    // the request has 100 prompt tokens
     View v = new View(0, new Inst(0, 4, 0, 0.5, 2, 0), new Inst(1, 0, 0, 0.9, 6, 64),
         new Inst(2, 2, 0, 0.1, 4, 32));
     Router r = Routers.weighted(Map.of("prefix-cache", 2.0, "queue-depth", 1.0, "kv-utilization", 1.0));
     double[] s = new double[3];
     r.score(R, v, s);
-    // prefix 0, 1, 0.5; queue 0, 1, 0.5; kv 0.5, 0.1, 0.9; weights 0.5, 0.25, 0.25
-    assertThat(s[0]).isCloseTo(0.125, org.assertj.core.data.Offset.offset(1e-12));
-    assertThat(s[1]).isCloseTo(0.5 + 0.25 + 0.025, org.assertj.core.data.Offset.offset(1e-12));
-    assertThat(s[2]).isCloseTo(0.25 + 0.125 + 0.225, org.assertj.core.data.Offset.offset(1e-12));
-    assertThat(r.route(R, v)).isEqualTo(1);
+    // weights 0.5, 0.25, 0.25; prefix = cached / prompt: 0, 0.64, 0.32; queue 1 / (1 + q / 32):
+    // 32/36, 1, 32/34; kv 1 - use: 0.5, 0.1, 0.9
+    assertThat(s[0]).isCloseTo(0.25 * 32 / 36 + 0.125, org.assertj.core.data.Offset.offset(1e-12));
+    assertThat(s[1]).isCloseTo(0.32 + 0.25 + 0.025, org.assertj.core.data.Offset.offset(1e-12));
+    assertThat(s[2]).isCloseTo(0.16 + 0.25 * 32 / 34 + 0.225, org.assertj.core.data.Offset.offset(1e-12));
+    assertThat(r.route(R, v)).isEqualTo(2);
+    // load: the larger of in flight and waiting + running, halving at half_load (here 2)
+    Router load = Routers.weighted(Map.of("load", 1.0), 2);
+    load.score(R, v, s);
+    assertThat(s).containsExactly(1.0 / 3, 1.0 / 4, 1.0 / 3);
+    assertThat(load.route(R, v)).isZero();
+    View queued = new View(0, new Inst(0, 9, 1, 0, 3, 0));
+    load.score(R, queued, s);
+    assertThat(s[0]).isEqualTo(1.0 / 6);
+  }
+
+  @Test
+  void aScoreDoesNotDependOnTheOtherInstances() {
+    // min-max scaling made a queue of 1 against 0 worth as much as 1,000 against 0; an instance's
+    // own score now depends on its own figures only
+    Router q = Routers.weighted(Map.of("queue-depth", 1.0));
+    double[] s = new double[3];
+    q.score(R, new View(0, new Inst(0, 0, 0, 0, 0, 0), new Inst(1, 1, 0, 0, 0, 0), new Inst(2, 1000, 0, 0, 0, 0)), s);
+    double one = s[1];
+    double thousand = s[2];
+    assertThat(s[0]).isEqualTo(1.0);
+    assertThat(one).isGreaterThan(0.95);
+    assertThat(thousand).isLessThan(0.05);
+    q.score(R, new View(0, new Inst(0, 1, 0, 0, 0, 0), new Inst(1, 500, 0, 0, 0, 0)), s);
+    assertThat(s[0]).isEqualTo(one);
+    // one cached block more is worth its share of the prompt, not a whole point
+    Router p = Routers.weighted(Map.of("prefix-cache", 1.0));
+    p.score(R, new View(0, new Inst(0, 0, 0, 0, 0, 0), new Inst(1, 0, 0, 0, 0, 16)), s);
+    assertThat(s[0]).isZero();
+    assertThat(s[1]).isEqualTo(0.16);
+    // equal instances score equal, ties to the lowest index
     Router inFlightOnly = Routers.weighted(Map.of("in-flight", 3.0));
-    assertThat(inFlightOnly.route(R, v)).isZero();
     View equal = new View(0, new Inst(0, 1, 0, 0, 1, 0), new Inst(1, 1, 0, 0, 1, 0));
     inFlightOnly.score(R, equal, s);
-    assertThat(s[0]).isEqualTo(1.0);
+    assertThat(s[0]).isEqualTo(s[1]).isEqualTo(32.0 / 33);
     assertThat(inFlightOnly.route(R, equal)).isZero();
+  }
+
+  @Test
+  void theHalfLoadIsAnEighthOfTheBatchLimitOrAParameter() {
+    assertThat(Weighted.halfLoad(256)).isEqualTo(32);
+    assertThat(Weighted.halfLoad(128)).isEqualTo(16);
+    assertThat(Weighted.halfLoad(4)).isEqualTo(1);
+    assertThat(Weighted.halfLoad(0)).isEqualTo(Weighted.DEFAULT_HALF_LOAD);
+    Router viaParam = (Router) create(RouterProvider.class, "weighted", Map.of("scorers", "load:1", "half_load", "4"));
+    double[] s = new double[1];
+    viaParam.score(R, new View(0, new Inst(0, 0, 0, 0, 4, 0)), s);
+    assertThat(s[0]).isEqualTo(0.5);
+    assertThatThrownBy(() -> create(RouterProvider.class, "weighted", Map.of("half_load", "0")))
+        .hasMessageContaining("half_load");
   }
 
   @Test
