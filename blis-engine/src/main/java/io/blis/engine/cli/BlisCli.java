@@ -30,9 +30,50 @@ public final class BlisCli implements Runnable {
           FitCommand::new, ServeCommand::new, ObserveCommand::new, IntervalScalesCommand::new, CapacityCommand::new,
           SweepCommand::new);
 
+  @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+
+  /** Log levels {@code --log} accepts, Go BLIS's (logrus) names included. */
+  static final List<String> LOG_LEVELS = List.of("trace", "debug", "info", "warn", "error", "fatal", "panic", "off");
+
+  /** The SLF4J simple binding's level property (the CLI ships that binding; the library ships none). */
+  static final String LOG_PROPERTY = "org.slf4j.simpleLogger.defaultLogLevel";
+
+  @picocli.CommandLine.Option(names = "--log", paramLabel = "LEVEL", scope = picocli.CommandLine.ScopeType.INHERIT,
+      description = "Log level on stderr: trace, debug, info, warn, error (fatal and panic as error) (default: warn);"
+          + " info shows the resolved deployment, the KV cache and where its size came from, the coefficients and the"
+          + " workload.")
+  void setLog(String level) {
+    if (!LOG_LEVELS.contains(level)) {
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(),
+          "--log must be one of " + String.join(", ", LOG_LEVELS) + ", got '" + level + "'");
+    }
+  }
+
   @Override
   public void run() {
     // `blis` alone is handled in execute(): it runs `blis run`.
+  }
+
+  /**
+   * Sets the logging level from {@code --log} before any logger exists (SLF4J's simple binding reads
+   * it once): {@code warn} unless given; an invalid level is left for the parser to report (at warn).
+   */
+  static void configureLogging(String[] args) {
+    String level = "warn";
+    for (int i = 0; i < args.length; i++) {
+      if (args[i].equals("--log") && i + 1 < args.length) {
+        level = args[i + 1];
+      } else if (args[i].startsWith("--log=")) {
+        level = args[i].substring("--log=".length());
+      }
+    }
+    level = level.equals("fatal") || level.equals("panic") ? "error" : LOG_LEVELS.contains(level) ? level : "warn";
+    if (System.getProperty(LOG_PROPERTY) == null) {
+      System.setProperty(LOG_PROPERTY, level);
+      System.setProperty("org.slf4j.simpleLogger.logFile", "System.err");
+      System.setProperty("org.slf4j.simpleLogger.showThreadName", "false");
+      System.setProperty("org.slf4j.simpleLogger.showShortLogName", "true");
+    }
   }
 
   /** Builds the command line with every subcommand and the one-line error handlers. */
@@ -48,6 +89,7 @@ public final class BlisCli implements Runnable {
 
   /** Runs {@code args} and returns the exit code (no {@code System.exit}). */
   public static int execute(String[] args, PrintWriter out, PrintWriter err) {
+    configureLogging(args); // no effect once a logger exists (the first call in a JVM decides)
     CommandLine cl = commandLine();
     cl.setOut(out);
     cl.setErr(err);
@@ -59,6 +101,7 @@ public final class BlisCli implements Runnable {
   }
 
   public static void main(String[] args) {
+    configureLogging(args);
     PrintWriter out = new PrintWriter(System.out, true);
     PrintWriter err = new PrintWriter(System.err, true);
     System.exit(execute(args, out, err));

@@ -35,6 +35,19 @@ final class ClusterOptions {
       description = "Scorers and weights of the weighted router, e.g. prefix-cache:2,load:1,kv-utilization:1 (default), with load, queue-depth and in-flight halving at half_load requests.")
   String routingScorers;
 
+  @Option(names = "--routing-cache-weight", paramLabel = "W",
+      description = "Go BLIS: weight of the weighted router's prefix-cache scorer (with --routing-load-weight; default 0.6 when"
+          + " only the other is given); the same as --routing-scorers prefix-cache:W,load:W2.")
+  Double routingCacheWeight;
+
+  @Option(names = "--routing-load-weight", paramLabel = "W",
+      description = "Go BLIS: weight of the weighted router's load scorer (default 0.4 when only --routing-cache-weight is given).")
+  Double routingLoadWeight;
+
+  @Option(names = "--summarize-trace",
+      description = "With --trace-level decisions: print the decision trace's summary to stderr after the run.")
+  boolean summarizeTrace;
+
   @Option(names = "--token-bucket-capacity", description = "Token-bucket admission: capacity in input tokens.")
   String tokenBucketCapacity;
 
@@ -72,6 +85,17 @@ final class ClusterOptions {
     DeploymentOptions.require(cl, counterfactualK >= 0, "--counterfactual-k must be >= 0, got " + counterfactualK);
     DeploymentOptions.require(cl, counterfactualK == 0 || traceLevel.equals("decisions"),
         "--counterfactual-k needs --trace-level decisions");
+    DeploymentOptions.require(cl, !summarizeTrace || traceLevel.equals("decisions"),
+        "--summarize-trace needs --trace-level decisions (the summary is of the decision trace)");
+    boolean goWeights = routingCacheWeight != null || routingLoadWeight != null;
+    DeploymentOptions.require(cl, !goWeights || routingScorers == null,
+        "give either --routing-scorers or --routing-cache-weight/--routing-load-weight, not both");
+    for (Double w : new Double[] {routingCacheWeight, routingLoadWeight}) {
+      DeploymentOptions.require(cl, w == null || (w >= 0 && Double.isFinite(w)),
+          "--routing-cache-weight and --routing-load-weight must be finite numbers >= 0, got " + w);
+    }
+    DeploymentOptions.require(cl, !goWeights || weight(routingCacheWeight, 0.6) + weight(routingLoadWeight, 0.4) > 0,
+        "--routing-cache-weight and --routing-load-weight cannot both be 0");
     for (Map.Entry<String, Long> e : new TreeMap<>(Map.of("--admission-latency-us", nz(admissionLatencyUs),
         "--routing-latency-us", nz(routingLatencyUs), "--snapshot-refresh-us", nz(snapshotRefreshUs))).entrySet()) {
       DeploymentOptions.require(cl, e.getValue() >= 0 && e.getValue() <= Simulation.MAX_DELAY_US,
@@ -90,9 +114,28 @@ final class ClusterOptions {
     return policyConfig == null ? PolicyBundle.empty() : PolicyBundle.load(policyConfig);
   }
 
+  private static double weight(Double w, double dflt) {
+    return w == null ? dflt : w;
+  }
+
+  /**
+   * The weighted router's scorers the flags give: {@code --routing-scorers}, or Go BLIS's cache and
+   * load weights as {@code prefix-cache} and {@code load} scorers; null when neither was given.
+   */
+  String scorers() {
+    if (routingScorers != null) {
+      return routingScorers;
+    }
+    if (routingCacheWeight == null && routingLoadWeight == null) {
+      return null;
+    }
+    return "prefix-cache:" + weight(routingCacheWeight, 0.6) + ",load:" + weight(routingLoadWeight, 0.4);
+  }
+
   /** Applies the flags to {@code b}: explicit policies and latencies override the bundle's. */
   void apply(Cluster.Builder b, PolicyBundle bundle, String routingPolicy, boolean routerGiven,
       String scheduler, boolean schedulerGiven) {
+    String routingScorers = scorers();
     if (routerGiven || routingScorers != null) {
       String name = routerGiven ? routingPolicy
           : bundle.router() != null ? bundle.router().name() : "weighted";
@@ -117,7 +160,9 @@ final class ClusterOptions {
       b.admission(new PolicySpec(name, params));
     }
     if (priorityPolicy != null) {
-      b.priority(new PolicySpec(priorityPolicy, sameName(bundle.priority(), priorityPolicy)));
+      // Go BLIS calls the inverted SLO order inverted-slo
+      String name = priorityPolicy.equals("inverted-slo") ? "inverted" : priorityPolicy;
+      b.priority(new PolicySpec(name, sameName(bundle.priority(), name)));
     }
     if (schedulerGiven || bundle.scheduler() == null) {
       b.scheduler(scheduler);

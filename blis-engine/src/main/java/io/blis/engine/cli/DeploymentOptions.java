@@ -48,8 +48,22 @@ final class DeploymentOptions {
 
   @Option(names = "--async-scheduling", negatable = true, defaultValue = "true", fallbackValue = "true",
       description = "vLLM async scheduling: a request queued mid-step joins the step after next "
-          + "(default: on, as in vLLM; --no-async-scheduling turns it off).")
+          + "(default: on, as in vLLM since v0.14, or as --vllm-version implies; --no-async-scheduling turns it off).")
   boolean asyncScheduling = true;
+
+  @Option(names = "--vllm-version", paramLabel = "VERSION",
+      description = "The vLLM release simulated (v0.15.1, or an image such as vllm/vllm-openai:v0.8.4): recorded in the"
+          + " result; before v0.14.0 async scheduling is off unless --async-scheduling is given.")
+  String vllmVersion;
+
+  @Option(names = "--output-format", paramLabel = "blis|go-blis",
+      description = "blis: the nested result JSON (default); go-blis: Go BLIS's flat keys (completed_requests,"
+          + " responses_per_sec, e2e_p99_ms, ...) with its wall-clock fields.")
+  String outputFormat = "blis";
+
+  @Option(names = "--horizon", paramLabel = "US",
+      description = "Go BLIS: stop at this simulated time in microseconds (ticks); the same as --horizon-s in seconds.")
+  Long horizonUs;
 
   @Option(names = "--scheduler", paramLabel = "NAME",
       description = "Scheduler provider: fcfs, priority-fcfs, sjf, ... (default: ${DEFAULT-VALUE}).")
@@ -130,6 +144,24 @@ final class DeploymentOptions {
         "--kv-offloading-size-gib must be >= 0, got " + kvOffloadingSizeGib);
     require(cl, kvTransferBandwidthGbps > 0 && Double.isFinite(kvTransferBandwidthGbps),
         "--kv-transfer-bandwidth-gbps must be positive, got " + kvTransferBandwidthGbps);
+    if (vllmVersion != null) {
+      io.blis.engine.cluster.VllmVersion v;
+      try {
+        v = io.blis.engine.cluster.VllmVersion.parse(vllmVersion);
+      } catch (IllegalArgumentException e) {
+        throw new CommandLine.ParameterException(cl, "--vllm-version: " + e.getMessage());
+      }
+      if (!given("--async-scheduling") && !given("--no-async-scheduling")) {
+        asyncScheduling = v.asyncSchedulingByDefault();
+      }
+    }
+    require(cl, outputFormat.equals("blis") || outputFormat.equals("go-blis"),
+        "--output-format must be blis or go-blis, got '" + outputFormat + "'");
+    require(cl, horizonUs == null || horizonS == null, "give --horizon (microseconds) or --horizon-s, not both");
+    if (horizonUs != null && horizonUs != Long.MAX_VALUE) { // Go BLIS's default, MaxInt64, means no horizon
+      require(cl, horizonUs >= 0 && horizonUs <= Simulation.MAX_SIMULATED_TIME_US, "--horizon must be between 0 and "
+          + Simulation.MAX_SIMULATED_TIME_US + " us (365 days, the simulated-time limit), got " + horizonUs);
+    }
     require(cl, horizonS == null || (horizonS >= 0 && horizonS <= MAX_HORIZON_S),
         "--horizon-s must be between 0 and " + MAX_HORIZON_S + " (365 days, the simulated-time limit), got "
             + horizonS);
@@ -158,8 +190,12 @@ final class DeploymentOptions {
    * @param seed seed handed to the providers
    */
   SimulationResult simulate(RequestSource source, long seed) {
+    started = java.time.Instant.now();
     return simulate(source, seed, coefficients, true);
   }
+
+  /** When the main simulation started (wall clock), for Go BLIS's output. */
+  private java.time.Instant started = java.time.Instant.now();
 
   /**
    * As {@link #simulate(RequestSource, long)} with other coefficients (file or inline) and no
@@ -291,7 +327,9 @@ final class DeploymentOptions {
       throw new IllegalArgumentException("--policy-config " + cluster.policyConfig + ": " + e.getMessage(), e);
     }
     cluster.applyAnalysis(b);
-    if (horizonS != null) {
+    if (horizonUs != null && horizonUs != Long.MAX_VALUE) {
+      b.horizonUs(horizonUs);
+    } else if (horizonS != null) {
       b.horizonUs((long) Math.floor(horizonS * 1e6));
     }
     return b;
@@ -341,7 +379,16 @@ final class DeploymentOptions {
    * appended to the result JSON when {@code interval} is not null (the rest stays byte for byte).
    */
   void emit(CommandLine cl, SimulationResult result, com.fasterxml.jackson.databind.node.ObjectNode interval) {
-    String json = result.toJson();
+    String json = outputFormat.equals("go-blis") ? io.blis.engine.result.GoBlisResult.toJson(result, started,
+        java.time.Instant.now()) : result.toJson();
+    if (vllmVersion != null) {
+      io.blis.engine.cluster.VllmVersion v = io.blis.engine.cluster.VllmVersion.parse(vllmVersion);
+      com.fasterxml.jackson.databind.node.ObjectNode n = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+      n.put("given", v.text());
+      n.put("version", v.number());
+      n.put("async_scheduling", asyncScheduling);
+      json = Cli.appendField(json, "vllm_version", n);
+    }
     if (interval != null) {
       json = Cli.appendField(json, "prediction_interval", interval);
     }
@@ -350,5 +397,8 @@ final class DeploymentOptions {
     }
     cl.getOut().print(json);
     result.fitness().ifPresent(f -> cl.getErr().printf(java.util.Locale.ROOT, "fitness: %.6f%n", f.score()));
+    if (cluster.summarizeTrace) {
+      cl.getErr().print(result.cluster().traceSummary());
+    }
   }
 }

@@ -51,9 +51,15 @@ final class RunCommand implements Callable<Integer> {
   @Option(names = "--trace-token-ids", description = "Include the prompt token ids in the --trace-out trace.")
   boolean traceTokenIds;
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RunCommand.class);
+
   @Override
   public Integer call() {
     validate();
+    if (LOG.isInfoEnabled()) {
+      LOG.info("workload: {}", workload.describe(effectiveSeed()));
+    }
+    long t0 = System.nanoTime();
     Ensemble ensemble = intervalOptions.resolve(deployment.latencyModel());
     RequestSource source = traced(workloadSource());
     SimulationResult result;
@@ -67,6 +73,12 @@ final class RunCommand implements Callable<Integer> {
     }
     if (traceOut != null) {
       Cli.commit("--trace-out", OutputFiles.temporary(traceOut), traceOut);
+    }
+    if (LOG.isInfoEnabled()) {
+      LOG.info("simulated {} requests ({} completed) over {} s of simulated time in {} s",
+          result.overall().injectedRequests(), result.overall().completedRequests(),
+          String.format(java.util.Locale.ROOT, "%.1f", result.simulatedDurationUs() / 1e6),
+          String.format(java.util.Locale.ROOT, "%.2f", (System.nanoTime() - t0) / 1e9));
     }
     deployment.emit(spec.commandLine(), result, ensemble, intervalOptions.level, this::workloadSource,
         effectiveSeed());

@@ -24,7 +24,8 @@ final class WorkloadOptions {
   @Option(names = "--rate", description = "Mean arrival rate, requests per second (default: ${DEFAULT-VALUE}).")
   double rate = 5.0;
 
-  @Option(names = "--num-requests", description = "Number of requests (default: ${DEFAULT-VALUE}).")
+  @Option(names = {"--num-requests", "--max-prompts"}, description = "Number of requests (default: ${DEFAULT-VALUE};"
+      + " --max-prompts is Go BLIS's name).")
   long numRequests = 100;
 
   @Option(names = "--seed", description = "Random seed of the workload (default: ${DEFAULT-VALUE}).")
@@ -65,8 +66,32 @@ final class WorkloadOptions {
   Path workloadSpec;
 
   @Option(names = "--workload", paramLabel = "NAME",
-      description = "Preset workload at --rate with --num-requests: chatbot, summarization, contentgen, multidoc.")
+      description = "Preset workload at --rate with --num-requests: chatbot, summarization, contentgen, multidoc;"
+          + " distribution is the default Poisson/Gaussian workload of the --prompt-tokens and --output-tokens flags"
+          + " (Go BLIS's names).")
   String workloadPreset;
+
+  /** The workload the flags select, in words, for the log. */
+  String describe(long seed) {
+    if (workloadSpec != null) {
+      return "workload spec " + workloadSpec + " (its rate and number of requests), seed " + seed;
+    }
+    if (inferencePerf != null) {
+      return "inference-perf profile " + inferencePerf + ", seed " + seed;
+    }
+    String what = workloadPreset != null ? "preset " + workloadPreset
+        : String.format(java.util.Locale.ROOT, "Poisson arrivals, prompts %s +- %s tokens, outputs %s +- %s tokens%s",
+            trim(promptTokens), trim(promptTokensStdev), trim(outputTokens), trim(outputTokensStdev),
+            prefixTokens > 0 ? ", a shared prefix of " + prefixTokens + " tokens" : "");
+    return String.format(java.util.Locale.ROOT, "%s: %d requests at %s req/s, seed %d", what, numRequests, trim(rate), seed);
+  }
+
+  private static String trim(double v) {
+    return v == Math.rint(v) ? String.valueOf((long) v) : String.valueOf(v);
+  }
+
+  /** Go BLIS's name of the default workload: the flags' Poisson arrivals and Gaussian lengths. */
+  static final String DISTRIBUTION = "distribution";
 
   @Option(names = "--inference-perf", paramLabel = "FILE",
       description = "inference-perf profile (YAML/JSON, shared_prefix data): regenerate the stream inference-perf sent.")
@@ -89,6 +114,9 @@ final class WorkloadOptions {
    * the command's own workload flags that were given), and no flag the chosen kind would ignore.
    */
   void validate(CommandLine cl, List<String> otherKinds) {
+    if (DISTRIBUTION.equals(workloadPreset)) {
+      workloadPreset = null;
+    }
     require(cl, Double.isFinite(rate) && rate > 0, "--rate must be a positive number of requests per second, got " + rate);
     require(cl, numRequests >= 1, "--num-requests must be at least 1 (a run of no requests measures nothing), got " + numRequests);
     if (workloadSpec == null && inferencePerf == null && numRequests > 0) {

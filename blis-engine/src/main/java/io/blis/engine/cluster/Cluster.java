@@ -56,6 +56,9 @@ import java.util.TreeMap;
  */
 public final class Cluster {
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(Cluster.class);
+
+
   /**
    * Most instances in a cluster, over all its pools: 4,096. Each instance holds its own KV cache,
    * queues and metrics (about 0.6 MB at the defaults, 2.4 GB of memory for 4,096), so much larger
@@ -308,6 +311,21 @@ public final class Cluster {
         double loadUs = cpuBlocks > 0 ? KvOffload.loadUsPerBlock(blockBytesPerGpu, kvTransferGbps) : 0;
         InstancePool pool = new InstancePool(name, s.instances(),
             i -> i == 0 ? first : lmp.create(context), limits, kvBlocks, blockSize, cpuBlocks, loadUs);
+        if (LOG.isInfoEnabled()) {
+          LOG.info("{}{} x {} on {} TP{}: max_num_seqs {}, max_num_batched_tokens {}, max_model_len {} ({}), async"
+              + " scheduling {}", name.isEmpty() ? "" : "pool " + name + ": ", s.instances(), model.name(), hw.name(), tp,
+              s.maxNumSeqs(), s.maxNumBatchedTokens(), maxLen, s.maxModelLen() != null ? "given" : "the model's, capped by"
+              + " the KV cache", asyncScheduling ? "on" : "off");
+          LOG.info("{}KV cache: {} blocks of {} tokens ({}){}", name.isEmpty() ? "" : "pool " + name + ": ", kvBlocks,
+              blockSize, s.totalKvBlocks() != null ? "given"
+                  : String.format(java.util.Locale.ROOT, "computed from %s's memory at gpu_memory_utilization %.2f"
+                      + " less the weights and activations of %s at TP%d", hw.name(), s.gpuMemoryUtilization(),
+                      model.name(), tp),
+              cpuBlocks > 0 ? ", CPU tier " + cpuBlocks + " blocks" : "");
+          LOG.info("{}latency model {}, coefficients: {}", name.isEmpty() ? "" : "pool " + name + ": ", s.latencyModel(),
+              s.coefficients() == null ? "the model's bundled ones"
+                  : s.coefficients().contains("=") ? "given inline" : "file " + s.coefficients());
+        }
         return new ResolvedPool(pool, context);
       } catch (IllegalArgumentException e) {
         throw where.isEmpty() ? e : new IllegalArgumentException(where + e.getMessage(), e);

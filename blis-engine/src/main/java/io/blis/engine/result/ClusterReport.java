@@ -42,4 +42,40 @@ public record ClusterReport(List<InstanceResult> instances, Map<String, MetricsS
     }
     return tenants.isEmpty() || squares == 0 ? Double.NaN : sum * sum / (tenants.size() * squares);
   }
+
+  /**
+   * The decision trace's summary as lines of text (Go BLIS's {@code --summarize-trace}): decisions
+   * taken, rejections, requests routed to each instance, and the regret when alternatives were
+   * considered; empty without a decision trace.
+   */
+  public String traceSummary() {
+    if (decisionSummary == null) {
+      return "";
+    }
+    DecisionSummary d = decisionSummary;
+    StringBuilder b = new StringBuilder("=== Trace Summary ===\n");
+    b.append(String.format(java.util.Locale.ROOT, "admission decisions: %d (%d rejected)%n", d.admissionDecisions(),
+        d.rejected()));
+    b.append(String.format(java.util.Locale.ROOT, "routing decisions:   %d%n", d.routingDecisions()));
+    long[] routed = new long[instances.size()];
+    for (RoutingDecision r : decisions) {
+      if (r.kind().equals("routing") && r.chosen() >= 0 && r.chosen() < routed.length) {
+        routed[r.chosen()]++;
+      }
+    }
+    b.append("routed per instance:");
+    for (int i = 0; i < routed.length; i++) {
+      InstanceResult ir = instances.get(i);
+      b.append(String.format(java.util.Locale.ROOT, " %d%s=%d", i, ir.pool().isEmpty() ? "" : "(" + ir.pool() + ")",
+          routed[i]));
+    }
+    b.append('\n');
+    if (d.counterfactualK() > 0) {
+      Distribution g = d.regret();
+      b.append(String.format(java.util.Locale.ROOT,
+          "regret (k=%d): mean %.3f ms, p99 %.3f ms; %d decisions with a better alternative%n", d.counterfactualK(),
+          g.count() == 0 ? 0 : g.meanUs() / 1000, g.count() == 0 ? 0 : g.p99Us() / 1000, d.regretDecisions()));
+    }
+    return b.toString();
+  }
 }

@@ -52,7 +52,8 @@ public record Fitness(Map<String, Double> weights) {
   }
 
   /**
-   * Parses {@code name:weight,name:weight}, for example {@code throughput:0.5,ttft_p99:0.3,e2e_p99:0.2}.
+   * Parses {@code name:weight,name:weight}, for example {@code throughput:0.5,ttft_p99:0.3,e2e_p99:0.2}; Go BLIS's
+   * keys ({@code p99_ttft}, {@code mean_e2e}, {@code tokens_per_sec}) name the same metrics.
    *
    * @throws IllegalArgumentException naming the entry that is malformed or unknown
    */
@@ -64,7 +65,7 @@ public record Fitness(Map<String, Double> weights) {
       if (colon <= 0 || colon == item.length() - 1) {
         throw new IllegalArgumentException("fitness weights: expected name:weight, got '" + item + "'");
       }
-      String name = item.substring(0, colon).trim();
+      String name = canonical(item.substring(0, colon).trim());
       double weight;
       try {
         weight = Double.parseDouble(item.substring(colon + 1).trim());
@@ -78,6 +79,18 @@ public record Fitness(Map<String, Double> weights) {
     }
     return new Fitness(w);
   }
+
+  /** Go BLIS's metric keys ({@code p99_ttft}, {@code mean_e2e}, {@code tokens_per_sec}) as this project's. */
+  static String canonical(String name) {
+    if (name.equals("tokens_per_sec")) {
+      return "tokens_per_s";
+    }
+    java.util.regex.Matcher m = GO_KEY.matcher(name);
+    return m.matches() ? m.group(2) + "_" + m.group(1) : name;
+  }
+
+  private static final java.util.regex.Pattern GO_KEY =
+      java.util.regex.Pattern.compile("(mean|p50|p90|p95|p99)_(ttft|e2e|itl|scheduling_delay)");
 
   /** Scores {@code overall}. */
   public Result evaluate(MetricsSummary overall) {

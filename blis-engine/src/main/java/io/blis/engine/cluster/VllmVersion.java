@@ -1,0 +1,59 @@
+package io.blis.engine.cluster;
+
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * A vLLM release, as Go BLIS's {@code --vllm-version} names it ({@code vllm/vllm-openai:v0.8.4},
+ * {@code v0.15.1}, {@code 0.11.0.post1}), and what it changes in the simulated engine: async
+ * scheduling is on by default from {@link #ASYNC_SCHEDULING_DEFAULT} (vLLM's "async scheduling by
+ * default" change, pull request 27614, released in that cycle; the ground truth's v0.15.1 runs with
+ * it) and off before, where it had to be asked for.
+ *
+ * @param text the version as given
+ * @param major major number
+ * @param minor minor number
+ * @param patch patch number
+ */
+public record VllmVersion(String text, int major, int minor, int patch) implements Comparable<VllmVersion> {
+
+  /** The first release with async scheduling on by default. */
+  public static final VllmVersion ASYNC_SCHEDULING_DEFAULT = new VllmVersion("v0.14.0", 0, 14, 0);
+
+  private static final Pattern VERSION = Pattern.compile(
+      "(?:[A-Za-z0-9._/-]*:)?v?(\\d{1,3})\\.(\\d{1,3})(?:\\.(\\d{1,3}))?(?:[.+-]?(?:post|rc|dev)\\d*)?(?:\\+[A-Za-z0-9.]+)?");
+
+  /**
+   * Parses a version, a container image tag ({@code vllm/vllm-openai:v0.8.4}) or a bare version.
+   *
+   * @throws IllegalArgumentException naming what was expected
+   */
+  public static VllmVersion parse(String text) {
+    Matcher m = VERSION.matcher(text == null ? "" : text.strip());
+    if (!m.matches()) {
+      throw new IllegalArgumentException("'" + text + "' is not a vLLM version; expected for example v0.15.1, 0.8.4 or"
+          + " vllm/vllm-openai:v0.8.4");
+    }
+    return new VllmVersion(text.strip(), Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)),
+        m.group(3) == null ? 0 : Integer.parseInt(m.group(3)));
+  }
+
+  /** Whether this release schedules asynchronously unless told not to. */
+  public boolean asyncSchedulingByDefault() {
+    return compareTo(ASYNC_SCHEDULING_DEFAULT) >= 0;
+  }
+
+  /** {@code major.minor.patch}. */
+  public String number() {
+    return major + "." + minor + "." + patch;
+  }
+
+  @Override
+  public int compareTo(VllmVersion o) {
+    int c = Integer.compare(major, o.major);
+    if (c == 0) {
+      c = Integer.compare(minor, o.minor);
+    }
+    return c != 0 ? c : Integer.compare(patch, o.patch);
+  }
+}
