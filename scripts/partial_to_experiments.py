@@ -164,6 +164,7 @@ def main():
         data = json.load(f)
     partial_dir = os.path.dirname(os.path.abspath(partial))
     out_dir = os.path.dirname(os.path.abspath(out))
+    os.makedirs(out_dir, exist_ok=True)  # e.g. target/ on a fresh clone
     if tier == "B":
         key = "tier_B_trainval"
         runs = [convert_b(r, partial_dir, out_dir) for r in data[key]]
