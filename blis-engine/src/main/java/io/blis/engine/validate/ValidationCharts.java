@@ -99,11 +99,15 @@ final class ValidationCharts {
   private static String summaryLine(ExperimentComparison c) {
     RunStats o = c.observed().overall();
     RunStats p = c.predicted().overall();
-    return String.format(Locale.ROOT, "E2E mean %s ms observed, %s ms predicted (APE %s%%); TTFT mean %s ms, %s ms"
-        + " (APE %s%%); decode %s ms/token, %s ms/token; failed %s%%, %s%%.", fmt(o.e2eMeanMs()),
-        fmt(p.e2eMeanMs()), fmt(c.ape(Metric.E2E_MEAN)), fmt(o.ttftMeanMs()), fmt(p.ttftMeanMs()),
-        fmt(c.ape(Metric.TTFT_MEAN)), fmt(o.decodeMsPerToken()), fmt(p.decodeMsPerToken()),
-        fmt(100 * o.failureFraction()), fmt(100 * p.failureFraction()));
+    return String.format(Locale.ROOT, "E2E mean %s ms observed, %s ms predicted (APE %s); TTFT mean %s ms, %s ms"
+        + " (APE %s); decode %s ms/token, %s ms/token; failed %s, %s.", fmt(o.e2eMeanMs()),
+        fmt(p.e2eMeanMs()), pct(c.ape(Metric.E2E_MEAN)), fmt(o.ttftMeanMs()), fmt(p.ttftMeanMs()),
+        pct(c.ape(Metric.TTFT_MEAN)), fmt(o.decodeMsPerToken()), fmt(p.decodeMsPerToken()),
+        pct(100 * o.failureFraction()), pct(100 * p.failureFraction()));
+  }
+
+  private static String pct(double v) {
+    return Double.isFinite(v) ? fmt(v) + "%" : "n/a";
   }
 
   private static String fmt(double v) {
