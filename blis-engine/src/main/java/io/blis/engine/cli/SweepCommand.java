@@ -26,7 +26,8 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     sortOptions = false,
     description = {"Capacity at an SLO (or metrics at fixed rates) for every configuration of a grid file, in parallel;"
-        + " resumable; writes DIR/sweep.csv, DIR/sweep.jsonl and DIR/summary.json (format: docs/capacity.md, Sweeps)."})
+        + " resumable; writes DIR/sweep.csv, DIR/sweep.jsonl, DIR/summary.json and DIR/report.html (charts)"
+        + " (format: docs/capacity.md, Sweeps)."})
 final class SweepCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
@@ -97,7 +98,8 @@ final class SweepCommand implements Callable<Integer> {
     if (s.path("example_prices_used").asBoolean()) {
       w.println("note: costs use the bundled EXAMPLE GPU prices (illustrative); give real ones with --prices FILE");
     }
-    w.printf(Locale.ROOT, "wrote %s, %s, %s%n", out.resolve(Sweep.CSV), out.resolve(Sweep.JSONL), out.resolve(Sweep.SUMMARY));
+    w.printf(Locale.ROOT, "wrote %s, %s, %s, %s%n", out.resolve(Sweep.CSV), out.resolve(Sweep.JSONL),
+        out.resolve(Sweep.SUMMARY), out.resolve(Sweep.REPORT));
     w.flush();
     return 0;
   }

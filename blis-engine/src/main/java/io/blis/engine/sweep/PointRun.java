@@ -63,6 +63,7 @@ final class PointRun {
     num(cap, "rate_rps", max.rateRps());
     cap.put("lower_bound", max.atLeast());
     cap.put("points_simulated", max.points().size());
+    cap.set("points", curve(max.points()));
     if (max.at() != null) {
       Measured m = measure(grid, factory, max.at().rateRps());
       check(max.at(), m.point(), c);
@@ -84,6 +85,7 @@ final class PointRun {
       num(s, "rate_rps", sat.rateRps());
       s.put("lower_bound", sat.atLeast());
       s.put("points_simulated", sat.points().size());
+      s.set("points", curve(sat.points()));
     }
     return out;
   }
@@ -156,6 +158,34 @@ final class PointRun {
     return out;
   }
 
+  /**
+   * A search's load points in the order simulated, each with its rate, steady state, whether it
+   * met the targets, its offered and achieved rates and its latency statistics (ms; null where a
+   * measured request did not complete): the latency-throughput curve of the report.
+   */
+  static ArrayNode curve(List<CapacitySearch.Point> points) {
+    ArrayNode out = NODES.arrayNode();
+    for (CapacitySearch.Point p : points) {
+      PointMetrics m = p.metrics();
+      ObjectNode n = out.addObject();
+      num(n, "rate_rps", p.rateRps());
+      n.put("steady", m.steady());
+      n.put("meets_slo", p.meetsTargets());
+      num(n, "offered_rps", m.offeredRps());
+      num(n, "achieved_rps", m.achievedRps());
+      latencies(n, m);
+    }
+    return out;
+  }
+
+  private static void latencies(ObjectNode n, PointMetrics m) {
+    for (String metric : SloSet.METRICS) {
+      for (String stat : SweepTable.STATS) {
+        num(n, metric + "_" + stat + "_ms", m.value(metric + "_" + stat) / 1000);
+      }
+    }
+  }
+
   /** One load point's fields. */
   static ObjectNode point(Measured x, SloSet slo) {
     CapacitySearch.Point p = x.point();
@@ -177,11 +207,7 @@ final class PointRun {
     num(n, "mean_input_tokens", x.meanInputTokens());
     num(n, "mean_output_tokens", x.meanOutputTokens());
     num(n, "output_tokens_per_s", m.achievedRps() * x.meanOutputTokens());
-    for (String metric : SloSet.METRICS) {
-      for (String stat : SweepTable.STATS) {
-        num(n, metric + "_" + stat + "_ms", m.value(metric + "_" + stat) / 1000);
-      }
-    }
+    latencies(n, m);
     return n;
   }
 

@@ -39,7 +39,7 @@ import java.util.function.Consumer;
  * Runs a {@link SweepGrid}: every configuration's question on a pool of threads, each finished
  * configuration appended at once to {@code DIR/points.jsonl} (so that a killed sweep continues
  * where it stopped), then the table in grid order written atomically to {@code DIR/sweep.csv},
- * {@code DIR/sweep.jsonl} and {@code DIR/summary.json}.
+ * {@code DIR/sweep.jsonl} and {@code DIR/summary.json}, and its charts to {@code DIR/report.html}.
  *
  * <pre>{@code
  * SweepGrid grid = SweepGrid.load(Path.of("grid.yaml"));
@@ -48,9 +48,9 @@ import java.util.function.Consumer;
  * }</pre>
  *
  * <p><b>Determinism.</b> A configuration's result depends only on the grid (each simulation is
- * seeded and single-threaded), and the tables are computed from the recorded lines alone, read
- * back from the file; so the same grid gives the same bytes whatever the number of threads and
- * however often the sweep was interrupted and resumed.
+ * seeded and single-threaded), and the tables and the report are computed from the recorded lines
+ * alone, read back from the file; so the same grid gives the same bytes whatever the number of
+ * threads and however often the sweep was interrupted and resumed.
  *
  * <p><b>Resuming.</b> Each line of {@code points.jsonl} carries the configuration's {@link
  * SweepConfig#key() key} and the grid's {@link SweepGrid#fingerprint() fingerprint} (question,
@@ -68,6 +68,8 @@ public final class Sweep {
   public static final String JSONL = "sweep.jsonl";
   /** The question, the best configuration, the Pareto frontier and the prices. */
   public static final String SUMMARY = "summary.json";
+  /** The charts: latency against throughput per configuration, the Pareto frontier, the best. */
+  public static final String REPORT = "report.html";
 
   private static final ObjectMapper WRITER = JsonMapper.builder()
       .enable(JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN).build();
@@ -178,6 +180,7 @@ public final class Sweep {
       writeAtomically(dir.resolve(CSV), table.csv());
       writeAtomically(dir.resolve(JSONL), table.jsonLines());
       writeAtomically(dir.resolve(SUMMARY), pretty(table.summary()));
+      writeAtomically(dir.resolve(REPORT), SweepReport.html(table, ordered));
       return new Outcome(table, reused, pending.size(), (System.nanoTime() - start) / 1e9);
     } catch (IOException e) {
       throw new UncheckedIOException("--out " + dir + ": " + e.getMessage(), e);

@@ -231,7 +231,8 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
 
   /** What {@link #fingerprint()} digests. */
   String fingerprintText() {
-    StringBuilder b = new StringBuilder("blis-sweep/1\n");
+    // format 2: capacity records hold every load point of the searches (the report's curves)
+    StringBuilder b = new StringBuilder("blis-sweep/2\n");
     b.append("question=").append(question.key()).append('\n');
     b.append("slo=").append(describe(slo)).append('\n');
     b.append("rates=").append(rates).append('\n');

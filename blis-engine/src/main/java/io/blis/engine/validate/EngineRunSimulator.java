@@ -124,10 +124,14 @@ public final class EngineRunSimulator implements RunSimulator {
   @Override
   public RunSummary observed(Experiment e, int requestedPerStage) {
     int maxRequestsPerStage = comparedPerStage(e, requestedPerStage);
-    if (maxRequestsPerStage == 0) {
+    if (e.trace().isEmpty()) {
       return e.observed();
     }
     List<RequestRecord> records = traces.computeIfAbsent(e.id(), id -> observedRecords(e));
+    if (maxRequestsPerStage == 0) {
+      // the recorded summary (inference-perf's own numbers) with the trace's latency profile
+      return e.observed().withProfile(LatencyProfile.of(records));
+    }
     return RunStatsCalculator.summarizeFirst(records, maxRequestsPerStage, e.outputLen());
   }
 

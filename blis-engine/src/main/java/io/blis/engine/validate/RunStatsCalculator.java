@@ -23,7 +23,8 @@ public final class RunStatsCalculator {
    * @param records per-request outcomes; any order
    * @param outputLen configured output length of every request (tokens), or 0 when lengths vary
    *     (decode time per token is then averaged request by request)
-   * @return overall statistics and one entry per stage present in {@code records}, in stage order
+   * @return overall statistics and one entry per stage present in {@code records}, in stage
+   *     order, with their {@link LatencyProfile}
    */
   public static RunSummary summarize(List<RequestRecord> records, int outputLen) {
     TreeMap<Integer, List<RequestRecord>> byStage = new TreeMap<>();
@@ -34,7 +35,7 @@ public final class RunStatsCalculator {
     for (var e : byStage.entrySet()) {
       stages.add(stats(e.getKey(), e.getValue(), outputLen));
     }
-    return new RunSummary(stats(-1, records, outputLen), stages);
+    return new RunSummary(stats(-1, records, outputLen), stages, LatencyProfile.of(records));
   }
 
   /** Requests at the start of each stage left out of subsample statistics (warm-up). */

@@ -21,7 +21,7 @@ import java.util.function.Predicate;
  * summary of absolute percentage errors (APE, percent) over the non-saturated experiments and,
  * separately, the saturated ones. Renders as JSON (latencies in ms, errors in percent, fields in
  * a fixed order, values rounded to 3 decimals), as a plain-text table and as a self-contained
- * HTML page with inline SVG bars.
+ * HTML page of charts ({@link #html()}).
  */
 public final class ValidationReport {
 
@@ -388,51 +388,23 @@ public final class ValidationReport {
     return sb.toString();
   }
 
-  /** A self-contained HTML page: per experiment, observed vs predicted bars for each metric. */
+  /**
+   * A self-contained HTML page (Vega-Lite charts, their libraries inlined): predicted against
+   * observed across runs with the y = x line and the prediction intervals, per run the latency
+   * CDFs and the latency over the run's time with its load stages, then {@link #table()}.
+   */
   public String html() {
-    List<Metric> shown = List.of(Metric.E2E_MEAN, Metric.E2E_P90, Metric.E2E_P99, Metric.TTFT_MEAN,
-        Metric.TTFT_P90, Metric.DECODE_MS_PER_TOKEN, Metric.THROUGHPUT);
-    StringBuilder sb = new StringBuilder();
-    sb.append("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>BLIS validation</title>\n")
-        .append("<style>body{font-family:sans-serif;margin:20px}h2{font-size:15px;margin:18px 0 4px}")
-        .append("text{font-size:11px}.obs{fill:#555}.pred{fill:#2b7bb9}</style></head><body>\n")
-        .append("<h1>BLIS validation: predicted vs observed</h1>\n<p>mode: ").append(escape(mode))
-        .append("; coefficients: ").append(escape(coefficients))
-        .append(". Grey = observed, blue = predicted; bars are scaled per metric to the larger of the two.</p>\n");
-    int rowH = 22;
-    int width = 760;
-    for (ExperimentComparison c : comparisons) {
-      sb.append("<h2>").append(escape(c.id())).append(c.saturated() ? " (saturated)" : "").append("</h2>\n");
-      int height = rowH * shown.size() + 4;
-      sb.append("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"").append(width)
-          .append("\" height=\"").append(height).append("\">\n");
-      int y = 2;
-      for (Metric m : shown) {
-        double o = m.of(c.observed().overall());
-        double p = m.of(c.predicted().overall());
-        double max = Math.max(Double.isFinite(o) ? o : 0, Double.isFinite(p) ? p : 0);
-        double scale = max > 0 ? 380.0 / max : 0;
-        sb.append(String.format(Locale.ROOT, "<text x=\"0\" y=\"%d\">%s</text>", y + 14, m.key()));
-        sb.append(String.format(Locale.ROOT, "<rect class=\"obs\" x=\"160\" y=\"%d\" width=\"%.1f\" height=\"9\"/>",
-            y + 1, Double.isFinite(o) ? o * scale : 0));
-        sb.append(String.format(Locale.ROOT, "<rect class=\"pred\" x=\"160\" y=\"%d\" width=\"%.1f\" height=\"9\"/>",
-            y + 10, Double.isFinite(p) ? p * scale : 0));
-        sb.append(String.format(Locale.ROOT, "<text x=\"550\" y=\"%d\">%s / %s (APE %s%%)</text>%n", y + 14,
-            fmt(o), fmt(p), fmt(c.ape(m))));
-        y += rowH;
-      }
-      sb.append("</svg>\n");
-    }
-    sb.append("<pre>").append(escape(table())).append("</pre>\n</body></html>\n");
-    return sb.toString();
+    return ValidationCharts.html(this);
   }
 
-  private static String fmt(double v) {
-    return Double.isFinite(v) ? String.format(Locale.ROOT, "%.2f", v) : "n/a";
+  /** How the workload was driven ({@code replay} or {@code synthetic}). */
+  public String mode() {
+    return mode;
   }
 
-  private static String escape(String s) {
-    return s.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;");
+  /** Where the latency coefficients came from. */
+  public String coefficients() {
+    return coefficients;
   }
 
   /** Ids of experiments whose metric APE is at or above the threshold, for reports and tests. */

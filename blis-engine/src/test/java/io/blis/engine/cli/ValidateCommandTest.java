@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.blis.engine.report.ReportPages;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
@@ -61,11 +62,26 @@ class ValidateCommandTest {
     assertThat(e.get("stages")).hasSize(1);
     assertThat(root.get("summary").get("non_saturated").get("experiments").asInt()).isEqualTo(1);
     assertThat(root.get("summary").get("saturated").get("experiments").asInt()).isZero();
-    assertThat(Files.readString(dir.resolve("results.html"))).contains("<svg").contains("first300");
+    String html = Files.readString(dir.resolve("results.html"));
+    assertThat(html).contains("first300");
+    // across runs, then the run's CDFs and timeline, observed (from its trace) and predicted
+    List<JsonNode> specs = ReportPages.specs(html);
+    assertThat(specs).hasSize(3);
+    assertThat(ReportPages.rows(specs.get(0), "runs", x -> x.get("metric").asText().equals("E2E mean, ms")).get(0)
+        .get("observed").asDouble()).isCloseTo(1897.97, org.assertj.core.api.Assertions.withinPercentage(0.01));
+    for (String side : List.of("observed", "predicted")) {
+      List<JsonNode> e2e = ReportPages.rows(specs.get(1), "cdf", x -> x.get("side").asText().equals(side)
+          && x.get("metric").asText().equals("E2E, ms"));
+      assertThat(e2e).as(side).hasSize(1);
+      double[] fractions = ReportPages.numbers(e2e.get(0).get("fraction"));
+      assertThat(fractions.length).isBetween(100, 200);
+      assertThat(fractions[fractions.length - 1]).isEqualTo(1.0);
+    }
     // deterministic: a second run writes the same bytes
     Path again = dir.resolve("again.json");
     assertThat(run("validate", "--experiments", small().toString(), "--out", again.toString()).code()).isZero();
     assertThat(Files.readString(again)).isEqualTo(Files.readString(json));
+    assertThat(Files.readString(dir.resolve("again.html"))).isEqualTo(html);
   }
 
   private static Path summaryOnly() throws Exception {

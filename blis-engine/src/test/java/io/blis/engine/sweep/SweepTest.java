@@ -13,6 +13,8 @@ import io.blis.engine.capacity.PointMetrics;
 import io.blis.engine.capacity.RateWorkload;
 import io.blis.engine.capacity.SloSet;
 import io.blis.engine.cli.BlisCli;
+import io.blis.engine.report.ChartPage;
+import io.blis.engine.report.ReportPages;
 import io.blis.engine.cluster.Cluster;
 import io.blis.engine.cluster.PolicySpec;
 import io.blis.engine.cluster.PoolSpec;
@@ -48,7 +50,7 @@ class SweepTest {
       search: {point_duration_s: 60, min_requests: 200, tolerance: 0.05}
       """;
 
-  private static final String[] OUTPUTS = {Sweep.CSV, Sweep.JSONL, Sweep.SUMMARY};
+  private static final String[] OUTPUTS = {Sweep.CSV, Sweep.JSONL, Sweep.SUMMARY, Sweep.REPORT};
 
   @TempDir Path tmp;
 
@@ -124,7 +126,96 @@ class SweepTest {
       assertThat(row.get("output_tokens_per_s").asDouble()).isCloseTo(
           row.get("achieved_rps").asDouble() * row.get("mean_output_tokens").asDouble(), within(0.01));
       assertThat(row.get("mean_output_tokens").asDouble()).isBetween(150.0, 400.0);
+      // the record keeps every point of both searches, in the order simulated: the report's curve
+      JsonNode rec = records(first).get(row.get("key").asText());
+      assertCurve(rec.at("/capacity/points"), max.points());
+      assertCurve(rec.at("/saturation/points"), sat.points());
     }
+  }
+
+  private static Map<String, JsonNode> records(Path dir) throws IOException {
+    Map<String, JsonNode> out = new java.util.LinkedHashMap<>();
+    ObjectMapper m = new ObjectMapper();
+    for (String line : read(dir.resolve(Sweep.POINTS)).split("\n")) {
+      JsonNode r = m.readTree(line);
+      out.put(r.get("key").asText(), r);
+    }
+    return out;
+  }
+
+  private static void assertCurve(JsonNode recorded, List<CapacitySearch.Point> points) {
+    assertThat(recorded).hasSize(points.size());
+    for (int i = 0; i < points.size(); i++) {
+      CapacitySearch.Point p = points.get(i);
+      JsonNode r = recorded.get(i);
+      assertThat(r.get("rate_rps").asDouble()).isCloseTo(p.rateRps(), within(1e-5 * p.rateRps()));
+      assertThat(r.get("steady").asBoolean()).isEqualTo(p.metrics().steady());
+      assertThat(r.get("meets_slo").asBoolean()).isEqualTo(p.meetsTargets());
+      assertThat(r.get("achieved_rps").asDouble()).isCloseTo(p.metrics().achievedRps(),
+          within(1e-5 * p.metrics().achievedRps()));
+      double e2e = p.metrics().value("e2e_p99") / 1000;
+      if (Double.isFinite(e2e)) {
+        assertThat(r.get("e2e_p99_ms").asDouble()).isCloseTo(e2e, within(1e-5 * e2e));
+      } else {
+        assertThat(r.get("e2e_p99_ms").isNull()).as("a point with unfinished requests has no p99").isTrue();
+      }
+    }
+  }
+
+  @Test
+  void theReportDrawsEverySimulatedPointTheFrontierAndNamesTheBest() throws IOException {
+    String html = read(first.resolve(Sweep.REPORT));
+    List<JsonNode> specs = ReportPages.specs(html);
+    assertThat(specs).hasSize(2);
+    assertThat(ReportPages.loadsExternalResources(html)).isFalse();
+    Map<String, JsonNode> recs = records(first);
+    List<JsonNode> rows = rows(first);
+    for (int i = 0; i < 2; i++) {
+      JsonNode rec = recs.get(rows.get(i).get("key").asText());
+      // the distinct rates of both searches with a finite p99, by rate
+      java.util.TreeMap<Double, JsonNode> expected = new java.util.TreeMap<>();
+      for (String search : List.of("/capacity/points", "/saturation/points")) {
+        rec.at(search).forEach(p -> {
+          if (p.get("e2e_p99_ms").isNumber()) {
+            expected.putIfAbsent(p.get("rate_rps").asDouble(), p);
+          }
+        });
+      }
+      String label = "#" + i + " tp=1 max_num_seqs=" + rows.get(i).get("max_num_seqs").asInt();
+      List<JsonNode> drawn = ReportPages.rows(specs.get(0), "points", p -> p.get("config").asText().equals(label));
+      assertThat(drawn).extracting(p -> p.get("rate_rps").asDouble()).containsExactlyElementsOf(expected.keySet());
+      for (JsonNode p : drawn) {
+        JsonNode r = expected.get(p.get("rate_rps").asDouble());
+        assertThat(p.get("latency_ms").asDouble()).isEqualTo(r.get("e2e_p99_ms").asDouble());
+        assertThat(p.get("achieved_rps").asDouble()).isEqualTo(r.get("achieved_rps").asDouble());
+        assertThat(p.get("point").asText()).isEqualTo(!r.get("steady").asBoolean() ? SweepReport.NOT_STEADY
+            : r.get("meets_slo").asBoolean() ? SweepReport.MEETS : SweepReport.MISSES);
+      }
+      assertThat(drawn).extracting(p -> p.get("point").asText()).contains(SweepReport.MEETS);
+      // the capacity ring sits at the row's point
+      JsonNode ring = ReportPages.rows(specs.get(0), "capacities", p -> p.get("config").asText().equals(label)).get(0);
+      assertThat(ring.get("capacity_rps").asDouble()).isEqualTo(rows.get(i).get("capacity_rps").asDouble());
+      assertThat(ring.get("latency_ms").asDouble()).isEqualTo(rows.get(i).get("e2e_p99_ms").asDouble());
+    }
+    // the frontier chart: both configurations that ran, the best one marked as the table marks it
+    List<JsonNode> frontier = ReportPages.rows(specs.get(1), "rows");
+    assertThat(frontier).hasSize(2);
+    int best = rows.stream().filter(r -> r.get("best").asBoolean()).findFirst().orElseThrow().get("index").asInt();
+    assertThat(frontier.get(best).get("role").asText()).isEqualTo(SweepReport.BEST);
+    assertThat(frontier.get(best).get("rps_per_usd_hour").asDouble())
+        .isEqualTo(rows.get(best).get("rps_per_usd_hour").asDouble());
+    assertThat(html).contains("Best configuration: #" + best + " ")
+        .contains(ChartPage.escape(rows.get(best).get("key").asText()))
+        .contains("num_attention_heads (32) is not divisible by tensor parallelism 3");
+  }
+
+  @Test
+  void labelsNameTheFieldsThatDiffer() {
+    Map<Integer, String> labels = SweepReport.labels(grid.configs());
+    assertThat(labels.values()).containsExactly("#0 tp=1 max_num_seqs=16", "#1 tp=1 max_num_seqs=64",
+        "#2 tp=3 max_num_seqs=16", "#3 tp=3 max_num_seqs=64");
+    assertThat(SweepReport.labels(List.of(SweepConfig.DEFAULTS)).get(0))
+        .isEqualTo("#0 model=meta-llama/Llama-2-7b-hf gpu=H100");
   }
 
   @Test
@@ -267,6 +358,18 @@ class SweepTest {
     assertThat(t.rows().get(1).get("steady").asBoolean()).isFalse();
     assertThat(t.rows().get(0).get("best").asBoolean()).isTrue();
     assertThat(t.rows().get(1).get("best").asBoolean()).isFalse();
+    // the report: the rates' points as the curve, the steady one best, the other no candidate
+    List<JsonNode> specs = ReportPages.specs(read(dir.resolve(Sweep.REPORT)));
+    List<JsonNode> drawn = ReportPages.rows(specs.get(0), "points");
+    assertThat(drawn.get(0).get("rate_rps").asDouble()).isEqualTo(5.0);
+    assertThat(drawn.get(0).get("point").asText()).isEqualTo(t.rows().get(0).get("meets_slo").asBoolean()
+        ? SweepReport.MEETS : SweepReport.MISSES);
+    assertThat(drawn).allMatch(p -> !p.get("point").asText().equals(SweepReport.NOT_STEADY)
+        || p.get("rate_rps").asDouble() == 60.0);
+    List<JsonNode> frontier = ReportPages.rows(specs.get(1), "rows");
+    assertThat(frontier.get(0).get("role").asText()).isEqualTo(SweepReport.BEST);
+    assertThat(frontier.get(0).get("config").asText()).isEqualTo("#0 model=llama-2-7b gpu=H100 @ 5 req/s");
+    assertThat(frontier.subList(1, frontier.size())).allMatch(r -> r.get("role").asText().equals(SweepReport.NOT_CANDIDATE));
   }
 
   @Test
@@ -458,5 +561,10 @@ class SweepTest {
         .contains("best: none");
     assertThat(tmp.resolve("cli").resolve(Sweep.CSV)).exists();
     assertThat(tmp.resolve("cli").resolve(Sweep.SUMMARY)).exists();
+    // nothing ran: the report says so instead of drawing empty charts
+    String html = read(tmp.resolve("cli").resolve(Sweep.REPORT));
+    assertThat(ReportPages.specs(html)).isEmpty();
+    assertThat(html).contains("Best configuration: none").contains("No load point has a finite latency to draw.");
+    assertThat(out.toString()).contains(tmp.resolve("cli").resolve(Sweep.REPORT).toString());
   }
 }
