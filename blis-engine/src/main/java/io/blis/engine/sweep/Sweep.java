@@ -137,6 +137,80 @@ public final class Sweep {
   }
 
   /**
+   * {@link #evaluate} as one line of JSON (no newline), decimals written plainly, as {@code
+   * points.jsonl} holds it without {@code elapsed_s}: what a runner elsewhere (another process or
+   * machine) sends back, to be read by {@link #table}.
+   */
+  public static String evaluateLine(SweepGrid grid, SweepConfig config) {
+    return line(evaluate(grid, config));
+  }
+
+  /**
+   * The table of records given as JSON lines ({@link #evaluateLine}, or the lines of a {@code
+   * points.jsonl}), read exactly as {@link #run} reads its file, so that the same records give the
+   * same bytes.
+   *
+   * @param records one record per configuration of {@code grid}, in any order
+   * @throws IllegalArgumentException for a line that is not a record, a record of another
+   *     fingerprint or of no configuration of the grid, and a configuration recorded twice or not
+   *     at all
+   */
+  public static SweepTable table(SweepGrid grid, PriceTable prices, List<String> records) {
+    String fingerprint = grid.fingerprint();
+    Map<String, JsonNode> byKey = new LinkedHashMap<>();
+    for (int i = 0; i < records.size(); i++) {
+      JsonNode rec;
+      try {
+        rec = READER.readTree(records.get(i));
+      } catch (JsonProcessingException e) {
+        throw new IllegalArgumentException("record " + (i + 1) + ": not JSON (" + e.getOriginalMessage() + ")");
+      }
+      if (rec == null || !rec.isObject() || !rec.path("key").isTextual() || !rec.path("fingerprint").isTextual()
+          || !rec.path("status").isTextual()) {
+        throw new IllegalArgumentException("record " + (i + 1) + ": not a sweep record (needs key, fingerprint and status)");
+      }
+      String key = rec.get("key").asText();
+      if (!rec.get("fingerprint").asText().equals(fingerprint)) {
+        throw new IllegalArgumentException("record " + (i + 1) + " (" + key + ") has fingerprint "
+            + rec.get("fingerprint").asText() + ", " + grid.source() + " has " + fingerprint
+            + ": it answers another question, workload or settings, or was computed from other files");
+      }
+      if (byKey.put(key, rec) != null) {
+        throw new IllegalArgumentException("record " + (i + 1) + ": " + key + " is recorded twice");
+      }
+    }
+    List<JsonNode> ordered = new ArrayList<>();
+    for (SweepConfig c : grid.configs()) {
+      JsonNode r = byKey.remove(c.key());
+      if (r == null) {
+        throw new IllegalArgumentException("no record of " + c.key());
+      }
+      ordered.add(r);
+    }
+    if (!byKey.isEmpty()) {
+      throw new IllegalArgumentException("a record of " + byKey.keySet().iterator().next() + ", which is no"
+          + " configuration of " + grid.source());
+    }
+    return SweepTable.of(grid, prices, ordered);
+  }
+
+  /**
+   * Writes a table's {@code sweep.csv}, {@code sweep.jsonl} and {@code summary.json} to {@code
+   * dir} (created if missing) as {@link #run} writes them, each to a temporary file moved into
+   * place.
+   */
+  public static void write(SweepTable table, Path dir) {
+    try {
+      Files.createDirectories(dir);
+      writeAtomically(dir.resolve(CSV), table.csv());
+      writeAtomically(dir.resolve(JSONL), table.jsonLines());
+      writeAtomically(dir.resolve(SUMMARY), pretty(table.summary()));
+    } catch (IOException e) {
+      throw new UncheckedIOException(dir + ": cannot write the tables: " + e.getMessage(), e);
+    }
+  }
+
+  /**
    * Runs every configuration not yet recorded in {@code dir} and writes the tables there.
    *
    * @throws IllegalArgumentException for an unusable directory or a damaged {@code points.jsonl}
