@@ -119,8 +119,9 @@ public final class SparkSweep {
   }
 
   /**
-   * Runs every configuration and writes {@code sweep.csv}, {@code sweep.jsonl} and {@code
-   * summary.json} to {@code dir} on the driver, as {@code blis sweep} writes them.
+   * Runs every configuration and writes {@code sweep.csv}, {@code sweep.jsonl}, {@code
+   * summary.json} and {@code report.html} to {@code dir} on the driver, as {@code blis sweep} writes
+   * them.
    */
   public Outcome run(SparkSession spark, Path dir) {
     Outcome o = run(spark);

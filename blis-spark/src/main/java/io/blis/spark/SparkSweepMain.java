@@ -31,7 +31,7 @@ import picocli.CommandLine.Option;
     mixinStandardHelpOptions = true,
     sortOptions = false,
     description = {"blis sweep as an Apache Spark job: each configuration of a grid file one task; writes DIR/sweep.csv,"
-        + " DIR/sweep.jsonl and DIR/summary.json on the driver (format: docs/capacity.md, Sweeps)."})
+        + " DIR/sweep.jsonl, DIR/summary.json and DIR/report.html on the driver (format: docs/capacity.md, Sweeps)."})
 public final class SparkSweepMain implements Callable<Integer> {
 
   /** Exit code of bad input. */

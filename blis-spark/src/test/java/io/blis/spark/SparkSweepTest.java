@@ -57,7 +57,7 @@ class SparkSweepTest {
       search: {point_duration_s: 30, min_requests: 100}
       """;
 
-  private static final List<String> FILES = List.of(Sweep.CSV, Sweep.JSONL, Sweep.SUMMARY);
+  private static final List<String> FILES = List.of(Sweep.CSV, Sweep.JSONL, Sweep.SUMMARY, Sweep.REPORT);
 
   private SparkSession spark;
   private Path dir;

@@ -195,9 +195,9 @@ public final class Sweep {
   }
 
   /**
-   * Writes a table's {@code sweep.csv}, {@code sweep.jsonl} and {@code summary.json} to {@code
-   * dir} (created if missing) as {@link #run} writes them, each to a temporary file moved into
-   * place.
+   * Writes a table's {@code sweep.csv}, {@code sweep.jsonl}, {@code summary.json} and {@code
+   * report.html} to {@code dir} (created if missing) as {@link #run} writes them, each to a
+   * temporary file moved into place.
    */
   public static void write(SweepTable table, Path dir) {
     try {
@@ -205,6 +205,7 @@ public final class Sweep {
       writeAtomically(dir.resolve(CSV), table.csv());
       writeAtomically(dir.resolve(JSONL), table.jsonLines());
       writeAtomically(dir.resolve(SUMMARY), pretty(table.summary()));
+      writeAtomically(dir.resolve(REPORT), SweepReport.html(table, table.records()));
     } catch (IOException e) {
       throw new UncheckedIOException(dir + ": cannot write the tables: " + e.getMessage(), e);
     }
@@ -251,10 +252,7 @@ public final class Sweep {
         ordered.add(r);
       }
       SweepTable table = SweepTable.of(grid, prices, ordered);
-      writeAtomically(dir.resolve(CSV), table.csv());
-      writeAtomically(dir.resolve(JSONL), table.jsonLines());
-      writeAtomically(dir.resolve(SUMMARY), pretty(table.summary()));
-      writeAtomically(dir.resolve(REPORT), SweepReport.html(table, ordered));
+      write(table, dir);
       return new Outcome(table, reused, pending.size(), (System.nanoTime() - start) / 1e9);
     } catch (IOException e) {
       throw new UncheckedIOException("--out " + dir + ": " + e.getMessage(), e);

@@ -25,9 +25,12 @@ public final class SweepTable {
   private final SweepGrid grid;
   private final List<String> columns;
   private final List<ObjectNode> rows;
+  private final List<JsonNode> records;
   private final ObjectNode summary;
 
-  private SweepTable(SweepGrid grid, List<String> columns, List<ObjectNode> rows, ObjectNode summary) {
+  private SweepTable(SweepGrid grid, List<String> columns, List<ObjectNode> rows, ObjectNode summary,
+      List<JsonNode> records) {
+    this.records = List.copyOf(records);
     this.grid = grid;
     this.columns = columns;
     this.rows = rows;
@@ -163,7 +166,7 @@ public final class SweepTable {
     if (best != null) {
       best.put("best", true);
     }
-    return new SweepTable(grid, columns, rows, summary(grid, prices, rows, frontier, best, latency));
+    return new SweepTable(grid, columns, rows, summary(grid, prices, rows, frontier, best, latency), records);
   }
 
   private static boolean better(ObjectNode a, ObjectNode b, String latency) {
@@ -347,6 +350,11 @@ public final class SweepTable {
   }
 
   /** The rows in grid order. */
+  /** The records the table was computed from, in grid order (the report draws their load points). */
+  public List<JsonNode> records() {
+    return records;
+  }
+
   public List<ObjectNode> rows() {
     return rows;
   }
