@@ -24,7 +24,7 @@ git clone -q "$REPO" "$TMP/blis"
 ln -s "$SHARED" "$TMP/shared"
 cd "$TMP/blis"
 python3 - "$ALL" > "$TMP/commands.sh" <<'PY'
-import re, sys
+import re, shlex, sys
 run_long = sys.argv[1] == "1"
 text = open("README.md", encoding="utf-8").read()
 n = 0
@@ -44,7 +44,7 @@ for m in re.finditer(r"(<!-- check-readme: (skip|long)[^\n]*-->\n)?```(\w*)\n(.*
         if command.startswith("blis "):
             command = "java -jar blis-engine/target/blis.jar " + command[5:]
         n += 1
-        print(f"echo '--- README.md:{line_no}: ' {command!r:.200}")
+        print("echo " + shlex.quote(f"--- README.md:{line_no}: {command}"))
         print(f"{command} > /dev/null || {{ echo 'FAILED: README.md block at line {line_no}'; exit 1; }}")
         command = ""
 print(f"echo 'all {n} README commands ran'")
