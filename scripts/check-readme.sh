@@ -45,7 +45,8 @@ for m in re.finditer(r"(<!-- check-readme: (skip|long)[^\n]*-->\n)?```(\w*)\n(.*
             command = "java -jar blis-engine/target/blis.jar " + command[5:]
         n += 1
         print("echo " + shlex.quote(f"--- README.md:{line_no}: {command}"))
-        print(f"{command} > /dev/null || {{ echo 'FAILED: README.md block at line {line_no}'; exit 1; }}")
+        # on a line of its own inside ( ), so that a trailing # comment ends there
+        print(f"( {command}\n) > /dev/null || {{ echo 'FAILED: README.md block at line {line_no}'; exit 1; }}")
         command = ""
 print(f"echo 'all {n} README commands ran'")
 PY
