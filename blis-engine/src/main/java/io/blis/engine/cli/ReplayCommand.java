@@ -20,15 +20,16 @@ import picocli.CommandLine.Spec;
 
 /**
  * {@code blis replay}: simulates the deployment on a recorded trace and prints the result JSON. The
- * trace is a BLIS trace (as written by {@code blis run --trace-out}), or a ground-truth
- * inference-perf CSV ({@code requests/<id>.csv.gz}) together with the profile that produced it.
+ * trace is a BLIS trace (as written by {@code blis run --trace-out}), a Go BLIS TraceV2 pair or
+ * trace CSV with token arrays (docs/go-blis.md), or a ground-truth inference-perf CSV ({@code
+ * requests/<id>.csv.gz}) together with the profile that produced it.
  */
 @Command(
     name = "replay",
     mixinStandardHelpOptions = true,
     sortOptions = false,
-    description = "Replay a BLIS trace (or a ground-truth inference-perf CSV with its profile) on"
-        + " simulated vLLM instance(s), print the result JSON.")
+    description = "Replay a BLIS trace, a Go BLIS trace (TraceV2 pair, or trace CSV with token arrays), or a"
+        + " ground-truth inference-perf CSV with its profile, on simulated vLLM instance(s); print the result JSON.")
 final class ReplayCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;

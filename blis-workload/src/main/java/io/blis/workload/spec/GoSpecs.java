@@ -376,6 +376,8 @@ final class GoSpecs {
           + " would overlap, and overlapping windows have no single rate (split the cohort in two)");
     }
     List<GoSpecFile.Window> windows = new ArrayList<>();
+    String patternPath = path + (c.diurnal() != null ? ".diurnal" : c.spike() != null ? ".spike"
+        : c.drain() != null ? ".drain" : "");
     if (c.diurnal() != null) {
       windows.addAll(diurnal(c.diurnal(), path + ".diurnal"));
     } else if (c.spike() != null) {
@@ -394,8 +396,8 @@ final class GoSpecs {
         group = group + "-" + j;
       }
       out.add(new Member(path, c.id() + "-" + j, nz(c.tenantId()), sloClass, fraction, c.arrival(),
-          c.inputDistribution(), c.outputDistribution(), group, c.prefixLength(), windows, path, timeout,
-          session));
+          c.inputDistribution(), c.outputDistribution(), group, c.prefixLength(), windows, patternPath,
+          timeout, session));
     }
     return out;
   }

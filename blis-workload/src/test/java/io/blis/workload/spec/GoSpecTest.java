@@ -255,6 +255,30 @@ class GoSpecTest {
   }
 
   @Test
+  void aSpikeSendsAtItsTraceRateSharedByTheMembersInAbsoluteMode() {
+    String go = """
+        version: "2"
+        num_requests: 40
+        cohorts:
+          - id: burst
+            population: 4
+            rate_fraction: 1
+            arrival: {process: poisson}
+            input_distribution: {type: constant, params: {value: 8}}
+            output_distribution: {type: constant, params: {value: 4}}
+            spike: {start_time_us: 2000000, duration_us: 3000000, trace_rate: 40}
+        """;
+    WorkloadSpec s = WorkloadFile.parse(go, "s.yaml").spec();
+    assertThat(s.clients()).hasSize(4).allSatisfy(c -> {
+      assertThat(c.arrival()).isEqualTo(new ArrivalProcess.Poisson(10));
+      assertThat(c.windows()).containsExactly(new ActiveWindow(2_000_000, 5_000_000));
+    });
+    // with aggregate_rate above 0, trace_rate is a ServeGen weight, which is not read
+    assertThatThrownBy(() -> WorkloadFile.parse(go.replace("num_requests: 40", "num_requests: 40\naggregate_rate: 5"),
+        "s.yaml")).hasMessageStartingWith("s.yaml:11:59: trace_rate with aggregate_rate > 0");
+  }
+
+  @Test
   void windowsWithTheirOwnSettingsBecomeClientsOfTheirOwn() {
     String go = """
         version: "2"
