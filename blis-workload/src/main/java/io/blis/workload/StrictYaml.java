@@ -145,6 +145,54 @@ public final class StrictYaml {
         && !(e instanceof StreamConstraintsException);
   }
 
+  /**
+   * Where the key (or list element) at {@code path} ("clients[0].network", "" for the document)
+   * starts in YAML {@code text}, as "line:column" (1-based); null when the path is not there. For
+   * messages about a file that bound without error but whose content is refused or noted later.
+   */
+  public static String position(String text, String path) {
+    Found found = locate(YAML, TextFiles.stripBom(text), path);
+    if (found == null || found.location.getLineNr() < 1) {
+      return null;
+    }
+    return found.location.getLineNr() + ":" + found.location.getColumnNr();
+  }
+
+  /**
+   * {@code s} as a YAML double-quoted scalar (backslash escapes for quotes, backslashes and control
+   * characters), which every YAML reader reads back as {@code s}.
+   */
+  public static String quote(String s) {
+    StringBuilder b = new StringBuilder("\"");
+    for (int i = 0; i < s.length(); i++) {
+      char c = s.charAt(i);
+      switch (c) {
+        case '"' -> b.append("\\\"");
+        case '\\' -> b.append("\\\\");
+        case '\n' -> b.append("\\n");
+        case '\t' -> b.append("\\t");
+        case '\r' -> b.append("\\r");
+        default -> {
+          if (c < 0x20) {
+            b.append(String.format(java.util.Locale.ROOT, "\\x%02x", (int) c));
+          } else {
+            b.append(c);
+          }
+        }
+      }
+    }
+    return b.append('"').toString();
+  }
+
+  /** {@code lines} as YAML comment lines ("# " + the line, line breaks inside made spaces). */
+  public static String comments(java.util.List<String> lines) {
+    StringBuilder y = new StringBuilder();
+    for (String line : lines) {
+      y.append("# ").append(line.replaceAll("\\s*\\R\\s*", " ")).append('\n');
+    }
+    return y.toString();
+  }
+
   /** "line:column" (1-based) of character {@code index} of {@code text}. */
   private static String position(String text, int index) {
     int line = 1;

@@ -28,7 +28,7 @@ public final class BlisCli implements Runnable {
   static final List<Supplier<Object>> SUBCOMMANDS =
       List.of(RunCommand::new, ReplayCommand::new, ValidateCommand::new, CalibrateCommand::new,
           FitCommand::new, ServeCommand::new, ObserveCommand::new, IntervalScalesCommand::new, CapacityCommand::new,
-          SweepCommand::new);
+          SweepCommand::new, ConvertCommand::new);
 
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 

@@ -7,7 +7,6 @@ import io.blis.engine.capacity.SloSet;
 import io.blis.engine.validate.Ensemble;
 import io.blis.latency.coeff.CoefficientFiles;
 import io.blis.workload.inferenceperf.InferencePerfProfiles;
-import io.blis.workload.spec.WorkloadSpec;
 import io.blis.workload.synthetic.LengthSpec;
 import java.nio.file.Path;
 import java.util.List;
@@ -143,7 +142,8 @@ final class CapacityCommand implements Callable<Integer> {
     }
     long seed = workload.effectiveSeed(cl);
     if (workload.workloadSpec != null) {
-      return RateWorkload.spec(WorkloadSpec.load(workload.workloadSpec), workload.workloadSpec.getFileName().toString());
+      return RateWorkload.specFile(io.blis.workload.spec.WorkloadFile.load(workload.workloadSpec),
+          workload.workloadSpec.getFileName().toString(), seed);
     }
     if (workload.workloadPreset != null) {
       return RateWorkload.preset(workload.workloadPreset, seed);

@@ -84,6 +84,17 @@ final class Cli {
     }
   }
 
+  /**
+   * Prints each note (a setting of an input file that has no meaning here, "FILE:LINE:COL: why")
+   * to the command's stderr as one line, "note: ...".
+   */
+  static void printNotes(picocli.CommandLine cl, java.util.List<String> notes) {
+    for (String n : notes) {
+      cl.getErr().println("note: " + BlisCli.oneLine(n));
+    }
+    cl.getErr().flush();
+  }
+
   /** Creates the parent directories of an output file named by {@code flag}; returns the file. */
   static Path parentsCreated(String flag, Path file) {
     Path parent = file.toAbsolutePath().getParent();

@@ -356,7 +356,8 @@ final class DeploymentOptions {
   /** The pool fields given explicitly as flags; they win over the policy bundle's pools. */
   private PoolSpec explicitPoolFlags(String coefficients) {
     return new PoolSpec("flags", 1,
-        given("--model") ? server.model : null, given("--gpu") ? server.gpu : null,
+        parsed != null && ServerOptions.modelGiven(parsed) ? server.model : null,
+        parsed != null && ServerOptions.gpuGiven(parsed) ? server.gpu : null,
         given("--tp") ? server.tp : null, given("--latency-model") ? latencyModel : null, coefficients,
         given("--max-num-seqs") ? server.maxNumSeqs : null,
         given("--max-num-batched-tokens") ? server.maxNumBatchedTokens : null,

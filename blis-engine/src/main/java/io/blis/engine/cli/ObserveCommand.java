@@ -272,8 +272,8 @@ final class ObserveCommand implements Callable<Integer> {
   private ServerDeployment.Declared declared() {
     CommandLine.ParseResult p = spec.commandLine().getParseResult();
     return new ServerDeployment.Declared(
-        p.hasMatchedOption("--model") ? server.model : null,
-        p.hasMatchedOption("--gpu") ? server.gpu : null,
+        ServerOptions.modelGiven(p) ? server.model : null,
+        ServerOptions.gpuGiven(p) ? server.gpu : null,
         p.hasMatchedOption("--tp") ? server.tp : null,
         server.maxModelLen,
         p.hasMatchedOption("--max-num-batched-tokens") ? server.maxNumBatchedTokens : null,

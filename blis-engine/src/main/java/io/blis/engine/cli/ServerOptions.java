@@ -20,6 +20,15 @@ final class ServerOptions {
           + " a GPU JSON file, or FILE#KEY for one entry of a file of several GPUs (default: ${DEFAULT-VALUE}).")
   String gpu = DeploymentOptions.DEFAULT_GPU;
 
+  @Option(names = "--model-config-folder", paramLabel = "DIR",
+      description = "Go BLIS: a folder holding the model's HuggingFace config.json; the same as --model DIR/config.json.")
+  java.nio.file.Path modelConfigFolder;
+
+  @Option(names = "--hardware-config", paramLabel = "FILE",
+      description = "Go BLIS: its hardware_config.json (GPUs keyed by name); --hardware NAME (default ${DEFAULT-VALUE} as for"
+          + " --gpu) picks the entry: the same as --gpu FILE#NAME.")
+  java.nio.file.Path hardwareConfig;
+
   @Option(names = "--tp", description = "Tensor-parallel degree (default: ${DEFAULT-VALUE}).")
   int tp = 1;
 
@@ -47,8 +56,69 @@ final class ServerOptions {
       description = "Fraction of GPU memory vLLM may use (default: ${DEFAULT-VALUE}).")
   double gpuMemoryUtilization = 0.9;
 
+  /** Whether the model was given, by --model or --model-config-folder. */
+  static boolean modelGiven(CommandLine.ParseResult p) {
+    return p.hasMatchedOption("--model") || p.hasMatchedOption("--model-config-folder");
+  }
+
+  /** Whether the GPU was given, by --gpu (--hardware) or --hardware-config. */
+  static boolean gpuGiven(CommandLine.ParseResult p) {
+    return p.hasMatchedOption("--gpu") || p.hasMatchedOption("--hardware-config");
+  }
+
+  /**
+   * Resolves Go BLIS's --model-config-folder and --hardware-config into --model and --gpu (once);
+   * returns one note per field of the chosen hardware_config.json entry that has no meaning here.
+   */
+  java.util.List<String> resolveGoBlisFiles(CommandLine cl) {
+    java.util.List<String> notes = new java.util.ArrayList<>();
+    if (modelConfigFolder != null) {
+      java.nio.file.Path config = modelConfigFolder.resolve("config.json");
+      require(cl, java.nio.file.Files.isDirectory(modelConfigFolder),
+          "--model-config-folder: '" + modelConfigFolder + "' is not a directory (expected a folder with config.json)");
+      require(cl, java.nio.file.Files.isRegularFile(config),
+          "--model-config-folder: no config.json in '" + modelConfigFolder + "' (the model's HuggingFace config)");
+      require(cl, !cl.getParseResult().hasMatchedOption("--model") || model.equals(config.toString())
+              || !model.endsWith(".json"),
+          "give --model CONFIG_JSON or --model-config-folder DIR, not both");
+      model = config.toString();
+      modelConfigFolder = null;
+    }
+    if (hardwareConfig != null) {
+      Cli.requireFile("--hardware-config", hardwareConfig);
+      require(cl, !gpu.contains("#") && !gpu.endsWith(".json"),
+          "with --hardware-config FILE, --hardware names an entry of FILE (H100, A100-80, ...), got '" + gpu + "'");
+      notes.addAll(goHardwareNotes(hardwareConfig, gpu));
+      gpu = hardwareConfig + "#" + gpu;
+      hardwareConfig = null;
+    }
+    return notes;
+  }
+
+  /** Go BLIS hardware_config.json keys that are not GPU datasheet figures. */
+  private static java.util.List<String> goHardwareNotes(java.nio.file.Path file, String entry) {
+    java.util.List<String> notes = new java.util.ArrayList<>();
+    try {
+      com.fasterxml.jackson.databind.JsonNode root = new com.fasterxml.jackson.databind.ObjectMapper()
+          .readTree(java.nio.file.Files.readString(file));
+      com.fasterxml.jackson.databind.JsonNode e = root == null ? null : root.get(entry);
+      if (e != null && e.isObject()) {
+        for (String k : java.util.List.of("mfuPrefill", "mfuDecode")) {
+          if (e.has(k)) {
+            notes.add(file + " (" + entry + "): " + k + " has no meaning here: it is not a datasheet figure;"
+                + " the roofline's efficiencies are coefficients (--coefficients), trained physics has none");
+          }
+        }
+      }
+    } catch (java.io.IOException | RuntimeException e) {
+      // the GPU reader reports what is wrong with the file
+    }
+    return notes;
+  }
+
   /** Checks the values; a bad one is a {@link CommandLine.ParameterException} of {@code cl}. */
   void validate(CommandLine cl) {
+    Cli.printNotes(cl, resolveGoBlisFiles(cl));
     require(cl, tp >= 1, "--tp must be at least 1, got " + tp);
     require(cl, maxNumSeqs >= 1, "--max-num-seqs must be at least 1, got " + maxNumSeqs);
     require(cl, maxNumBatchedTokens >= 1, "--max-num-batched-tokens must be at least 1, got " + maxNumBatchedTokens);

@@ -3,7 +3,10 @@ package io.blis.engine.cli;
 import io.blis.workload.RequestSource;
 import io.blis.workload.inferenceperf.InferencePerfProfiles;
 import io.blis.workload.inferenceperf.InferencePerfWorkload;
+import io.blis.workload.spec.WorkloadFile;
 import io.blis.workload.spec.WorkloadSpec;
+import io.blis.workload.trace.NotedSource;
+import io.blis.workload.trace.TokenArrayTraceReader;
 import io.blis.workload.synthetic.LengthSpec;
 import io.blis.workload.synthetic.SyntheticWorkload;
 import java.nio.file.Path;
@@ -62,17 +65,35 @@ final class WorkloadOptions {
   // ---- other workload kinds (at most one) ----
 
   @Option(names = "--workload-spec", paramLabel = "FILE",
-      description = "YAML workload spec (clients, arrivals, lengths, sessions); its seed is used unless --seed is given.")
+      description = "YAML workload spec (clients, arrivals, lengths, sessions), this project's or Go BLIS's (version 1"
+          + " or 2, cohorts, inference_perf); its seed is used unless --seed is given.")
   Path workloadSpec;
 
   @Option(names = "--workload", paramLabel = "NAME",
       description = "Preset workload at --rate with --num-requests: chatbot, summarization, contentgen, multidoc;"
-          + " distribution is the default Poisson/Gaussian workload of the --prompt-tokens and --output-tokens flags"
-          + " (Go BLIS's names).")
+          + " distribution is the default Poisson/Gaussian workload of the --prompt-tokens and --output-tokens flags;"
+          + " traces replays --workload-traces-filepath (Go BLIS's names).")
   String workloadPreset;
+
+  @Option(names = "--workload-traces-filepath", paramLabel = "FILE",
+      description = "With --workload traces: Go BLIS's request CSV (arrival_time in seconds, request_id, model,"
+          + " prefill_tokens and decode_tokens as JSON arrays of token ids).")
+  Path tracesFile;
+
+  /** Go BLIS's name of the workload read from --workload-traces-filepath. */
+  static final String TRACES = "traces";
+
+  /** The workload spec file, read once (its notes are printed on first use). */
+  private WorkloadFile specFile;
+  private boolean notesPrinted;
+  /** Whether --workload traces was given (validate() then clears the preset name). */
+  private boolean tracesChosen;
 
   /** The workload the flags select, in words, for the log. */
   String describe(long seed) {
+    if (tracesFile != null) {
+      return "Go BLIS trace CSV " + tracesFile + " (its arrival times and token ids)";
+    }
     if (workloadSpec != null) {
       return "workload spec " + workloadSpec + " (its rate and number of requests), seed " + seed;
     }
@@ -117,9 +138,17 @@ final class WorkloadOptions {
     if (DISTRIBUTION.equals(workloadPreset)) {
       workloadPreset = null;
     }
+    if (TRACES.equals(workloadPreset)) {
+      tracesChosen = true;
+      workloadPreset = null;
+    }
+    require(cl, tracesChosen == (tracesFile != null), tracesChosen
+        ? "--workload traces needs --workload-traces-filepath FILE (Go BLIS's trace CSV)"
+        : "--workload-traces-filepath goes with --workload traces");
+    boolean traces = tracesChosen;
     require(cl, Double.isFinite(rate) && rate > 0, "--rate must be a positive number of requests per second, got " + rate);
     require(cl, numRequests >= 1, "--num-requests must be at least 1 (a run of no requests measures nothing), got " + numRequests);
-    if (workloadSpec == null && inferencePerf == null && numRequests > 0) {
+    if (workloadSpec == null && inferencePerf == null && !traces && numRequests > 0) {
       // the arrivals' expected span must fit in the simulated time
       double spanS = numRequests / rate;
       require(cl, spanS <= MAX_ARRIVAL_SPAN_S, String.format(java.util.Locale.ROOT,
@@ -142,6 +171,9 @@ final class WorkloadOptions {
     }
     if (inferencePerf != null) {
       kinds.add("--inference-perf");
+    }
+    if (traces) {
+      kinds.add("--workload traces");
     }
     require(cl, kinds.size() <= 1, "give at most one workload kind (" + String.join(", ", allKinds(otherKinds))
         + "), got " + String.join(" and ", kinds));
@@ -166,10 +198,30 @@ final class WorkloadOptions {
     if (inferencePerf != null) {
       Cli.requireFile("--inference-perf", inferencePerf);
     }
+    if (tracesFile != null) {
+      Cli.requireFile("--workload-traces-filepath", tracesFile);
+    }
+  }
+
+  /** The --workload-spec file in whichever format it is written, read once. */
+  private WorkloadFile specFile() {
+    if (specFile == null) {
+      specFile = WorkloadFile.load(workloadSpec);
+    }
+    return specFile;
+  }
+
+  /** Prints {@code notes} to the command's stderr the first time any are shown. */
+  private void printNotes(CommandLine cl, List<String> notes) {
+    if (!notesPrinted) {
+      notesPrinted = true;
+      Cli.printNotes(cl, notes);
+    }
   }
 
   private static List<String> allKinds(List<String> otherKinds) {
-    List<String> all = new ArrayList<>(List.of("--workload-spec", "--workload", "--inference-perf"));
+    List<String> all = new ArrayList<>(List.of("--workload-spec", "--workload", "--inference-perf",
+        "--workload traces"));
     for (String k : otherKinds) {
       if (!all.contains(k)) {
         all.add(k);
@@ -185,7 +237,7 @@ final class WorkloadOptions {
   /** --seed when given; for a workload spec without --seed, the spec's own seed. */
   long effectiveSeed(CommandLine cl) {
     if (workloadSpec != null && !cl.getParseResult().hasMatchedOption("--seed")) {
-      return WorkloadSpec.load(workloadSpec).seed();
+      return specFile().seed();
     }
     return seed;
   }
@@ -193,7 +245,14 @@ final class WorkloadOptions {
   /** A fresh source of the selected workload. */
   RequestSource source(CommandLine cl) {
     if (workloadSpec != null) {
-      return new Named(WorkloadSpec.load(workloadSpec).source(effectiveSeed(cl)), "--workload-spec " + workloadSpec);
+      WorkloadFile f = specFile();
+      printNotes(cl, f.notes());
+      return new Named(f.source(effectiveSeed(cl)), "--workload-spec " + workloadSpec);
+    }
+    if (tracesFile != null) {
+      NotedSource traces = TokenArrayTraceReader.open(tracesFile);
+      printNotes(cl, traces.notes());
+      return traces.source();
     }
     if (workloadPreset != null) {
       return WorkloadSpec.preset(workloadPreset, rate, numRequests, seed).source();
@@ -259,6 +318,8 @@ final class WorkloadOptions {
     String what;
     if (workloadSpec != null) {
       what = "workload spec " + workloadSpec.getFileName();
+    } else if (tracesFile != null) {
+      what = "Go BLIS trace CSV " + tracesFile.getFileName();
     } else if (workloadPreset != null) {
       what = "preset " + workloadPreset + " at " + rate + " req/s, " + numRequests + " requests";
     } else if (inferencePerf != null) {

@@ -114,25 +114,55 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
 
   /** Parses and checks bundle text; {@code source} names it in errors. */
   public static PolicyBundle parse(String text, String source) {
-    Node root;
+    Node root = root(text, source);
+    if (root == null) {
+      return empty();
+    }
+    if (GoPolicyConfig.isGoBlis(root)) {
+      return new GoPolicyConfig(new Reader(source)).bundle(root, new ArrayList<>());
+    }
+    return new Reader(source).bundle(root);
+  }
+
+  /**
+   * A policy file as read: the bundle, whether it was written in Go BLIS's policy-config format
+   * ({@code admission}, {@code routing}, {@code priority}, {@code scheduler}; see {@link
+   * GoPolicyConfig}), and one note per setting that has no meaning here.
+   */
+  public record Read(PolicyBundle bundle, boolean goBlis, List<String> notes) {
+    public Read {
+      notes = List.copyOf(notes);
+    }
+  }
+
+  /** As {@link #load}, telling the format and the notes. */
+  public static Read read(Path file) {
+    String text = InputTrees.readText(file, "policy bundle");
+    Node root = root(text, file.toString());
+    if (root != null && GoPolicyConfig.isGoBlis(root)) {
+      List<String> notes = new ArrayList<>();
+      PolicyBundle b = new GoPolicyConfig(new Reader(file.toString())).bundle(root, notes);
+      return new Read(b, true, notes);
+    }
+    return new Read(load(file), false, List.of());
+  }
+
+  /** The YAML tree of {@code text}, or null for an empty document. */
+  private static Node root(String text, String source) {
     try (JsonParser p = YAML.createParser(text)) {
-      JsonToken first = p.nextToken();
-      if (first == null) {
-        return empty();
+      if (p.nextToken() == null) {
+        return null;
       }
-      root = Node.read(p, source);
+      Node root = Node.read(p, source);
       if (p.nextToken() != null) {
         throw new Problem(source, p.currentTokenLocation(), "expected a single YAML document");
       }
+      return root.isNull() ? null : root;
     } catch (JacksonException e) {
       throw new IllegalArgumentException(source + ", " + InputTrees.problem(e, "not valid YAML"), e);
     } catch (IOException e) {
       throw new IllegalArgumentException(source + ": cannot read: " + e.getMessage(), e);
     }
-    if (root.isNull()) {
-      return empty();
-    }
-    return new Reader(source).bundle(root);
   }
 
   /** The bundle as YAML that {@link #parse} reads back to an equal bundle. */
@@ -216,7 +246,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
   // ---------------------------------------------------------------- reading
 
   /** A YAML node with where it starts: a mapping, a sequence or a scalar. */
-  private record Node(Map<String, Node> map, List<Node> list, String text, JsonToken token,
+  record Node(Map<String, Node> map, List<Node> list, String text, JsonToken token,
       int line, int column) {
 
     boolean isNull() {
@@ -258,7 +288,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
   }
 
   /** An error at a place in the file. */
-  private static final class Problem extends IllegalArgumentException {
+  static final class Problem extends IllegalArgumentException {
     Problem(String source, JsonLocation at, String message) {
       super(source + ", line " + at.getLineNr() + ", column " + at.getColumnNr() + ": " + message);
     }
@@ -269,9 +299,9 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
   }
 
   /** Checks and converts the tree, with the source name for errors. */
-  private record Reader(String source) {
+  record Reader(String source) {
 
-    private IllegalArgumentException error(Node at, String message) {
+    IllegalArgumentException error(Node at, String message) {
       return new Problem(source, at, message);
     }
 
@@ -398,7 +428,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       return new PolicySpec(name, params);
     }
 
-    private String knownName(Node at, String name, String what, Class<? extends NamedProvider> type) {
+    String knownName(Node at, String name, String what, Class<? extends NamedProvider> type) {
       List<String> names = Providers.names(type);
       if (!names.contains(name)) {
         throw error(at, "unknown " + what + " '" + name + "'; available: " + String.join(", ", names));
@@ -407,7 +437,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
     }
 
     /** The mapping {@code n}, whose keys must be in {@code accepted} (any when null). */
-    private Map<String, Node> mapping(Node n, String what, List<String> accepted) {
+    Map<String, Node> mapping(Node n, String what, List<String> accepted) {
       return mapping(n, what, accepted, "key", "accepted");
     }
 
@@ -441,7 +471,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       return v;
     }
 
-    private String string(Node n, String key) {
+    String string(Node n, String key) {
       if (!n.isScalar() || n.token() != JsonToken.VALUE_STRING) {
         throw error(n, key + " must be a name (text), got " + describe(n));
       }
@@ -472,7 +502,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       return v;
     }
 
-    private double number(Node n, String key) {
+    double number(Node n, String key) {
       if (n.token() != JsonToken.VALUE_NUMBER_INT && n.token() != JsonToken.VALUE_NUMBER_FLOAT) {
         throw error(n, key + " must be a number, got " + describe(n));
       }

@@ -575,12 +575,15 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
     }
     if (w.spec() != null) {
       Path file = baseDir.resolve(w.spec());
-      WorkloadSpec spec = WorkloadSpec.load(file);
-      if (w.seed() != null) {
-        spec = new WorkloadSpec(w.seed(), spec.clients(), spec.maxRequests(), spec.horizonUs());
+      io.blis.workload.spec.WorkloadFile f = io.blis.workload.spec.WorkloadFile.load(file);
+      long seed = w.seed() != null ? w.seed() : f.seed();
+      if (f.spec() != null && w.seed() != null) {
+        WorkloadSpec spec = f.spec();
+        f = new io.blis.workload.spec.WorkloadFile(f.format(), f.goVersion(),
+            new WorkloadSpec(seed, spec.clients(), spec.maxRequests(), spec.horizonUs()), null, seed, f.notes());
       }
-      identity[0] = "spec sha256:" + digest(file) + " seed " + spec.seed();
-      return RateWorkload.spec(spec, w.spec());
+      identity[0] = "spec sha256:" + digest(file) + " seed " + seed;
+      return RateWorkload.specFile(f, w.spec(), seed);
     }
     if (w.inferencePerf() != null) {
       Path file = baseDir.resolve(w.inferencePerf());

@@ -139,10 +139,10 @@ class ClusterCliTest {
     assertThat(badWeights.code()).isEqualTo(2);
     assertThat(badWeights.err()).contains("unknown metric 'speed'").contains("ttft_p99");
     Path bundle = dir.resolve("b.yaml");
-    Files.writeString(bundle, "router:\n  policy: round-robin\nrouting: {}\n");
+    Files.writeString(bundle, "router:\n  policy: round-robin\nroutes: {}\n");
     BlisCliTest.Outcome badBundle = blis(args("--policy-config", bundle.toString()));
     assertThat(badBundle.code()).isEqualTo(2);
-    assertThat(badBundle.err()).contains("b.yaml").contains("line 3").contains("unknown key 'routing'").doesNotContain("Exception");
+    assertThat(badBundle.err()).contains("b.yaml").contains("line 3").contains("unknown key 'routes'").doesNotContain("Exception");
     assertThat(badBundle.err().strip().lines().count()).isEqualTo(1);
     Path badPool = dir.resolve("pool.yaml");
     Files.writeString(badPool, "pools:\n  - {name: a, instances: 2, gpu: B300-ULTRA}\n");

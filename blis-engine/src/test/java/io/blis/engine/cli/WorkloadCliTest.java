@@ -325,7 +325,7 @@ class WorkloadCliTest {
       "unknown preset|run --workload tweets|unknown workload preset 'tweets'",
       "token ids without trace|run --trace-token-ids|--trace-token-ids needs --trace-out",
       "missing trace|replay --trace DIR/nope.csv|--trace: no such file",
-      "no trace flag|replay|Missing required option: '--trace=FILE'",
+      "no trace flag|replay|give --trace FILE, or Go BLIS's --trace-header/--trace-data",
       "csv without profile|replay --trace CSV|is not a BLIS trace",
       "profile with blis trace|replay --trace BLIS --inference-perf PROFILE|is a BLIS trace",
       "experiment without file|replay --trace CSV --experiment x|--experiments and --experiment go together",

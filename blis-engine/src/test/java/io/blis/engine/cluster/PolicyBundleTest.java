@@ -71,8 +71,11 @@ class PolicyBundleTest {
 
   @Test
   void mistakesAreOneLineNamingTheFileLineAndWhatWasExpected() {
-    fails("router:\n  policy: round-robin\nrouting: 1\n", "line 3", "unknown key 'routing'",
+    fails("router:\n  policy: round-robin\nroutes: 1\n", "line 3", "unknown key 'routes'",
         "accepted: pools, router");
+    // Go BLIS's routing beside this project's router: one format or the other
+    fails("router:\n  policy: round-robin\nrouting: 1\n", "line 2", "'router' is a key of this project's policy"
+        + " bundle, but this file is Go BLIS's policy config ('routing' at line 3)");
     fails("pools:\n  - name: a\n    instances: 2\n    gpus: H100\n", "line 4", "unknown key 'gpus'",
         "gpu_memory_utilization");
     fails("router:\n  policy: fastest\n", "line 2", "unknown router 'fastest'", "least-loaded",

@@ -37,8 +37,10 @@ class ExperimentsFileTest {
     assertThat(e.blockSizeTokens()).isEqualTo(16);
     assertThat(e.cpuOffloadBytes()).isEqualTo(8L << 30);
     assertThat(e.workloadName()).isEqualTo("codegen");
-    assertThat(e.profile().data().systemPromptLen()).isEqualTo(100);
-    assertThat(e.profile().data().questionLen()).isEqualTo(466);
+    assertThat(((io.blis.workload.inferenceperf.SharedPrefixData) e.profile().data()).systemPromptLen())
+        .isEqualTo(100);
+    assertThat(((io.blis.workload.inferenceperf.SharedPrefixData) e.profile().data()).questionLen())
+        .isEqualTo(466);
     assertThat(e.outputLen()).isEqualTo(247);
     assertThat(e.profile().stages()).hasSize(1);
     assertThat(e.profile().totalRequests()).isEqualTo(300);

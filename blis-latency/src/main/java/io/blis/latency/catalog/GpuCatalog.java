@@ -45,7 +45,11 @@ import java.util.regex.Pattern;
  * }</pre>
  *
  * <p>A file may also hold several GPUs as named entries (like the ground truth's
- * {@code gpu_specs.json}); {@code FILE#KEY} names one of them.
+ * {@code gpu_specs.json}); {@code FILE#KEY} names one of them. Go BLIS's {@code
+ * hardware_config.json} is such a file, its entries in Go BLIS's key names: {@code TFlopsPeak}
+ * (bf16_dense_tflops), {@code TFlopsFP8}, {@code BwPeakTBs}, {@code MemoryGiB}; its {@code
+ * mfuPrefill}/{@code mfuDecode} are not datasheet figures and are not read (the roofline's
+ * efficiencies are coefficients); the link bandwidth is that of the bundled GPU of the same name.
  */
 public final class GpuCatalog {
 
@@ -246,10 +250,10 @@ public final class GpuCatalog {
       throw new IllegalArgumentException(source + ": expected a JSON object describing one GPU");
     }
     HfFields f = new HfFields(source, (ObjectNode) node);
-    double bf16 = required(f, source, "bf16_dense_tflops");
-    double fp8 = f.optionalDouble(0.0, "fp8_dense_tflops");
-    double bw = required(f, source, "hbm_bandwidth_tb_s");
-    double memGib = f.optionalDouble(Double.NaN, "memory_gib");
+    double bf16 = required(f, source, "bf16_dense_tflops", GO_PEAK);
+    double fp8 = f.optionalDouble(0.0, "fp8_dense_tflops", "TFlopsFP8");
+    double bw = required(f, source, "hbm_bandwidth_tb_s", "BwPeakTBs");
+    double memGib = f.optionalDouble(Double.NaN, "memory_gib", "MemoryGiB");
     if (Double.isNaN(memGib)) {
       memGib = f.optionalDouble(Double.NaN, "memory_gb") * REPORTED_PER_NOMINAL_MEMORY;
     }
@@ -259,8 +263,10 @@ public final class GpuCatalog {
               + " in GiB; or 'memory_gb', the nominal size)");
     }
     double nvlink = f.optionalDouble(0.0, "nvlink_bandwidth_gb_s");
-    double link =
-        f.optionalDouble(nvlink > 0 ? nvlink / 2.0 : PCIE_GEN4_X16_GB_S, "interconnect_gb_s");
+    // Go BLIS's hardware_config.json has no link figure: a bundled GPU of the same name lends its own
+    Optional<GpuSpec> bundled = node.has(GO_PEAK) ? lookup(name) : Optional.empty();
+    double link = f.optionalDouble(bundled.map(b -> b.interconnectBandwidthBytesPerS() / 1e9)
+        .orElse(nvlink > 0 ? nvlink / 2.0 : PCIE_GEN4_X16_GB_S), "interconnect_gb_s");
     try {
       return new GpuSpec(name, bf16 * 1e12, fp8 * 1e12, bw * 1e12, (long) (memGib * GIB), link * 1e9);
     } catch (IllegalArgumentException e) {
@@ -268,10 +274,14 @@ public final class GpuCatalog {
     }
   }
 
-  private static double required(HfFields f, String source, String key) {
-    double v = f.optionalDouble(Double.NaN, key);
+  /** Go BLIS's name of the dense bf16 peak; its presence marks a Go BLIS hardware_config.json entry. */
+  private static final String GO_PEAK = "TFlopsPeak";
+
+  private static double required(HfFields f, String source, String key, String goKey) {
+    double v = f.optionalDouble(Double.NaN, key, goKey);
     if (Double.isNaN(v)) {
-      throw new IllegalArgumentException(source + ": missing required field '" + key + "'");
+      throw new IllegalArgumentException(source + ": missing required field '" + key + "' (Go BLIS's "
+          + goKey + ")");
     }
     return v;
   }

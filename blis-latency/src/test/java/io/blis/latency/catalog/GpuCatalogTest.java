@@ -77,6 +77,28 @@ class GpuCatalogTest {
   }
 
   @Test
+  void readsGoBlisHardwareConfigEntries() throws IOException {
+    Path f = dir.resolve("hardware_config.json");
+    java.nio.file.Files.writeString(f, """
+        {"H100": {"TFlopsPeak": 989.5, "TFlopsFP8": 1979.0, "BwPeakTBs": 3.35, "mfuPrefill": 0.45,
+                  "mfuDecode": 0.30, "MemoryGiB": 80},
+         "L40": {"TFlopsPeak": 181.0, "BwPeakTBs": 0.864, "MemoryGiB": 48}}
+        """);
+    GpuSpec h = GpuCatalog.resolve(f + "#H100");
+    assertThat(h.name()).isEqualTo("H100");
+    assertThat(h.peakFlopsBf16()).isEqualTo(989.5e12);
+    assertThat(h.peakFlopsFp8()).isEqualTo(1979e12);
+    assertThat(h.memoryBandwidthBytesPerS()).isEqualTo(3.35e12);
+    assertThat(h.memoryBytes()).isEqualTo(80L << 30);
+    // Go BLIS has no link figure: the bundled H100's NVLink; an unknown GPU gets PCIe Gen4
+    assertThat(h.interconnectBandwidthBytesPerS()).isEqualTo(450e9);
+    assertThat(GpuCatalog.resolve(f + "#L40").interconnectBandwidthBytesPerS()).isEqualTo(32e9);
+    java.nio.file.Files.writeString(f, "{\"H100\": {\"BwPeakTBs\": 3.35, \"MemoryGiB\": 80}}");
+    assertThatThrownBy(() -> GpuCatalog.resolve(f + "#H100"))
+        .hasMessage(f + "#H100: missing required field 'bf16_dense_tflops' (Go BLIS's TFlopsPeak)");
+  }
+
+  @Test
   void unknownGpuListsNames() {
     assertThatThrownBy(() -> GpuCatalog.byName("B200"))
         .isInstanceOf(IllegalArgumentException.class)

@@ -3,15 +3,15 @@ package io.blis.workload.inferenceperf;
 import java.util.List;
 
 /**
- * The parts of an inference-perf profile that determine the request stream: the shared-prefix
- * data, the load stages, the pause between stages and the client timeout (seconds), and how
+ * The parts of an inference-perf profile that determine the request stream: the data (shared
+ * prefix, or length distributions of synthetic or random prompts), the load stages, the pause between stages and the client timeout (seconds), and how
  * arrivals are drawn within a stage ({@link LoadType}); {@code multiTurnChat} selects the
  * multi-turn chat mode of newer inference-perf builds (never in effect in the measured runs).
  *
  * <p>Parse a profile file with {@link InferencePerfProfiles}.
  */
 public record InferencePerfProfile(
-    SharedPrefixData data,
+    ProfileData data,
     List<LoadStage> stages,
     double stageIntervalS,
     double clientTimeoutS,
@@ -31,12 +31,12 @@ public record InferencePerfProfile(
 
   /** A profile with {@link LoadType#CONSTANT} load, as in every measured run. */
   public InferencePerfProfile(
-      SharedPrefixData data, List<LoadStage> stages, double stageIntervalS, double clientTimeoutS) {
+      ProfileData data, List<LoadStage> stages, double stageIntervalS, double clientTimeoutS) {
     this(data, stages, stageIntervalS, clientTimeoutS, LoadType.CONSTANT, false);
   }
 
   /** A single-turn profile with the given load type. */
-  public InferencePerfProfile(SharedPrefixData data, List<LoadStage> stages, double stageIntervalS,
+  public InferencePerfProfile(ProfileData data, List<LoadStage> stages, double stageIntervalS,
       double clientTimeoutS, LoadType loadType) {
     this(data, stages, stageIntervalS, clientTimeoutS, loadType, false);
   }
@@ -49,7 +49,11 @@ public record InferencePerfProfile(
       throw new IllegalArgumentException("inference-perf profile: missing load type");
     }
     if (data == null) {
-      throw new IllegalArgumentException("inference-perf profile: missing shared_prefix data");
+      throw new IllegalArgumentException("inference-perf profile: missing data");
+    }
+    if (multiTurnChat && !(data instanceof SharedPrefixData)) {
+      throw new IllegalArgumentException(
+          "inference-perf profile: multi-turn chat needs shared_prefix data");
     }
     if (stages == null || stages.isEmpty()) {
       throw new IllegalArgumentException("inference-perf profile: at least one load stage is required");

@@ -11,7 +11,7 @@ import java.util.List;
  * checked.
  */
 record ProfileFile(
-    Api api,
+    JsonNode api,
     Data data,
     Load load,
     JsonNode server,
@@ -28,14 +28,15 @@ record ProfileFile(
 
   ProfileFile {
     if (data == null) {
-      throw new IllegalArgumentException("missing 'data' section (type: shared_prefix)");
+      throw new IllegalArgumentException(
+          "missing 'data' section (type: shared_prefix, synthetic or random, and its settings)");
     }
     if (load == null) {
       throw new IllegalArgumentException("missing 'load' section (type and stages)");
     }
-    if (api != null && api.type != null && !api.type.equals("completion") && !api.type.equals("chat")) {
-      throw new IllegalArgumentException(
-          "api.type '" + api.type + "' is not supported, expected completion or chat");
+    if (apiType(api).equals("chat") && !"shared_prefix".equals(data.type())) {
+      throw new IllegalArgumentException("api: inference-perf sends " + data.type()
+          + " prompts over the completion API only, got chat");
     }
     if (Boolean.FALSE.equals(ignoreEos)) {
       throw new IllegalArgumentException(
@@ -43,7 +44,78 @@ record ProfileFile(
     }
   }
 
-  record Api(String type, Boolean streaming, JsonNode headers) {}
+  /**
+   * The API type of {@code api}: inference-perf's mapping {@code {type, streaming, headers}}, or the
+   * older bare string ({@code api: completion}).
+   */
+  static String apiType(JsonNode api) {
+    if (api == null || api.isNull()) {
+      return "completion";
+    }
+    String type;
+    if (api.isTextual()) {
+      type = api.asText();
+    } else if (api.isObject()) {
+      api.fieldNames().forEachRemaining(k -> {
+        if (!List.of("type", "streaming", "headers").contains(k)) {
+          throw new IllegalArgumentException("api: unknown key '" + k + "', expected type, streaming, headers");
+        }
+      });
+      JsonNode t = api.get("type");
+      if (t != null && !t.isTextual()) {
+        throw new IllegalArgumentException("api: type must be completion or chat, got " + t);
+      }
+      JsonNode streaming = api.get("streaming");
+      if (streaming != null && !streaming.isBoolean() && !streaming.isNull()) {
+        throw new IllegalArgumentException("api: streaming must be true or false, got " + streaming);
+      }
+      type = t == null ? "completion" : t.asText();
+    } else {
+      throw new IllegalArgumentException("api must be completion, chat or {type: completion|chat,"
+          + " streaming: true|false}, got " + api);
+    }
+    if (!type.equals("completion") && !type.equals("chat")) {
+      throw new IllegalArgumentException(
+          "api.type '" + type + "' is not supported, expected completion or chat");
+    }
+    return type;
+  }
+
+  /**
+   * inference-perf's length distribution ({@code input_distribution}, {@code
+   * output_distribution}); {@code std} is accepted for {@code std_dev}. Defaults are
+   * inference-perf's: min 10, max 1024, mean 512, std_dev 200; total_count is required.
+   */
+  record Distribution(Integer min, Integer max, Double mean, Double stdDev, Double std,
+      Integer totalCount) {
+    Distribution {
+      if (stdDev != null && std != null) {
+        throw new IllegalArgumentException("std_dev and its alias std: give one, not both");
+      }
+      if (totalCount == null) {
+        throw new IllegalArgumentException("total_count is required: the number of prompts whose"
+            + " lengths inference-perf draws from the distribution");
+      }
+      toDistribution(min, max, mean, stdDev != null ? stdDev : std, totalCount);
+    }
+
+    LengthDistributionData.Distribution toDistribution() {
+      return toDistribution(min, max, mean, stdDev != null ? stdDev : std, totalCount);
+    }
+
+    private static LengthDistributionData.Distribution toDistribution(
+        Integer min, Integer max, Double mean, Double std, int count) {
+      return new LengthDistributionData.Distribution(or(min, 10), or(max, 1024), or(mean, 512.0),
+          or(std, 200.0), count);
+    }
+  }
+
+  /** Data types that read prompts from a dataset file, which the simulation does not have. */
+  static final List<String> DATASET_TYPES = List.of("shareGPT", "cnn_dailymail",
+      "infinity_instruct", "billsum_conversations", "dataset_trace");
+
+  /** The data types this project generates. */
+  static final List<String> PARAMETRIC_TYPES = List.of("shared_prefix", "synthetic", "random");
 
   record SharedPrefix(
       Integer numGroups,
@@ -88,6 +160,10 @@ record ProfileFile(
   record Data(
       String type,
       SharedPrefix sharedPrefix,
+      Distribution inputDistribution,
+      Distribution outputDistribution,
+      String path,
+      JsonNode trace,
       Integer numGroups,
       Integer numPromptsPerGroup,
       Integer systemPromptLen,
@@ -97,10 +173,74 @@ record ProfileFile(
       Integer uniquePrompts) {
 
     Data {
-      if (!"shared_prefix".equals(type)) {
-        throw new IllegalArgumentException(
-            "data.type '" + type + "' is not supported, expected shared_prefix");
+      checkType(type);
+      if (!type.equals("shared_prefix")) {
+        if (inputDistribution == null || outputDistribution == null) {
+          throw new IllegalArgumentException("data.type " + type + " needs input_distribution and"
+              + " output_distribution ({min, max, mean, std_dev, total_count})");
+        }
+        if (sharedPrefix != null || numGroups != null || numPromptsPerGroup != null
+            || systemPromptLen != null || questionLen != null || outputLen != null
+            || enableMultiTurnChat != null) {
+          throw new IllegalArgumentException("data.type " + type + " takes input_distribution and"
+              + " output_distribution; the shared-prefix settings belong to data.type shared_prefix");
+        }
+        if (path != null || (trace != null && !trace.isNull())) {
+          throw new IllegalArgumentException("data." + (path != null ? "path" : "trace")
+              + " reads a dataset or trace file, which is not simulated: the "
+              + type + " lengths come from the distributions");
+        }
+        toData(type, inputDistribution, outputDistribution);
+      } else {
+        if (inputDistribution != null || outputDistribution != null) {
+          throw new IllegalArgumentException("data.type shared_prefix takes the shared_prefix"
+              + " settings; input_distribution and output_distribution belong to synthetic and random");
+        }
+        if (path != null || (trace != null && !trace.isNull())) {
+          throw new IllegalArgumentException("data." + (path != null ? "path" : "trace")
+              + " has no meaning for data.type shared_prefix");
+        }
+        checkSharedPrefix(sharedPrefix, numGroups, numPromptsPerGroup, systemPromptLen, questionLen,
+            outputLen, enableMultiTurnChat, uniquePrompts);
       }
+    }
+
+    private static void checkType(String type) {
+      if (type == null) {
+        throw new IllegalArgumentException("data.type is required: one of " + PARAMETRIC_TYPES
+            + " (inference-perf's default, mock, is not simulated)");
+      }
+      if (DATASET_TYPES.contains(type)) {
+        throw new IllegalArgumentException("data.type " + type + " reads its prompts from a dataset"
+            + " (data.path), which the simulation does not have: use one of " + PARAMETRIC_TYPES
+            + " with lengths like the dataset's");
+      }
+      if (type.equals("mock")) {
+        throw new IllegalArgumentException("data.type mock sends prompts 'text1', 'text2', ... without"
+            + " max_tokens, so the server chooses the output length: not simulated; use one of "
+            + PARAMETRIC_TYPES);
+      }
+      if (!PARAMETRIC_TYPES.contains(type)) {
+        throw new IllegalArgumentException("data.type '" + type + "' is not known, expected one of "
+            + PARAMETRIC_TYPES + " (or a dataset type: " + String.join(", ", DATASET_TYPES) + ")");
+      }
+    }
+
+    private static ProfileData toData(String type, Distribution in, Distribution out) {
+      try {
+        return new LengthDistributionData(type.equals("synthetic")
+            ? LengthDistributionData.Kind.SYNTHETIC : LengthDistributionData.Kind.RANDOM,
+            in.toDistribution(), out.toDistribution());
+      } catch (IllegalArgumentException e) {
+        String msg = e.getMessage();
+        throw new IllegalArgumentException(msg.startsWith("output_distribution") ? msg
+            : "input_distribution/output_distribution: " + msg, e);
+      }
+    }
+
+    private static void checkSharedPrefix(SharedPrefix sharedPrefix, Integer numGroups,
+        Integer numPromptsPerGroup, Integer systemPromptLen, Integer questionLen, Integer outputLen,
+        Boolean enableMultiTurnChat, Integer uniquePrompts) {
       boolean flat = numGroups != null || numPromptsPerGroup != null || systemPromptLen != null
           || questionLen != null || outputLen != null;
       if (flat && sharedPrefix != null) {
@@ -122,7 +262,10 @@ record ProfileFile(
           sharedPrefix != null ? sharedPrefix.enableMultiTurnChat() : enableMultiTurnChat);
     }
 
-    SharedPrefixData toData() {
+    ProfileData toData() {
+      if (!type.equals("shared_prefix")) {
+        return toData(type, inputDistribution, outputDistribution);
+      }
       SharedPrefixData d = sharedPrefix != null
           ? sharedPrefix.toData()
           : new SharedPrefix(numGroups, numPromptsPerGroup, systemPromptLen, questionLen, outputLen,
@@ -204,8 +347,8 @@ record ProfileFile(
       throw new IllegalArgumentException("the profile sends no request: rate x duration is below 1"
           + " in every load stage (inference-perf sends int(rate x duration) requests per stage)");
     }
-    double interval = or(load.interval(), or(load.stageIntervalS(), 1.0));
-    double timeout = or(load.clientTimeoutS(), or(load.requestTimeout(), 300.0));
+    double interval = or(load.interval(), or(load.stageIntervalS(), InferencePerfBlock.DEFAULT_INTERVAL_S));
+    double timeout = or(load.clientTimeoutS(), or(load.requestTimeout(), InferencePerfBlock.DEFAULT_TIMEOUT_S));
     InferencePerfProfile.LoadType type = load.type().equals("poisson")
         ? InferencePerfProfile.LoadType.POISSON
         : InferencePerfProfile.LoadType.CONSTANT;

@@ -107,8 +107,8 @@ final class ReplaySource implements RequestSource {
     int[] tokens = length == prompts.inputTokens(p) ? prompts.tokens(p) : prompts.build(p, length);
     long arrivalUs = Math.round(row.arrivalMs() * 1000.0);
     return new RequestSpec(
-        row.req(), arrivalUs, tokens, profile.data().outputLen(), "standard", "",
-        PromptSet.groupName(prompts.group(p)), prompts.prefixTokens(p, length), -1, 0, timeoutUs,
+        row.req(), arrivalUs, tokens, prompts.outputTokens(p), "standard", "",
+        prompts.groupName(p), prompts.prefixTokens(p, length), -1, 0, timeoutUs,
         row.stage());
   }
 

@@ -8,7 +8,8 @@ import io.blis.workload.RequestSpec;
  * questions of {@code questionLen} tokens; every request asks for exactly {@code outputLen} tokens.
  */
 public record SharedPrefixData(
-    int numGroups, int numPromptsPerGroup, int systemPromptLen, int questionLen, int outputLen) {
+    int numGroups, int numPromptsPerGroup, int systemPromptLen, int questionLen, int outputLen)
+    implements ProfileData {
 
   public SharedPrefixData {
     if (numGroups < 1 || numPromptsPerGroup < 1) {
@@ -44,6 +45,7 @@ public record SharedPrefixData(
   public static final int MAX_UNIQUE_PROMPTS = 1_000_000;
 
   /** Number of distinct prompts, {@code numGroups x numPromptsPerGroup}. */
+  @Override
   public int uniquePrompts() {
     return numGroups * numPromptsPerGroup;
   }

@@ -114,8 +114,8 @@ final class StagedSource implements RequestSource {
       return turn(p, arrivalUs, stage);
     }
     return new RequestSpec(
-        nextId++, arrivalUs, prompts.tokens(p), profile.data().outputLen(), "standard", "",
-        PromptSet.groupName(prompts.group(p)), prompts.prefixTokens(p), -1, 0, timeoutUs, stage);
+        nextId++, arrivalUs, prompts.tokens(p), prompts.outputTokens(p), "standard", "",
+        prompts.groupName(p), prompts.prefixTokens(p), -1, 0, timeoutUs, stage);
   }
 
   @Override
@@ -135,8 +135,8 @@ final class StagedSource implements RequestSource {
     }
     int[] tokens = contextTokens[p] == 0 ? prompts.tokens(p) : prompts.build(p, (int) length);
     return new RequestSpec(
-        nextId++, arrivalUs, tokens, profile.data().outputLen(), "standard", "",
-        PromptSet.groupName(prompts.group(p)), prefix, p, roundsSent[p]++, timeoutUs, requestStage);
+        nextId++, arrivalUs, tokens, prompts.outputTokens(p), "standard", "",
+        prompts.groupName(p), prefix, p, roundsSent[p]++, timeoutUs, requestStage);
   }
 
   @Override
@@ -153,7 +153,7 @@ final class StagedSource implements RequestSource {
     if (outcome == RequestOutcome.COMPLETED) {
       int question = prompts.inputTokens(p) - prompts.prefixTokens(p);
       contextTokens[p] = (int) Math.min(Integer.MAX_VALUE,
-          (long) contextTokens[p] + question + profile.data().outputLen() + 1);
+          (long) contextTokens[p] + question + prompts.outputTokens(p) + 1);
     }
     if (parked[p] == null || parked[p].isEmpty()) {
       return List.of();

@@ -28,12 +28,15 @@ record SpecFile(
     if (version != null && version != 1) {
       throw new IllegalArgumentException("version must be 1, got " + version);
     }
-    if (aggregateRate == null || !(aggregateRate > 0) || aggregateRate.isInfinite()) {
+    boolean shares = clients == null || clients.stream().anyMatch(c -> c == null || c.rate() == null);
+    if ((shares || aggregateRate != null)
+        && (aggregateRate == null || !(aggregateRate > 0) || aggregateRate.isInfinite())) {
       throw new IllegalArgumentException(
           "aggregate_rate (requests per second over all clients) must be a positive number, got "
-              + aggregateRate);
+              + aggregateRate + (aggregateRate == null ? " (it may be left out only when every client"
+              + " gives its own rate)" : ""));
     }
-    if (aggregateRate < ArrivalProcess.MIN_RATE_RPS) {
+    if (aggregateRate != null && aggregateRate < ArrivalProcess.MIN_RATE_RPS) {
       throw new IllegalArgumentException("aggregate_rate must be at least "
           + String.format(java.util.Locale.ROOT, "%.3g", ArrivalProcess.MIN_RATE_RPS)
           + " requests per second (one per " + RequestSpec.MAX_TIME_WORDS
@@ -69,6 +72,7 @@ record SpecFile(
       String tenant,
       String sloClass,
       Double rateFraction,
+      Double rate,
       ArrivalFile arrival,
       LengthFile input,
       LengthFile output,
@@ -92,6 +96,13 @@ record SpecFile(
       }
       if (rateFraction != null && (!(rateFraction > 0) || rateFraction.isInfinite())) {
         throw new IllegalArgumentException("rate_fraction must be a positive number, got " + rateFraction);
+      }
+      if (rate != null && rateFraction != null) {
+        throw new IllegalArgumentException("rate and rate_fraction exclude each other: rate is this"
+            + " client's own requests per second, rate_fraction its share of aggregate_rate");
+      }
+      if (rate != null) {
+        ArrivalProcess.requireRate("rate (requests per second)", rate);
       }
       if (timeoutS != null && (!(timeoutS >= 0) || timeoutS > MAX_TIME_S)) {
         throw new IllegalArgumentException(
@@ -177,24 +188,33 @@ record SpecFile(
       Double mu,
       Double sigma,
       Integer value,
-      Map<Integer, Double> probabilities) {
+      Map<Integer, Double> probabilities,
+      Double alpha,
+      Double xm,
+      Double mixWeight) {
 
     LengthFile {
       if (type == null) {
-        throw new IllegalArgumentException(
-            "length distribution type is required: gaussian, exponential, lognormal, constant or empirical");
+        throw new IllegalArgumentException("length distribution type is required: " + TYPES);
       }
-      build(type, mean, std, min, max, mu, sigma, value, probabilities);
+      build(type, mean, std, min, max, mu, sigma, value, probabilities, alpha, xm, mixWeight);
     }
 
+    static final String TYPES =
+        "gaussian, exponential, lognormal, pareto_lognormal, constant or empirical";
+
     LengthDistribution distribution() {
-      return build(type, mean, std, min, max, mu, sigma, value, probabilities);
+      return build(type, mean, std, min, max, mu, sigma, value, probabilities, alpha, xm, mixWeight);
     }
 
     private static LengthDistribution build(String type, Double mean, Double std, Integer min,
-        Integer max, Double mu, Double sigma, Integer value, Map<Integer, Double> probabilities) {
+        Integer max, Double mu, Double sigma, Integer value, Map<Integer, Double> probabilities,
+        Double alpha, Double xm, Double mixWeight) {
       int lo = min == null ? 1 : min;
       int hi = max == null ? RequestSpec.MAX_TOKENS : max;
+      if (!type.equals("pareto_lognormal")) {
+        only(type, allowed(type), alpha, xm, mixWeight);
+      }
       return switch (type) {
         case "gaussian" -> {
           only(type, "mean, std, min, max", mu, sigma, value, probabilities);
@@ -208,6 +228,12 @@ record SpecFile(
           only(type, "mu, sigma, min, max", mean, std, value, probabilities);
           yield new LengthDistribution.LogNormal(
               required(type, "mu", mu), required(type, "sigma", sigma), lo, hi);
+        }
+        case "pareto_lognormal" -> {
+          only(type, "alpha, xm, mu, sigma, mix_weight, min, max", mean, std, value, probabilities);
+          yield new LengthDistribution.ParetoLogNormal(required(type, "alpha", alpha),
+              required(type, "xm", xm), required(type, "mu", mu), required(type, "sigma", sigma),
+              required(type, "mix_weight", mixWeight), lo, hi);
         }
         case "constant" -> {
           only(type, "value", mean, std, min, max, mu, sigma, probabilities);
@@ -233,8 +259,19 @@ record SpecFile(
           }
           yield new LengthDistribution.Empirical(values, ps);
         }
-        default -> throw new IllegalArgumentException("unknown length distribution '" + type
-            + "', expected gaussian, exponential, lognormal, constant or empirical");
+        default -> throw new IllegalArgumentException(
+            "unknown length distribution '" + type + "', expected " + TYPES);
+      };
+    }
+
+    private static String allowed(String type) {
+      return switch (type) {
+        case "gaussian" -> "mean, std, min, max";
+        case "exponential" -> "mean, min, max";
+        case "lognormal" -> "mu, sigma, min, max";
+        case "constant" -> "value";
+        case "empirical" -> "probabilities";
+        default -> "the keys of a known type (" + TYPES + ")";
       };
     }
 

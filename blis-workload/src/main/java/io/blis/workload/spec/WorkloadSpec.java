@@ -51,17 +51,20 @@ public record WorkloadSpec(long seed, List<ClientSpec> clients, long maxRequests
   private static WorkloadSpec from(SpecFile f) {
     double total = 0;
     for (SpecFile.ClientFile c : f.clients()) {
-      total += c.fraction();
+      if (c.rate() == null) {
+        total += c.fraction();
+      }
     }
     List<ClientSpec> clients = new ArrayList<>();
     for (SpecFile.ClientFile c : f.clients()) {
-      double rate = f.aggregateRate() * c.fraction() / total;
+      double rate = c.rate() != null ? c.rate() : f.aggregateRate() * c.fraction() / total;
       ArrivalProcess arrival;
       try {
         arrival = c.arrival() == null ? new ArrivalProcess.Poisson(rate) : c.arrival().at(rate);
       } catch (IllegalArgumentException e) {
-        throw new IllegalArgumentException("client " + c.id() + " (aggregate_rate x rate_fraction"
-            + " / sum of rate fractions = " + rate + " requests/s): " + e.getMessage(), e);
+        throw new IllegalArgumentException("client " + c.id() + " (" + (c.rate() != null ? "rate"
+            : "aggregate_rate x rate_fraction / sum of rate fractions") + " = " + rate
+            + " requests/s): " + e.getMessage(), e);
       }
       List<ActiveWindow> windows = new ArrayList<>();
       if (c.lifecycle() != null) {

@@ -193,6 +193,17 @@ public sealed interface ArrivalProcess
       return 0.5 * (lo + hi);
     }
 
+    /**
+     * The coefficient of variation of Weibull gaps of shape {@code k} (the inverse of the shape
+     * solved from a CV): {@code sqrt(Gamma(1 + 2/k) / Gamma(1 + 1/k)^2 - 1)}.
+     *
+     * @throws IllegalArgumentException unless {@code k} is a positive finite number
+     */
+    public static double cvForShape(double k) {
+      LengthDistribution.requirePositive("weibull shape", k);
+      return weibullCv(k);
+    }
+
     static double weibullCv(double k) {
       double g1 = SpecialFunctions.logGamma(1 + 1 / k);
       double g2 = SpecialFunctions.logGamma(1 + 2 / k);

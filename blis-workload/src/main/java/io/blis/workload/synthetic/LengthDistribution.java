@@ -14,7 +14,8 @@ public sealed interface LengthDistribution
         LengthDistribution.Exponential,
         LengthDistribution.LogNormal,
         LengthDistribution.Constant,
-        LengthDistribution.Empirical {
+        LengthDistribution.Empirical,
+        LengthDistribution.ParetoLogNormal {
 
   /** Draws one length, in tokens (at least 1). */
   int sample(SplittableRandom rng);
@@ -63,6 +64,49 @@ public sealed interface LengthDistribution
     @Override
     public double nominalMean() {
       return StrictMath.exp(mu + sigma * sigma / 2);
+    }
+  }
+
+  /**
+   * A mixture (ServeGen's language lengths): with probability {@code mixWeight} a Pareto draw of
+   * shape {@code alpha} and scale (smallest value) {@code xm}, {@code xm / U^(1/alpha)}; otherwise
+   * a log-normal draw {@code exp(mu + sigma Z)}. Rounded and clamped to [min, max].
+   */
+  record ParetoLogNormal(double alpha, double xm, double mu, double sigma, double mixWeight, int min,
+      int max) implements LengthDistribution {
+    public ParetoLogNormal {
+      requirePositive("pareto_lognormal alpha", alpha);
+      requirePositive("pareto_lognormal xm", xm);
+      if (!Double.isFinite(mu)) {
+        throw new IllegalArgumentException("pareto_lognormal mu must be a finite number, got " + mu);
+      }
+      if (!(sigma >= 0) || !Double.isFinite(sigma)) {
+        throw new IllegalArgumentException("pareto_lognormal sigma must be >= 0, got " + sigma);
+      }
+      if (!(mixWeight >= 0 && mixWeight <= 1)) {
+        throw new IllegalArgumentException(
+            "pareto_lognormal mix_weight (the probability of the Pareto part) must be in [0, 1], got "
+                + mixWeight);
+      }
+      requireBounds("pareto_lognormal", min, max);
+    }
+
+    @Override
+    public int sample(SplittableRandom rng) {
+      double x;
+      if (rng.nextDouble() < mixWeight) {
+        x = xm / StrictMath.pow(Sampling.uniformOpenZero(rng), 1.0 / alpha);
+      } else {
+        x = StrictMath.exp(mu + sigma * Sampling.standardNormal(rng));
+      }
+      return clampRound(x, min, max);
+    }
+
+    @Override
+    public double nominalMean() {
+      double pareto = alpha > 1 ? alpha * xm / (alpha - 1) : Double.POSITIVE_INFINITY;
+      double logNormal = StrictMath.exp(mu + sigma * sigma / 2);
+      return mixWeight == 0 ? logNormal : mixWeight * pareto + (1 - mixWeight) * logNormal;
     }
   }
 

@@ -13,12 +13,15 @@ final class CsvFields {
   private final int line;
   private final List<String> columns;
   private final String[] values;
+  /** 1-based character column where each field starts; null when not tracked. */
+  private final int[] starts;
 
   CsvFields(String file, int line, List<String> columns, String text) {
     this.file = file;
     this.line = line;
     this.columns = columns;
     this.values = text.split(",", -1);
+    this.starts = null;
     if (values.length != columns.size()) {
       throw new IllegalArgumentException(
           file + ":" + line + ": expected " + columns.size() + " fields (" + String.join(",", columns)
@@ -26,10 +29,73 @@ final class CsvFields {
     }
   }
 
+  /**
+   * The fields of a CSV line whose values may be double-quoted (RFC 4180: a quoted value may hold
+   * commas, and {@code ""} stands for a quote); errors name the line and the column where the field
+   * starts. The line must have one field per column.
+   */
+  static CsvFields quoted(String file, int line, List<String> columns, String text) {
+    List<String> values = new java.util.ArrayList<>();
+    List<Integer> starts = new java.util.ArrayList<>();
+    int i = 0;
+    int n = text.length();
+    while (true) {
+      starts.add(i + 1);
+      StringBuilder v = new StringBuilder();
+      if (i < n && text.charAt(i) == '"') {
+        int open = i++;
+        while (true) {
+          if (i >= n) {
+            throw new IllegalArgumentException(file + ":" + line + ":" + (open + 1)
+                + ": a quoted field has no closing quote (a field may not span lines)");
+          }
+          char c = text.charAt(i++);
+          if (c == '"') {
+            if (i < n && text.charAt(i) == '"') {
+              v.append('"');
+              i++;
+            } else {
+              break;
+            }
+          } else {
+            v.append(c);
+          }
+        }
+        if (i < n && text.charAt(i) != ',') {
+          throw new IllegalArgumentException(file + ":" + line + ":" + (i + 1)
+              + ": expected a comma after the closing quote");
+        }
+      } else {
+        while (i < n && text.charAt(i) != ',') {
+          v.append(text.charAt(i++));
+        }
+      }
+      values.add(v.toString());
+      if (i >= n) {
+        break;
+      }
+      i++; // the comma
+    }
+    if (values.size() != columns.size()) {
+      throw new IllegalArgumentException(file + ":" + line + ": expected " + columns.size()
+          + " fields (" + String.join(",", columns) + "), got " + values.size());
+    }
+    return new CsvFields(file, line, columns, values.toArray(String[]::new),
+        starts.stream().mapToInt(Integer::intValue).toArray());
+  }
+
+  private CsvFields(String file, int line, List<String> columns, String[] values, int[] starts) {
+    this.file = file;
+    this.line = line;
+    this.columns = columns;
+    this.values = values;
+    this.starts = starts;
+  }
+
   IllegalArgumentException error(int column, String expectation) {
     return new IllegalArgumentException(
-        file + ":" + line + ": field '" + columns.get(column) + "' = '"
-            + TextFiles.quote(values[column]) + "': " + expectation);
+        file + ":" + line + (starts == null ? "" : ":" + starts[column]) + ": field '"
+            + columns.get(column) + "' = '" + TextFiles.quote(values[column]) + "': " + expectation);
   }
 
   boolean isEmpty(int column) {

@@ -68,7 +68,11 @@ class InferencePerfProfilesTest {
         .hasMessageContaining("output_len");
     String otherData = CONFIG.replace("type: shared_prefix", "type: random");
     assertThatThrownBy(() -> InferencePerfProfiles.parse(otherData, "p.yaml"))
-        .hasMessageContaining("shared_prefix");
+        .hasMessageContaining("p.yaml:17:3:")
+        .hasMessageContaining("data.type random needs input_distribution and output_distribution");
+    String dataset = CONFIG.replace("type: shared_prefix", "type: shareGPT");
+    assertThatThrownBy(() -> InferencePerfProfiles.parse(dataset, "p.yaml"))
+        .hasMessageContaining("data.type shareGPT reads its prompts from a dataset");
     String multiTurn = CONFIG.replace("output_len: 247", "output_len: 247\n    enable_multi_turn_chat: true");
     assertThat(InferencePerfProfiles.parse(multiTurn, "p.yaml").multiTurnChat()).isTrue();
     assertThat(InferencePerfProfiles.parse(CONFIG, "p.yaml").multiTurnChat()).isFalse();

@@ -1,0 +1,228 @@
+package io.blis.engine.cluster;
+
+import io.blis.api.AdmissionPolicyProvider;
+import io.blis.api.PriorityPolicyProvider;
+import io.blis.api.RouterProvider;
+import io.blis.api.SchedulerProvider;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Reads Go BLIS's policy config ({@code --policy-config}) into a {@link PolicyBundle}:
+ *
+ * <pre>
+ * admission: {policy: token-bucket, token_bucket_capacity: 10000, token_bucket_refill_rate: 1000}
+ * routing:   {policy: weighted, cache_weight: 0.6, load_weight: 0.4}   # or scorers: [{name, weight}]
+ * priority:  {policy: slo-based}
+ * scheduler: priority-fcfs
+ * </pre>
+ *
+ * A file is in this format when it has a top-level {@code routing} key, or token-bucket keys under
+ * {@code admission}; this project's own bundle keys ({@code router}, {@code pools}, {@code
+ * cluster}, {@code slo}) in such a file are refused in one line. Weights map to this project's
+ * weighted-router scorers: {@code cache_weight} to {@code prefix-cache}, {@code load_weight} to
+ * {@code load} (Go BLIS's defaults 0.6 and 0.4 when the policy is weighted and one or both are left
+ * out); Go BLIS's scorer names to the scorer that measures the same thing. Errors name the file,
+ * line and column as the bundle's do.
+ */
+final class GoPolicyConfig {
+
+  private static final List<String> TOP = List.of("admission", "routing", "priority", "scheduler");
+  private static final List<String> NATIVE_ONLY = List.of("router", "pools", "cluster", "slo");
+  private static final List<String> ADMISSION = List.of("policy", "token_bucket_capacity",
+      "token_bucket_refill_rate");
+  private static final List<String> ROUTING = List.of("policy", "cache_weight", "load_weight", "scorers");
+  private static final List<String> SCORER = List.of("name", "weight");
+  /** Go BLIS's scorers and the scorer of this project that measures the same thing. */
+  static final Map<String, String> SCORERS = Map.of(
+      "precise-prefix-cache", "prefix-cache",
+      "prefix-affinity", "prefix-cache",
+      "queue-depth", "queue-depth",
+      "kv-utilization", "kv-utilization",
+      "load-balance", "load",
+      "active-requests", "in-flight");
+  private static final double DEFAULT_CACHE_WEIGHT = 0.6;
+  private static final double DEFAULT_LOAD_WEIGHT = 0.4;
+
+  private final PolicyBundle.Reader reader;
+
+  GoPolicyConfig(PolicyBundle.Reader reader) {
+    this.reader = reader;
+  }
+
+  /** Whether the tree is a Go BLIS policy config (see the class comment). */
+  static boolean isGoBlis(PolicyBundle.Node root) {
+    if (root.map() == null) {
+      return false;
+    }
+    if (root.map().containsKey("routing")) {
+      return true;
+    }
+    PolicyBundle.Node admission = root.map().get("admission");
+    return admission != null && admission.map() != null
+        && admission.map().keySet().stream().anyMatch(k -> k.startsWith("token_bucket_"));
+  }
+
+  private String at(PolicyBundle.Node n) {
+    return reader.source() + ", line " + n.line() + ", column " + n.column();
+  }
+
+  PolicyBundle bundle(PolicyBundle.Node root, List<String> notes) {
+    for (String k : NATIVE_ONLY) {
+      if (root.map().containsKey(k)) {
+        PolicyBundle.Node marker = root.map().containsKey("routing") ? root.map().get("routing")
+            : root.map().get("admission");
+        throw reader.error(root.map().get(k), "'" + k + "' is a key of this project's policy bundle,"
+            + " but this file is Go BLIS's policy config (" + (root.map().containsKey("routing")
+                ? "'routing'" : "token_bucket_ keys") + " at line " + marker.line() + "): write the file"
+            + " in one format (blis convert turns a Go BLIS policy config into a bundle; see docs/go-blis.md)");
+      }
+    }
+    Map<String, PolicyBundle.Node> top = reader.mapping(root, "the Go BLIS policy config", TOP);
+    PolicySpec admission = admission(top.get("admission"), notes);
+    PolicySpec router = routing(top.get("routing"), notes);
+    PolicySpec priority = null;
+    if (top.containsKey("priority")) {
+      Map<String, PolicyBundle.Node> p = reader.mapping(top.get("priority"), "priority", List.of("policy"));
+      if (p.containsKey("policy")) {
+        PolicyBundle.Node n = p.get("policy");
+        String name = reader.string(n, "policy");
+        // Go BLIS calls the inverted SLO order inverted-slo
+        name = reader.knownName(n, name.equals("inverted-slo") ? "inverted" : name, "priority",
+            PriorityPolicyProvider.class);
+        priority = new PolicySpec(name, Map.of());
+      }
+    }
+    String scheduler = null;
+    if (top.containsKey("scheduler")) {
+      PolicyBundle.Node s = top.get("scheduler");
+      scheduler = reader.knownName(s, reader.string(s, "scheduler"), "scheduler", SchedulerProvider.class);
+    }
+    return new PolicyBundle(List.of(), router, admission, priority, scheduler, null, null, null, Map.of());
+  }
+
+  /** The known provider name of section {@code n}'s required {@code policy} key. */
+  private String policyName(PolicyBundle.Node n, Map<String, PolicyBundle.Node> m, String section,
+      String what, Class<? extends io.blis.api.NamedProvider> type) {
+    PolicyBundle.Node pn = m.get("policy");
+    if (pn == null) {
+      throw reader.error(n, section + " needs 'policy: NAME' (available: "
+          + String.join(", ", io.blis.api.Providers.names(type)) + ")");
+    }
+    return reader.knownName(pn, reader.string(pn, "policy"), what, type);
+  }
+
+  private PolicySpec admission(PolicyBundle.Node n, List<String> notes) {
+    if (n == null) {
+      return null;
+    }
+    Map<String, PolicyBundle.Node> m = reader.mapping(n, "admission", ADMISSION);
+    String name = policyName(n, m, "admission", "admission", AdmissionPolicyProvider.class);
+    Map<String, String> params = new LinkedHashMap<>();
+    String[][] keys = {{"token_bucket_capacity", "capacity"}, {"token_bucket_refill_rate", "refill_rate"}};
+    for (String[] k : keys) {
+      PolicyBundle.Node v = m.get(k[0]);
+      if (v == null) {
+        continue;
+      }
+      double x = reader.number(v, k[0]);
+      if (!(x > 0) || Double.isInfinite(x)) {
+        throw reader.error(v, k[0] + " must be a positive number, got " + v.text());
+      }
+      if (name.equals("token-bucket")) {
+        params.put(k[1], v.text());
+      } else {
+        notes.add(at(v) + ": " + k[0] + " has no meaning here: the admission policy is " + name
+            + ", not token-bucket");
+      }
+    }
+    return new PolicySpec(name, params);
+  }
+
+  private PolicySpec routing(PolicyBundle.Node n, List<String> notes) {
+    if (n == null) {
+      return null;
+    }
+    Map<String, PolicyBundle.Node> m = reader.mapping(n, "routing", ROUTING);
+    String name = policyName(n, m, "routing", "routing policy", RouterProvider.class);
+    boolean weights = m.containsKey("cache_weight") || m.containsKey("load_weight");
+    if (weights && m.containsKey("scorers")) {
+      throw reader.error(m.get("scorers"), "give cache_weight/load_weight or scorers, not both");
+    }
+    if (!name.equals("weighted")) {
+      for (String k : List.of("cache_weight", "load_weight", "scorers")) {
+        if (m.containsKey(k)) {
+          notes.add(at(m.get(k)) + ": " + k + " has no meaning here: the routing policy is " + name
+              + ", not weighted");
+        }
+      }
+      return new PolicySpec(name, Map.of());
+    }
+    String scorers;
+    if (m.containsKey("scorers")) {
+      scorers = scorers(m.get("scorers"), notes);
+    } else {
+      double cache = m.containsKey("cache_weight") ? weight(m.get("cache_weight"), "cache_weight") : DEFAULT_CACHE_WEIGHT;
+      double load = m.containsKey("load_weight") ? weight(m.get("load_weight"), "load_weight") : DEFAULT_LOAD_WEIGHT;
+      if (cache + load <= 0) {
+        throw reader.error(n, "cache_weight and load_weight cannot both be 0");
+      }
+      scorers = "prefix-cache:" + cache + ",load:" + load;
+    }
+    return new PolicySpec(name, Map.of("scorers", scorers));
+  }
+
+  private double weight(PolicyBundle.Node v, String key) {
+    double w = reader.number(v, key);
+    if (!(w >= 0) || Double.isInfinite(w)) {
+      throw reader.error(v, key + " must be a finite number >= 0, got " + v.text());
+    }
+    return w;
+  }
+
+  private String scorers(PolicyBundle.Node n, List<String> notes) {
+    if (n.list() == null || n.list().isEmpty()) {
+      throw reader.error(n, "scorers must be a list of {name, weight}, got " + (n.map() != null ? "a mapping" : "'" + n.text() + "'"));
+    }
+    List<String> parts = new ArrayList<>();
+    double total = 0;
+    for (PolicyBundle.Node item : n.list()) {
+      Map<String, PolicyBundle.Node> s = reader.mapping(item, "a scorer", SCORER);
+      if (!s.containsKey("name") || !s.containsKey("weight")) {
+        throw reader.error(item, "a scorer needs a name and a weight");
+      }
+      PolicyBundle.Node nameNode = s.get("name");
+      String goName = reader.string(nameNode, "name");
+      String mine = SCORERS.get(goName);
+      if (mine == null) {
+        throw reader.error(nameNode, "Go BLIS scorer '" + goName + "' has no counterpart here; scorers"
+            + " read: " + String.join(", ", new java.util.TreeSet<>(SCORERS.keySet())));
+      }
+      if (goName.equals("prefix-affinity")) {
+        notes.add(at(nameNode) + ": scorer prefix-affinity is read as prefix-cache: this project scores"
+            + " the prefix each instance actually has cached (Go BLIS kept a router-side record of it)");
+      }
+      double w = weight(s.get("weight"), "weight");
+      total += w;
+      parts.add(mine + ":" + w);
+    }
+    if (total <= 0) {
+      throw reader.error(n, "the scorer weights cannot all be 0");
+    }
+    return mergeSame(parts);
+  }
+
+  /** Sums the weights of scorers that map to the same one here, in first-seen order. */
+  private static String mergeSame(List<String> parts) {
+    Map<String, Double> sum = new LinkedHashMap<>();
+    for (String p : parts) {
+      int c = p.lastIndexOf(':');
+      sum.merge(p.substring(0, c), Double.parseDouble(p.substring(c + 1)), Double::sum);
+    }
+    List<String> out = new ArrayList<>();
+    sum.forEach((k, v) -> out.add(k + ":" + v));
+    return String.join(",", out);
+  }
+}

@@ -1,0 +1,121 @@
+package io.blis.engine.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Go BLIS's policy config read as a policy bundle. */
+class GoPolicyConfigTest {
+
+  @TempDir Path dir;
+
+  static final String CONFIG = """
+      admission:
+        policy: token-bucket
+        token_bucket_capacity: 10000
+        token_bucket_refill_rate: 1000
+      routing:
+        policy: weighted
+        cache_weight: 0.7
+        load_weight: 0.3
+      priority:
+        policy: inverted-slo
+      scheduler: priority-fcfs
+      """;
+
+  @Test
+  void eachSectionMapsToTheBundles() {
+    PolicyBundle b = PolicyBundle.parse(CONFIG, "p.yaml");
+    assertThat(b.admission()).isEqualTo(new PolicySpec("token-bucket", Map.of("capacity", "10000", "refill_rate", "1000")));
+    assertThat(b.router()).isEqualTo(new PolicySpec("weighted", Map.of("scorers", "prefix-cache:0.7,load:0.3")));
+    assertThat(b.priority()).isEqualTo(new PolicySpec("inverted", Map.of()));
+    assertThat(b.scheduler()).isEqualTo("priority-fcfs");
+    assertThat(b.pools()).isEmpty();
+    // written as a bundle it reads back the same
+    assertThat(PolicyBundle.parse(b.toYaml(), "bundle.yaml")).isEqualTo(b);
+  }
+
+  @Test
+  void weightsDefaultToGoBlissAndScorersMapByWhatTheyMeasure() throws IOException {
+    assertThat(PolicyBundle.parse("routing: {policy: weighted, load_weight: 1}\n", "p.yaml").router())
+        .isEqualTo(new PolicySpec("weighted", Map.of("scorers", "prefix-cache:0.6,load:1.0")));
+    Path f = dir.resolve("scorers.yaml");
+    Files.writeString(f, """
+        routing:
+          policy: weighted
+          scorers:
+            - {name: precise-prefix-cache, weight: 2}
+            - {name: prefix-affinity, weight: 1}
+            - {name: queue-depth, weight: 1}
+            - {name: load-balance, weight: 0.5}
+            - {name: active-requests, weight: 0.25}
+            - {name: kv-utilization, weight: 1}
+        """);
+    PolicyBundle.Read r = PolicyBundle.read(f);
+    assertThat(r.goBlis()).isTrue();
+    assertThat(r.bundle().router().params().get("scorers"))
+        .isEqualTo("prefix-cache:3.0,queue-depth:1.0,load:0.5,in-flight:0.25,kv-utilization:1.0");
+    assertThat(r.notes()).containsExactly(f + ", line 5, column 14: scorer prefix-affinity is read as prefix-cache:"
+        + " this project scores the prefix each instance actually has cached (Go BLIS kept a router-side record of it)");
+  }
+
+  @Test
+  void settingsOfAnotherPolicyAreNoted() throws IOException {
+    Path f = dir.resolve("n.yaml");
+    Files.writeString(f, """
+        admission: {policy: always-admit, token_bucket_capacity: 5}
+        routing: {policy: round-robin, cache_weight: 0.5}
+        """);
+    PolicyBundle.Read r = PolicyBundle.read(f);
+    assertThat(r.bundle().admission()).isEqualTo(new PolicySpec("always-admit", Map.of()));
+    assertThat(r.bundle().router()).isEqualTo(new PolicySpec("round-robin", Map.of()));
+    assertThat(r.notes()).containsExactly(
+        f + ", line 1, column 58: token_bucket_capacity has no meaning here: the admission policy is always-admit, not token-bucket",
+        f + ", line 2, column 46: cache_weight has no meaning here: the routing policy is round-robin, not weighted");
+    assertThat(PolicyBundle.read(writeNative()).goBlis()).isFalse();
+  }
+
+  private Path writeNative() throws IOException {
+    Path f = dir.resolve("native.yaml");
+    Files.writeString(f, "router: {policy: weighted}\nscheduler: fcfs\n");
+    return f;
+  }
+
+  @Test
+  void badConfigsFailWithOneLineNamingLineAndColumn() {
+    String[][] cases = {
+        {CONFIG + "pools:\n  - {name: a, instances: 2}\n", "p.yaml, line 13, column 3: 'pools' is a key of this project's policy bundle,"
+            + " but this file is Go BLIS's policy config ('routing' at line 6)"},
+        {CONFIG.replace("cache_weight", "cache_wieght"), "p.yaml, line 7, column 17: unknown key 'cache_wieght' in routing; accepted:"
+            + " policy, cache_weight, load_weight, scorers"},
+        {CONFIG.replace("load_weight: 0.3", "load_weight: -1"), "p.yaml, line 8, column 16: load_weight must be a finite number >= 0, got -1"},
+        {CONFIG.replace("policy: weighted", "policy: fastest"), "p.yaml, line 6, column 11: unknown routing policy 'fastest'; available:"},
+        {CONFIG.replace("priority-fcfs", "lottery"), "p.yaml, line 11, column 12: unknown scheduler 'lottery'; available:"},
+        {"routing:\n  policy: weighted\n  scorers:\n    - {name: vllm-dp, weight: 1}\n", "p.yaml, line 4, column 14: Go BLIS scorer"
+            + " 'vllm-dp' has no counterpart here; scorers read: active-requests, kv-utilization, load-balance, precise-prefix-cache,"
+            + " prefix-affinity, queue-depth"},
+        {"routing: {policy: weighted, cache_weight: 0, load_weight: 0}\n", "p.yaml, line 1, column 10: cache_weight and load_weight cannot both be 0"},
+        {"routing: {policy: weighted, cache_weight: 1, scorers: [{name: queue-depth, weight: 1}]}\n",
+            "p.yaml, line 1, column 55: give cache_weight/load_weight or scorers, not both"},
+    };
+    for (String[] c : cases) {
+      assertThatThrownBy(() -> PolicyBundle.parse(c[0], "p.yaml")).as(c[1])
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageStartingWith(c[1])
+          .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
+    }
+  }
+
+  @Test
+  void scorersMapOnlyToScorersTheWeightedRouterKnows() {
+    assertThat(List.copyOf(new java.util.TreeSet<>(GoPolicyConfig.SCORERS.values())))
+        .isSubsetOf(io.blis.engine.policy.WeightedScorersForTest.names());
+  }
+}

@@ -1,0 +1,320 @@
+package io.blis.workload.trace;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.blis.workload.PromptTokens;
+import io.blis.workload.RequestSource;
+import io.blis.workload.RequestSpec;
+import io.blis.workload.StrictYaml;
+import io.blis.workload.TextFiles;
+import io.blis.workload.synthetic.ClientSpec;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * Reads Go BLIS's TraceV2 (what its {@code observe}, {@code run --trace-output} and {@code replay}
+ * write): a header {@code PREFIX.yaml} and the requests {@code PREFIX.csv}, times in microseconds.
+ * Every row is sent at its recorded time (send_time_us, or arrival_time_us when 0), as Go BLIS's
+ * {@code replay --session-mode fixed} does; rows are sorted by that time (ties keep file order).
+ *
+ * <p>A row's prompt is its group's shared prefix (the prefix_length of the group's first row, as in
+ * Go BLIS) followed by input_tokens tokens of its own (or server_input_tokens when that is above 0
+ * and the row has no group); it asks for output_tokens tokens (0 becomes 1: a request here
+ * generates at least one); deadline_us becomes a timeout from the send time. Columns and header
+ * keys that do not shape the simulation are listed as notes. Rows are validated on reading;
+ * errors name the file, line and column.
+ */
+public final class TraceV2Reader {
+
+  /** The columns every TraceV2 data file has. */
+  public static final List<String> COLUMNS = List.of("request_id", "client_id", "tenant_id",
+      "slo_class", "session_id", "round_index", "prefix_group", "prefix_length", "streaming",
+      "input_tokens", "output_tokens", "text_tokens", "image_tokens", "audio_tokens",
+      "video_tokens", "reason_ratio", "model", "deadline_us", "server_input_tokens",
+      "arrival_time_us", "send_time_us", "first_chunk_time_us", "last_chunk_time_us", "num_chunks",
+      "status", "error_message", "finish_reason");
+
+  /** Columns Go BLIS writes only when used. */
+  public static final List<String> OPTIONAL = List.of("vllm_priority", "slo_target_us",
+      "x_request_id", "adapter", "think_time_us");
+
+  private static final Pattern HEADER_KEY = Pattern.compile("^trace_version\\s*:");
+
+  private TraceV2Reader() {}
+
+  /** Binding of the header YAML. */
+  record HeaderFile(Integer traceVersion, String timeUnit, String createdAt, String mode,
+      Integer warmUpRequests, Long workloadSeed, String workloadSpec, String sessionContextGrowth,
+      Server server, Network network, JsonNode goodputSloTargets, JsonNode kvOffload,
+      JsonNode observedKvMetrics) {}
+
+  record Server(String type, String model, Integer tensorParallel, Integer maxNumSeqs,
+      Integer blockSize, Double gpuMemoryUtilization, Long maxModelLen) {}
+
+  record Network(Double measuredRttMs) {}
+
+  /** Whether {@code file} is a TraceV2 header: YAML with a top-level {@code trace_version}. */
+  public static boolean isHeader(Path file) {
+    try (LineReader lines = new LineReader(TextFiles.requireFile(file))) {
+      String line;
+      for (int i = 0; i < 200 && (line = lines.line()) != null; i++) {
+        if (HEADER_KEY.matcher(line).find()) {
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+
+  /** Whether {@code file} is TraceV2 data: a CSV whose first line starts with its columns. */
+  public static boolean isData(Path file) {
+    try (LineReader lines = new LineReader(TextFiles.requireFile(file))) {
+      String first = lines.line();
+      return first != null && first.startsWith("request_id,client_id,");
+    }
+  }
+
+  /**
+   * The header and data of the TraceV2 pair {@code given} belongs to: {@code PREFIX.yaml} and
+   * {@code PREFIX.csv}, whichever of them (or the prefix itself) was given.
+   *
+   * @throws IllegalArgumentException naming the file that is missing
+   */
+  public static Path[] pair(Path given) {
+    String name = given.getFileName().toString();
+    String prefix = name.endsWith(".yaml") || name.endsWith(".csv")
+        ? name.substring(0, name.lastIndexOf('.')) : name.endsWith(".yml")
+        ? name.substring(0, name.length() - 4) : name;
+    Path dir = given.toAbsolutePath().getParent();
+    Path header = name.endsWith(".yml") ? given : dir.resolve(prefix + ".yaml");
+    Path data = dir.resolve(prefix + ".csv");
+    if (!Files.isRegularFile(header) && Files.isRegularFile(dir.resolve(prefix + ".yml"))) {
+      header = dir.resolve(prefix + ".yml");
+    }
+    for (Path p : new Path[] {header, data}) {
+      if (!Files.isRegularFile(p)) {
+        throw new IllegalArgumentException(given + ": a Go BLIS TraceV2 is two files, " + prefix
+            + ".yaml (header) and " + prefix + ".csv (requests), and " + p + " is missing");
+      }
+    }
+    return new Path[] {given.isAbsolute() ? header : relative(given, header),
+        given.isAbsolute() ? data : relative(given, data)};
+  }
+
+  private static Path relative(Path given, Path sibling) {
+    Path parent = given.getParent();
+    return parent == null ? sibling.getFileName() : parent.resolve(sibling.getFileName());
+  }
+
+  /** One row, before its prompt is built. */
+  private record Row(long id, long arrivalUs, int ownTokens, int groupIndex, int outputTokens,
+      String sloClass, String tenant, long timeoutUs) {}
+
+  /**
+   * Reads and checks the pair and returns its requests. Token ids are drawn under {@code seed}
+   * (they only decide which prompts share cache blocks: rows of one prefix group share their
+   * prefix, nothing else is shared).
+   */
+  public static NotedSource open(Path header, Path data, long seed) {
+    List<String> notes = new ArrayList<>();
+    header(header, notes);
+    List<Row> rows = new ArrayList<>();
+    List<String> groups = new ArrayList<>();
+    List<Integer> groupLengths = new ArrayList<>();
+    Map<String, Integer> groupIndex = new HashMap<>();
+    Map<String, String> once = new LinkedHashMap<>();
+    Map<String, String> names = new HashMap<>();
+    LongSet ids = new LongSet();
+    int zeroOutputs = 0;
+    String firstZeroOutput = null;
+    try (LineReader lines = new LineReader(TextFiles.requireFile(data))) {
+      String first = lines.firstLine("a TraceV2 data file (a first line request_id,client_id,...)");
+      List<String> columns = List.of(first.strip().split(",", -1));
+      Map<String, Integer> at = columnIndex(data, columns);
+      String line;
+      while ((line = lines.nonBlankLine()) != null) {
+        CsvFields f = CsvFields.quoted(data.toString(), lines.lineNo(), columns, line);
+        String where = data + ":" + lines.lineNo();
+        long id = f.longValue(at.get("request_id"), 0, Long.MAX_VALUE, "");
+        if (!ids.add(id)) {
+          throw f.error(at.get("request_id"), "request_id " + id + " appears twice");
+        }
+        String slo = f.string(at.get("slo_class")).strip();
+        if (slo.isEmpty()) {
+          slo = "standard";
+        } else if (!ClientSpec.SLO_CLASSES.contains(slo)) {
+          throw f.error(at.get("slo_class"), "expected an SLO class, one of " + ClientSpec.SLO_CLASSES);
+        }
+        String group = f.string(at.get("prefix_group")).strip();
+        int prefix = f.intValue(at.get("prefix_length"), 0, RequestSpec.MAX_TOKENS, "the most tokens a request may have");
+        int input = f.intValue(at.get("input_tokens"), 0, RequestSpec.MAX_TOKENS, "the most tokens a request may have");
+        int output = f.intValue(at.get("output_tokens"), 0, RequestSpec.MAX_TOKENS, "the most tokens a request may have");
+        int server = f.intValue(at.get("server_input_tokens"), 0, RequestSpec.MAX_TOKENS, "the most tokens a request may have");
+        long arrival = f.longValue(at.get("arrival_time_us"), 0, RequestSpec.MAX_TIME_US, "the latest simulated time, us");
+        long send = f.longValue(at.get("send_time_us"), 0, RequestSpec.MAX_TIME_US, "the latest simulated time, us");
+        long deadline = f.longValue(at.get("deadline_us"), 0, Long.MAX_VALUE, "");
+        int gi = -1;
+        int own = input;
+        if (!group.isEmpty()) {
+          Integer known = groupIndex.get(group);
+          if (known == null) {
+            known = groups.size();
+            groupIndex.put(group, known);
+            groups.add(group);
+            groupLengths.add(prefix);
+          } else if (groupLengths.get(known) != prefix) {
+            once.putIfAbsent("prefix_length", where + ": prefix_length " + prefix + " differs from the "
+                + groupLengths.get(known) + " of group " + group + "'s first row, which every row of"
+                + " the group uses (as in Go BLIS)");
+          }
+          gi = known;
+        } else if (prefix > 0) {
+          throw f.error(at.get("prefix_length"), "a prefix length needs a prefix_group");
+        } else if (server > 0) {
+          own = server;
+        }
+        if (own + (gi < 0 ? 0 : groupLengths.get(gi)) < 1) {
+          throw f.error(at.get("input_tokens"), "a prompt needs at least one token (input_tokens,"
+              + " server_input_tokens and the group prefix are all 0)");
+        }
+        if (output == 0) {
+          zeroOutputs++;
+          firstZeroOutput = firstZeroOutput == null ? where : firstZeroOutput;
+          output = 1;
+        }
+        long at0 = send > 0 ? send : arrival;
+        long timeout = deadline == 0 ? 0 : Math.max(1, Math.min(RequestSpec.MAX_TIME_US, deadline - at0));
+        rows.add(new Row(id, at0, own, gi, output, intern(names, slo),
+            intern(names, f.string(at.get("tenant_id")).strip()), timeout));
+        noteColumns(f, at, where, once);
+      }
+    }
+    if (rows.isEmpty()) {
+      throw new IllegalArgumentException(data + ": no requests: the TraceV2 data has its column line"
+          + " and no rows");
+    }
+    if (zeroOutputs > 0) {
+      once.put("output_tokens", firstZeroOutput + ": " + zeroOutputs + " row(s) with output_tokens 0"
+          + " are simulated with 1 output token (a request here generates at least one)");
+    }
+    notes.addAll(once.values());
+    List<Row> sorted = new ArrayList<>(rows);
+    sorted.sort((a, b) -> Long.compare(a.arrivalUs(), b.arrivalUs())); // stable: ties keep file order
+    int[] lengths = groupLengths.stream().mapToInt(Integer::intValue).toArray();
+    String[] groupNames = groups.toArray(String[]::new);
+    return new NotedSource(new RequestSource() {
+      private int next;
+
+      @Override
+      public RequestSpec next() {
+        if (next >= sorted.size()) {
+          return null;
+        }
+        Row r = sorted.get(next++);
+        String group = r.groupIndex() < 0 ? "" : groupNames[r.groupIndex()];
+        int prefix = r.groupIndex() < 0 ? 0 : lengths[r.groupIndex()];
+        int[] prompt = PromptTokens.build(seed, group, prefix, r.id(), prefix + r.ownTokens());
+        return new RequestSpec(r.id(), r.arrivalUs(), prompt, r.outputTokens(), r.sloClass(), r.tenant(),
+            group, prefix, -1, 0, r.timeoutUs(), 0);
+      }
+    }, notes);
+  }
+
+  private static String intern(Map<String, String> names, String s) {
+    String seen = names.putIfAbsent(s, s);
+    return seen != null ? seen : s;
+  }
+
+  private static Map<String, Integer> columnIndex(Path data, List<String> columns) {
+    Map<String, Integer> at = new HashMap<>();
+    for (int i = 0; i < columns.size(); i++) {
+      String c = columns.get(i);
+      if (!COLUMNS.contains(c) && !OPTIONAL.contains(c)) {
+        throw new IllegalArgumentException(data + ":1:" + (String.join(",", columns.subList(0, i)).length()
+            + (i > 0 ? 2 : 1)) + ": unknown column '" + TextFiles.quote(c) + "', expected the TraceV2"
+            + " columns " + String.join(",", COLUMNS) + " (and optionally " + String.join(", ", OPTIONAL) + ")");
+      }
+      if (at.put(c, i) != null) {
+        throw new IllegalArgumentException(data + ":1: column '" + c + "' appears twice");
+      }
+    }
+    for (String c : COLUMNS) {
+      if (!at.containsKey(c)) {
+        throw new IllegalArgumentException(data + ":1: missing column '" + c + "'; a TraceV2 data file"
+            + " has the columns " + String.join(",", COLUMNS));
+      }
+    }
+    return at;
+  }
+
+  /** Columns that do not shape the simulation: one note per column, at its first use. */
+  private static void noteColumns(CsvFields f, Map<String, Integer> at, String where,
+      Map<String, String> once) {
+    for (String c : List.of("session_id", "model", "adapter", "vllm_priority", "slo_target_us",
+        "think_time_us", "reason_ratio", "image_tokens", "audio_tokens", "video_tokens")) {
+      Integer i = at.get(c);
+      if (i == null || once.containsKey(c)) {
+        continue;
+      }
+      String v = f.string(i).strip();
+      if (v.isEmpty() || v.equals("0") || v.equals("0.0")) {
+        continue;
+      }
+      once.put(c, where + ": " + c + " has no meaning here: " + switch (c) {
+        case "session_id", "think_time_us" -> "every row is sent at its recorded time (Go BLIS's"
+            + " --session-mode fixed), so sessions and think times do not pace it";
+        case "model" -> "the simulated model comes from --model or the policy config's pools";
+        case "adapter" -> "LoRA adapters are not simulated";
+        case "vllm_priority" -> "the priority comes from slo_class and the priority policy";
+        case "slo_target_us" -> "SLO targets go in --policy-config (slo:)";
+        case "reason_ratio" -> "reasoning tokens are output tokens like any other";
+        default -> "input_tokens is the prompt length; its split by modality is not simulated";
+      });
+    }
+  }
+
+  private static void header(Path file, List<String> notes) {
+    String text = TextFiles.readConfig(TextFiles.requireFile(file));
+    HeaderFile h = StrictYaml.parse(text, file.toString(), HeaderFile.class);
+    String source = file.toString();
+    if (h.traceVersion() == null || h.traceVersion() < 1 || h.traceVersion() > 3) {
+      throw new IllegalArgumentException(at(text, source, "trace_version")
+          + ": trace_version must be 1, 2 or 3 (Go BLIS TraceV2), got " + h.traceVersion());
+    }
+    if (h.timeUnit() != null && !h.timeUnit().equals("us")) {
+      throw new IllegalArgumentException(at(text, source, "time_unit")
+          + ": time_unit must be us (microseconds), got '" + h.timeUnit() + "'");
+    }
+    if (h.warmUpRequests() != null && h.warmUpRequests() > 0) {
+      notes.add(at(text, source, "warm_up_requests") + ": warm_up_requests has no meaning here: the"
+          + " warm-up rows are simulated like the others (Go BLIS leaves them out only when calibrating)");
+    }
+    if (h.server() != null) {
+      notes.add(at(text, source, "server") + ": server is not applied: the simulated deployment comes"
+          + " from --model, --tp, --max-num-seqs, --block-size, --gpu-memory-utilization, --max-model-len");
+    }
+    String[][] noted = {
+        {"network", "there is no client network in the simulation"},
+        {"session_context_growth", "every row is sent at its recorded time with its recorded length"},
+        {"goodput_slo_targets", "SLO targets go in --policy-config (slo:)"},
+        {"kv_offload", "the CPU KV tier comes from --kv-cpu-blocks or --kv-offloading-size-gib"},
+        {"observed_kv_metrics", "measurements of the real run, not inputs of a simulation"}};
+    Object[] values = {h.network(), h.sessionContextGrowth(), h.goodputSloTargets(), h.kvOffload(),
+        h.observedKvMetrics()};
+    for (int i = 0; i < noted.length; i++) {
+      if (values[i] != null && !(values[i] instanceof JsonNode n && n.isNull())) {
+        notes.add(at(text, source, noted[i][0]) + ": " + noted[i][0] + " has no meaning here: " + noted[i][1]);
+      }
+    }
+  }
+
+  private static String at(String text, String source, String key) {
+    String pos = StrictYaml.position(text, key);
+    return pos == null ? source : source + ":" + pos;
+  }
+}
