@@ -191,8 +191,12 @@ final class Engine implements EventLoop {
       if (t < nowUs) {
         throw new IllegalStateException("clock went backwards: " + t + " < " + nowUs);
       }
-      nowUs = t;
       Object payload = events.poppedPayload();
+      if (events.poppedType() == EventQueue.TIMEOUT
+          && ((EngineRequest) payload).state == EngineRequest.State.FINISHED) {
+        continue; // the deadline of a request that already ended: nothing happens, the clock stays
+      }
+      nowUs = t;
       switch (events.poppedType()) {
         case EventQueue.ARRIVAL -> onArrival((RequestSpec) payload);
         case EventQueue.ADMIT -> onAdmission((EngineRequest) payload);

@@ -203,6 +203,16 @@ class EngineScenarioTest {
   }
 
   @Test
+  void theDeadlineOfARequestThatCompletedDoesNotLengthenTheRun() {
+    // a deadline an hour away is never reached: the run ends with its last token, as without one
+    SimulationResult with = run(LinearTestModel.constant(1000), List.of(withTimeout(req(1, 0, 10, 3), 3_600_000_000L)),
+        Simulation.builder());
+    SimulationResult without = run(LinearTestModel.constant(1000), List.of(req(1, 0, 10, 3)), Simulation.builder());
+    assertThat(only(with, 1).outcome()).isEqualTo(RequestOutcome.COMPLETED);
+    assertThat(with.simulatedDurationUs()).isEqualTo(without.simulatedDurationUs()).isLessThan(10_000);
+  }
+
+  @Test
   void requestFinishingAfterItsDeadlineCountsAsTimedOut() {
     // 3 steps of 1000 us; last token seen at 3000 + 3 * 100 = 3300 > deadline 3100
     LinearTestModel m = new LinearTestModel(1000, 0, 0, 0, 100, 0);
