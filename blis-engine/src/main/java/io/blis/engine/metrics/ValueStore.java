@@ -16,10 +16,10 @@ public abstract class ValueStore {
   }
 
   /**
-   * Keeps every value in a growable {@code long[]}: exact percentiles. Summarizing puts only the
-   * order statistics the percentiles read in their sorted positions ({@link #selectRanks}), in linear
-   * time: a run's inter-token latencies are millions of values, and sorting them all was the largest
-   * single cost of a 16,800-request replay.
+   * Keeps every value in a growable {@code long[]}: exact percentiles. Summarizing finds only the
+   * order statistics the percentiles read ({@link #orderStatistics}), in linear time: a run's
+   * inter-token latencies are millions of values, and sorting them all was the largest single cost
+   * of a 16,800-request replay.
    */
   static final class Exact extends ValueStore {
     private long[] values = new long[64];
@@ -40,11 +40,20 @@ public abstract class ValueStore {
       if (size == 0) {
         return Distribution.EMPTY;
       }
-      long[] sorted = Arrays.copyOf(values, size);
-      selectRanks(sorted, size, PERCENTILES);
-      return new Distribution(size, sum / size,
-          percentile(sorted, size, 50), percentile(sorted, size, 90),
-          percentile(sorted, size, 95), percentile(sorted, size, 99));
+      int[] ranks = new int[2 * PERCENTILES.length];
+      for (int i = 0; i < PERCENTILES.length; i++) {
+        double rank = PERCENTILES[i] / 100.0 * (size - 1);
+        ranks[2 * i] = (int) Math.floor(rank);
+        ranks[2 * i + 1] = (int) Math.ceil(rank);
+      }
+      long[] at = orderStatistics(values, size, ranks);
+      double[] p = new double[PERCENTILES.length];
+      for (int i = 0; i < p.length; i++) {
+        double rank = PERCENTILES[i] / 100.0 * (size - 1);
+        double a = at[2 * i];
+        p[i] = a + (at[2 * i + 1] - a) * (rank - ranks[2 * i]);
+      }
+      return new Distribution(size, sum / size, p[0], p[1], p[2], p[3]);
     }
   }
 
@@ -78,16 +87,59 @@ public abstract class ValueStore {
   private static final double[] PERCENTILES = {50, 90, 95, 99};
 
   /**
-   * Rearranges the first {@code n} values of {@code a} so that every position {@link #percentile}
-   * reads for {@code percentiles} (ascending) holds the value a full sort would put there; the
-   * values stay a permutation of the originals. Each rank is found by quickselect among the values
-   * right of the previous one, so the positions already fixed are not disturbed.
+   * The values of ranks {@code ranks} (0-based, any order) among the first {@code n} of {@code
+   * values}, which are left as they are: what a sorted copy holds at those positions. When the values
+   * span fewer distinct integers than there are values (inter-token latencies, say) they are counted,
+   * in one pass and an {@code int} per possible value; otherwise a copy is partially ordered by
+   * {@link #selectRanks}.
    */
-  static void selectRanks(long[] a, int n, double[] percentiles) {
+  static long[] orderStatistics(long[] values, int n, int[] ranks) {
+    int[] ascending = ranks.clone();
+    Arrays.sort(ascending);
+    long[] ascendingAt = new long[ascending.length];
+    long min = Long.MAX_VALUE;
+    long max = Long.MIN_VALUE;
+    for (int i = 0; i < n; i++) {
+      min = Math.min(min, values[i]);
+      max = Math.max(max, values[i]);
+    }
+    if (max - min >= 0 && max - min < n) {
+      int[] counts = new int[(int) (max - min) + 1];
+      for (int i = 0; i < n; i++) {
+        counts[(int) (values[i] - min)]++;
+      }
+      long atMost = 0; // values up to min + v
+      int j = 0;
+      for (int v = 0; v < counts.length && j < ascending.length; v++) {
+        atMost += counts[v];
+        while (j < ascending.length && ascending[j] < atMost) {
+          ascendingAt[j++] = min + v;
+        }
+      }
+    } else {
+      long[] copy = Arrays.copyOf(values, n);
+      selectRanks(copy, n, ascending);
+      for (int j = 0; j < ascending.length; j++) {
+        ascendingAt[j] = copy[ascending[j]];
+      }
+    }
+    long[] at = new long[ranks.length];
+    for (int j = 0; j < ranks.length; j++) {
+      at[j] = ascendingAt[Arrays.binarySearch(ascending, ranks[j])];
+    }
+    return at;
+  }
+
+  /**
+   * Rearranges the first {@code n} values of {@code a} so that every position of {@code ranks}
+   * (ascending) holds the value a full sort would put there; the values stay a permutation of the
+   * originals. Each rank is found by quickselect among the values right of the previous one, so the
+   * positions already fixed are not disturbed.
+   */
+  static void selectRanks(long[] a, int n, int[] ranks) {
     int from = 0;
-    for (double p : percentiles) {
-      double rank = p / 100.0 * (n - 1);
-      for (int k = Math.max(from, (int) Math.floor(rank)); k <= (int) Math.ceil(rank); k++) {
+    for (int k : ranks) {
+      if (k >= from) {
         select(a, from, n, k);
         from = k + 1;
       }
@@ -136,21 +188,5 @@ public abstract class ValueStore {
 
   private static long medianOf3(long x, long y, long z) {
     return x < y ? (y < z ? y : Math.max(x, z)) : (x < z ? x : Math.max(y, z));
-  }
-
-  /**
-   * Linear-interpolation percentile of an array whose positions read here hold the values a full
-   * sort would put there (an ascending array, or one arranged by {@link #selectRanks}).
-   *
-   * @param sorted the values, at least one
-   * @param n number of values of {@code sorted} to use
-   * @param p percentile in [0, 100]
-   */
-  private static double percentile(long[] sorted, int n, double p) {
-    double rank = p / 100.0 * (n - 1);
-    int lo = (int) Math.floor(rank);
-    int hi = (int) Math.ceil(rank);
-    double a = sorted[lo];
-    return a + (sorted[hi] - a) * (rank - lo);
   }
 }

@@ -44,10 +44,15 @@ class ValueStoreTest {
     return v;
   }
 
-  /** The percentile as the sort-based code computed it. */
-  static double sortedPercentile(long[] values, double p) {
+  static long[] sorted(long[] values) {
     long[] s = values.clone();
     Arrays.sort(s);
+    return s;
+  }
+
+  /** The percentile as the sort-based code computed it. */
+  static double sortedPercentile(long[] values, double p) {
+    long[] s = sorted(values);
     double rank = p / 100.0 * (s.length - 1);
     int lo = (int) Math.floor(rank);
     int hi = (int) Math.ceil(rank);
@@ -77,8 +82,7 @@ class ValueStoreTest {
   @MethodSource("seeds")
   void selectPlacesTheRankAndPartitionsAroundIt(long seed) {
     long[] v = values(seed);
-    long[] sorted = v.clone();
-    Arrays.sort(sorted);
+    long[] sorted = sorted(v);
     int k = new SplittableRandom(seed ^ 0x5DEECE66DL).nextInt(v.length);
     long[] a = v.clone();
     ValueStore.select(a, 0, a.length, k);
@@ -90,9 +94,23 @@ class ValueStoreTest {
         assertThat(a[i]).as("seed %d, right of rank", seed).isGreaterThanOrEqualTo(a[k]);
       }
     }
-    long[] back = a.clone();
-    Arrays.sort(back);
-    assertThat(back).as("seed %d: a permutation", seed).isEqualTo(sorted);
+    assertThat(sorted(a)).as("seed %d: a permutation", seed).isEqualTo(sorted);
+  }
+
+  /** Shapes 1 to 4 span fewer integers than values (counted), 0 and 5 more (selected). */
+  @ParameterizedTest(name = "seed {0}")
+  @MethodSource("seeds")
+  void orderStatisticsAreThoseOfASortedCopyAndLeaveTheValuesAlone(long seed) {
+    long[] v = values(seed);
+    long[] sorted = sorted(v);
+    SplittableRandom rnd = new SplittableRandom(seed * 31);
+    int[] ranks = rnd.ints(1 + rnd.nextInt(9), 0, v.length).toArray(); // any order, repeats
+    long[] original = v.clone();
+    long[] at = ValueStore.orderStatistics(v, v.length, ranks);
+    for (int j = 0; j < ranks.length; j++) {
+      assertThat(at[j]).as("seed %d, rank %d", seed, ranks[j]).isEqualTo(sorted[ranks[j]]);
+    }
+    assertThat(v).as("seed %d: values untouched", seed).isEqualTo(original);
   }
 
   @Test
