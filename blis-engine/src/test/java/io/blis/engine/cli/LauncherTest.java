@@ -13,13 +13,17 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.DisabledOnOs;
+import org.junit.jupiter.api.condition.OS;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The {@code ./blis} launcher at the repository root, run as a user would: from another directory,
  * directly and through a symbolic link. Needs the packaged jar ({@code blis-engine/target/blis.jar});
- * skipped when it is absent (tests run before {@code package} on a fresh clone).
+ * skipped when it is absent (tests run before {@code package} on a fresh clone). The launcher is a
+ * POSIX shell script: not on Windows.
  */
+@DisabledOnOs(OS.WINDOWS)
 class LauncherTest {
 
   static Path root;
