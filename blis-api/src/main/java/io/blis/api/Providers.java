@@ -17,7 +17,10 @@ import java.util.TreeMap;
  */
 public final class Providers {
 
-  private static final System.Logger LOG = System.getLogger(Providers.class.getName());
+  /** Created on first use (a broken provider): System.getLogger costs start-up time. */
+  private static final class Log {
+    static final System.Logger LOG = System.getLogger(Providers.class.getName());
+  }
 
   private Providers() {}
 
@@ -80,7 +83,7 @@ public final class Providers {
         }
         provider = it.next();
       } catch (ServiceConfigurationError e) {
-        LOG.log(System.Logger.Level.WARNING, "skipping a broken " + kindOf(type) + ": " + e.getMessage());
+        Log.LOG.log(System.Logger.Level.WARNING, "skipping a broken " + kindOf(type) + ": " + e.getMessage());
         continue;
       }
       byName.computeIfAbsent(provider.name(), k -> new ArrayList<>(1)).add(provider);

@@ -1,7 +1,11 @@
 package io.blis.engine.cli;
 
 import java.io.PrintWriter;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -24,11 +28,27 @@ public final class BlisCli implements Runnable {
   /** Exit code of bad input. */
   public static final int USAGE_ERROR = 2;
 
-  /** Every subcommand, in help order. Add new commands (validate, calibrate, replay) here. */
-  static final List<Supplier<Object>> SUBCOMMANDS =
-      List.of(RunCommand::new, ReplayCommand::new, ValidateCommand::new, CalibrateCommand::new,
-          FitCommand::new, ServeCommand::new, ObserveCommand::new, IntervalScalesCommand::new, CapacityCommand::new,
-          SweepCommand::new, ConvertCommand::new);
+  /**
+   * Every subcommand by its {@code @Command} name, in help order. Add new commands here (a test checks
+   * that each key is the name its command declares).
+   */
+  static final Map<String, Supplier<Object>> SUBCOMMANDS = subcommands();
+
+  private static Map<String, Supplier<Object>> subcommands() {
+    Map<String, Supplier<Object>> m = new LinkedHashMap<>();
+    m.put("run", RunCommand::new);
+    m.put("replay", ReplayCommand::new);
+    m.put("validate", ValidateCommand::new);
+    m.put("calibrate", CalibrateCommand::new);
+    m.put("fit", FitCommand::new);
+    m.put("serve", ServeCommand::new);
+    m.put("observe", ObserveCommand::new);
+    m.put("interval-scales", IntervalScalesCommand::new);
+    m.put("capacity", CapacityCommand::new);
+    m.put("sweep", SweepCommand::new);
+    m.put("convert", ConvertCommand::new);
+    return Collections.unmodifiableMap(m);
+  }
 
   @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
 
@@ -78,9 +98,25 @@ public final class BlisCli implements Runnable {
 
   /** Builds the command line with every subcommand and the one-line error handlers. */
   public static CommandLine commandLine() {
+    return commandLine(SUBCOMMANDS.keySet());
+  }
+
+  /**
+   * The command line for {@code args}: when the first argument names a subcommand, only that one is
+   * registered. picocli builds a command's model from its annotations by reflection when the command
+   * is registered, which for all of them costs more start-up time than a short simulation; a
+   * subcommand's parsing, help and messages do not depend on its siblings, so the output is the same.
+   * Anything else ({@code --help}, {@code --version}, an unknown command) gets every subcommand.
+   */
+  static CommandLine commandLineFor(String[] args) {
+    return args.length > 0 && SUBCOMMANDS.containsKey(args[0])
+        ? commandLine(List.of(args[0])) : commandLine();
+  }
+
+  private static CommandLine commandLine(Collection<String> names) {
     CommandLine cl = new CommandLine(new BlisCli());
-    for (Supplier<Object> s : SUBCOMMANDS) {
-      cl.addSubcommand(s.get());
+    for (String name : names) {
+      cl.addSubcommand(SUBCOMMANDS.get(name).get());
     }
     cl.setParameterExceptionHandler(BlisCli::onParameterError);
     cl.setExecutionExceptionHandler(BlisCli::onExecutionError);
@@ -90,11 +126,15 @@ public final class BlisCli implements Runnable {
   /** Runs {@code args} and returns the exit code (no {@code System.exit}). */
   public static int execute(String[] args, PrintWriter out, PrintWriter err) {
     configureLogging(args); // no effect once a logger exists (the first call in a JVM decides)
-    CommandLine cl = commandLine();
+    String[] effective = args.length == 0 ? new String[] {"run"} : args;
+    return execute(commandLineFor(effective), effective, out, err);
+  }
+
+  /** Runs {@code args} on {@code cl} and returns the exit code. */
+  static int execute(CommandLine cl, String[] args, PrintWriter out, PrintWriter err) {
     cl.setOut(out);
     cl.setErr(err);
-    String[] effective = args.length == 0 ? new String[] {"run"} : args;
-    int code = cl.execute(effective);
+    int code = cl.execute(args);
     out.flush();
     err.flush();
     return code;

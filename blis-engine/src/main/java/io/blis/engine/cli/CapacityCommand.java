@@ -35,7 +35,7 @@ final class CapacityCommand implements Callable<Integer> {
 
   @Option(names = "--slo", required = true, paramLabel = "TARGETS",
       description = "Latency targets: ttft_p99=500ms,e2e_p99=20s,tpot_p99=50ms (statistics mean, p50, p90, p95, p99,"
-          + " p999), or goodput=99%,ttft=500ms,e2e=20s (per-request targets met by at least that share).")
+          + " p999), or goodput=99%%,ttft=500ms,e2e=20s (per-request targets met by at least that share; goodput=99%% alone: each request's SLO class targets from a policy bundle).")
   String slo;
 
   @Option(names = "--target-rate", paramLabel = "RPS",

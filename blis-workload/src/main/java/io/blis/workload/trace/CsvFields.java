@@ -145,18 +145,22 @@ final class CsvFields {
 
   /** An integer in [min, max]; {@code bound} (may be empty) says what the maximum stands for. */
   long longValue(int column, long min, long max, String bound) {
-    String expectation = "expected an integer in [" + min + ", " + max + "]"
-        + (bound.isEmpty() ? "" : " (" + bound + ")");
     long v;
     try {
       v = Long.parseLong(values[column].strip());
     } catch (NumberFormatException e) {
-      throw error(column, expectation);
+      throw outOfRange(column, min, max, bound);
     }
     if (v < min || v > max) {
-      throw error(column, expectation);
+      throw outOfRange(column, min, max, bound);
     }
     return v;
+  }
+
+  /** Built only on error: a ground-truth trace has tens of thousands of rows. */
+  private IllegalArgumentException outOfRange(int column, long min, long max, String bound) {
+    return error(column, "expected an integer in [" + min + ", " + max + "]"
+        + (bound.isEmpty() ? "" : " (" + bound + ")"));
   }
 
   /** A finite number in [0, max]; {@code bound} says what the maximum stands for. */
