@@ -215,9 +215,13 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
 
   // ---------------------------------------------------------------- reading
 
-  /** A YAML node with where it starts: a mapping, a sequence or a scalar. */
-  private record Node(Map<String, Node> map, List<Node> list, String text, JsonToken token,
-      int line, int column) {
+  /**
+   * A YAML node with where it starts: a mapping, a sequence or a scalar; a number scalar also has
+   * its value as the YAML parser reads it (which knows forms such as {@code 0x1F}, {@code 0b101}
+   * and {@code 1_000}).
+   */
+  private record Node(Map<String, Node> map, List<Node> list, String text, Number number,
+      JsonToken token, int line, int column) {
 
     boolean isNull() {
       return token == JsonToken.VALUE_NULL;
@@ -244,16 +248,18 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
             throw new Problem(source, keyAt, "duplicate key '" + key + "'");
           }
         }
-        return new Node(m, null, null, t, line, col);
+        return new Node(m, null, null, null, t, line, col);
       }
       if (t == JsonToken.START_ARRAY) {
         List<Node> l = new ArrayList<>();
         while (p.nextToken() != JsonToken.END_ARRAY) {
           l.add(read(p, source));
         }
-        return new Node(null, l, null, t, line, col);
+        return new Node(null, l, null, null, t, line, col);
       }
-      return new Node(null, null, p.getText(), t, line, col);
+      Number number = t == JsonToken.VALUE_NUMBER_INT || t == JsonToken.VALUE_NUMBER_FLOAT
+          ? p.getNumberValue() : null;
+      return new Node(null, null, p.getText(), number, t, line, col);
     }
   }
 
@@ -460,12 +466,10 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       if (n.token() != JsonToken.VALUE_NUMBER_INT) {
         throw error(n, key + " must be a whole number, got " + describe(n));
       }
-      long v;
-      try {
-        v = Long.parseLong(n.text());
-      } catch (NumberFormatException e) {
+      if (!(n.number() instanceof Integer || n.number() instanceof Long)) {
         throw error(n, key + " is too large: " + n.text());
       }
+      long v = n.number().longValue();
       if (v < min || v > Integer.MAX_VALUE && !key.endsWith("_us") && !key.equals("total_kv_blocks")) {
         throw error(n, key + " must be a whole number >= " + min + ", got " + n.text());
       }
@@ -476,7 +480,11 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       if (n.token() != JsonToken.VALUE_NUMBER_INT && n.token() != JsonToken.VALUE_NUMBER_FLOAT) {
         throw error(n, key + " must be a number, got " + describe(n));
       }
-      return Double.parseDouble(n.text());
+      double v = n.number().doubleValue();
+      if (!Double.isFinite(v)) {
+        throw error(n, key + " must be a finite number, got " + n.text());
+      }
+      return v;
     }
 
     private static String describe(Node n) {

@@ -1,10 +1,12 @@
 package io.blis.engine.serve;
 
+import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.blis.latency.coeff.InputTrees;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -52,8 +54,10 @@ public final class OpenAiProtocol {
     JsonNode root;
     try {
       root = JSON.readTree(body);
+    } catch (JacksonException e) {
+      throw new IllegalArgumentException("request body, " + InputTrees.problem(e, "not valid JSON"));
     } catch (java.io.IOException e) {
-      throw new IllegalArgumentException("request body is not valid JSON: " + firstLine(e.getMessage()));
+      throw new IllegalArgumentException("request body cannot be read: " + e.getMessage());
     }
     if (root == null || !root.isObject()) {
       throw new IllegalArgumentException("request body must be a JSON object");
@@ -77,14 +81,6 @@ public final class OpenAiProtocol {
     JsonNode opts = root.get("stream_options");
     boolean includeUsage = opts != null && opts.isObject() && bool(opts.get("include_usage"), "stream_options.include_usage");
     return new ServeRequest(chat, model, prompt, maxTokens, stream, includeUsage);
-  }
-
-  private static String firstLine(String s) {
-    if (s == null) {
-      return "";
-    }
-    int nl = s.indexOf('\n');
-    return nl < 0 ? s : s.substring(0, nl);
   }
 
   private static String text(JsonNode n, String field) {

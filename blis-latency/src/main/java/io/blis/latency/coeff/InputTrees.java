@@ -12,6 +12,10 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLParser;
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -33,6 +37,13 @@ import org.yaml.snakeyaml.error.MarkedYAMLException;
  */
 public final class InputTrees {
 
+  /**
+   * Largest file read whole: 256 MiB, far above any file these are (a few kilobytes; the
+   * ground-truth experiments file is 60 kB), so that a wrong path (a log, a device such as
+   * {@code /dev/zero}) is refused instead of filling the memory.
+   */
+  public static final int MAX_FILE_BYTES = 256 << 20;
+
   private static final YAMLFactory YAML = new YAMLFactory();
   private static final JsonFactory JSON = new JsonFactory();
   private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
@@ -49,12 +60,29 @@ public final class InputTrees {
    * @param what what the file is, for the message (e.g. "coefficient file")
    */
   public static String readText(Path file, String what) {
-    try {
-      String text = Files.readString(file);
-      return text.startsWith("\uFEFF") ? text.substring(1) : text; // a UTF-8 byte-order mark
+    return readText(file, what, MAX_FILE_BYTES);
+  }
+
+  /** {@link #readText(Path, String)} of a file of at most {@code maxBytes} bytes. */
+  static String readText(Path file, String what, int maxBytes) {
+    byte[] bytes;
+    try (InputStream in = Files.newInputStream(file)) {
+      // a size read up front would say nothing of a device or a pipe: read one byte past the limit
+      bytes = in.readNBytes(maxBytes + 1);
     } catch (IOException e) {
       throw new IllegalArgumentException(file + ": cannot read " + what + ": " + reason(file, e), e);
     }
+    if (bytes.length > maxBytes) {
+      throw new IllegalArgumentException(file + ": cannot read " + what + ": more than " + maxBytes
+          + " bytes, far more than such a file holds (is it the right file?)");
+    }
+    String text;
+    try {
+      text = StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes)).toString();
+    } catch (CharacterCodingException e) {
+      throw new IllegalArgumentException(file + ": cannot read " + what + ": not UTF-8 text", e);
+    }
+    return text.startsWith("\uFEFF") ? text.substring(1) : text; // a UTF-8 byte-order mark
   }
 
   /**
