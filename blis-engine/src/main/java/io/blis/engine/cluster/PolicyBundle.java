@@ -14,6 +14,7 @@ import io.blis.api.SchedulerProvider;
 import io.blis.engine.Simulation;
 import io.blis.engine.SloTarget;
 import io.blis.latency.coeff.InputTrees;
+import io.blis.workload.TextFiles;
 import io.blis.workload.synthetic.ClientSpec;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -263,14 +264,15 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
     }
   }
 
-  /** An error at a place in the file. */
+  /** An error at a place in the file, on one line whatever keys or values it quotes. */
   private static final class Problem extends IllegalArgumentException {
     Problem(String source, JsonLocation at, String message) {
-      super(source + ", line " + at.getLineNr() + ", column " + at.getColumnNr() + ": " + message);
+      super(source + ", line " + at.getLineNr() + ", column " + at.getColumnNr() + ": "
+          + TextFiles.oneLine(message));
     }
 
     Problem(String source, Node at, String message) {
-      super(source + ", line " + at.line() + ", column " + at.column() + ": " + message);
+      super(source + ", line " + at.line() + ", column " + at.column() + ": " + TextFiles.oneLine(message));
     }
   }
 

@@ -112,4 +112,10 @@ class PolicyBundleTest {
     fails("pools:\n  - {name: a, instances: 99999999999999999999}\n", "line 2", "instances is too large");
     fails("slo:\n  standard: {ttft_ms: 1e999}\n", "line 2", "ttft_ms must be a finite number, got 1e999");
   }
+
+  @Test
+  void aLineBreakInAKeyOrNameIsEscapedSoTheMessageStaysOneLine() {
+    fails("router: {policy: \"least\\nloaded\"}\n", "unknown router 'least\\u000Aloaded'");
+    fails("\"rou\\u2028ter\": 1\n", "unknown key 'rou\\u2028ter'");
+  }
 }

@@ -33,7 +33,7 @@ public final class InferencePerfProfiles {
     try {
       return f.toProfile();
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(file + ": " + e.getMessage(), e);
+      throw new IllegalArgumentException(file + ": " + TextFiles.oneLine(e.getMessage()), e);
     }
   }
 
@@ -45,7 +45,7 @@ public final class InferencePerfProfiles {
       if (e.getMessage() != null && e.getMessage().startsWith(sourceName)) {
         throw e;
       }
-      throw new IllegalArgumentException(sourceName + ": " + e.getMessage(), e);
+      throw new IllegalArgumentException(sourceName + ": " + TextFiles.oneLine(e.getMessage()), e);
     }
   }
 
