@@ -181,7 +181,7 @@ public final class StrictYaml {
    * caller adds it): for syntax errors of JSON or YAML text and for size limits.
    */
   public static String problem(JsonProcessingException e) {
-    return problem(e, null);
+    return TextFiles.oneLine(problem(e, null));
   }
 
   private static String describe(

@@ -69,13 +69,15 @@ public final class OpenAiProtocol {
     JsonNode mt = root.hasNonNull("max_completion_tokens") ? root.get("max_completion_tokens") : root.get("max_tokens");
     if (mt != null && !mt.isNull()) {
       if (!mt.canConvertToInt() || !mt.isIntegralNumber() || mt.asInt() < 1) {
-        throw new IllegalArgumentException("'max_tokens' must be a positive integer, got " + mt);
+        throw new IllegalArgumentException("'max_tokens' must be a positive integer, got "
+            + InputTrees.quote(mt.toString()));
       }
       maxTokens = mt.asInt();
     }
     JsonNode n = root.get("n");
     if (n != null && !n.isNull() && !(n.isIntegralNumber() && n.asInt() == 1)) {
-      throw new IllegalArgumentException("'n' must be 1 (the simulated server returns one choice), got " + n);
+      throw new IllegalArgumentException("'n' must be 1 (the simulated server returns one choice), got "
+          + InputTrees.quote(n.toString()));
     }
     boolean stream = bool(root.get("stream"), "stream");
     JsonNode opts = root.get("stream_options");
@@ -95,7 +97,8 @@ public final class OpenAiProtocol {
       return false;
     }
     if (!n.isBoolean()) {
-      throw new IllegalArgumentException("'" + field + "' must be true or false, got " + n);
+      throw new IllegalArgumentException("'" + field + "' must be true or false, got "
+          + InputTrees.quote(n.toString()));
     }
     return n.asBoolean();
   }
@@ -119,7 +122,7 @@ public final class OpenAiProtocol {
         JsonNode t = p.get(i);
         if (!t.isIntegralNumber() || !t.canConvertToInt() || t.asInt() < 0) {
           throw new IllegalArgumentException("'prompt' must be a string or a list of token ids"
-              + " (non-negative integers); element " + i + " is " + t
+              + " (non-negative integers); element " + i + " is " + InputTrees.quote(t.toString())
               + (t.isTextual() || t.isArray() ? " (a batch of prompts is not supported: send one per request)" : ""));
         }
         ids[i] = t.asInt();

@@ -49,6 +49,12 @@ class OpenAiProtocolTest {
   }
 
   @Test
+  void aLineSeparatorInAQuotedValueIsEscaped() {
+    assertThatThrownBy(() -> parse("{\"prompt\":\"a\",\"n\":\"x\u2028y\"}", false))
+        .hasMessage("'n' must be 1 (the simulated server returns one choice), got \"x\\u2028y\"");
+  }
+
+  @Test
   void aBodyThatIsNotJsonSaysWhereWithoutTheParsersInternals() {
     assertThatThrownBy(() -> parse("{\"prompt\": [1, 2", false))
         .hasMessage("request body, line 1, column 17: not valid JSON: Unexpected end-of-input:"

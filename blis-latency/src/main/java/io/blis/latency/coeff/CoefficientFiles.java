@@ -32,8 +32,6 @@ public final class CoefficientFiles {
   /** The only file version this reader understands. */
   public static final int VERSION = 1;
 
-  /** Characters a one-line message must not hold as they are. */
-  private static final Pattern CONTROL = Pattern.compile("[\\p{Cntrl}\\u0080-\\u009F\\u2028\\u2029]");
 
   private static final Set<String> TEXT_KEYS =
       Set.of("latency_model", "description", "source", "notes", "model", "gpu", "hardware");
@@ -224,7 +222,7 @@ public final class CoefficientFiles {
     if (text == null || text.isBlank()) {
       throw new IllegalArgumentException("inline coefficients are empty; " + expected);
     }
-    String shown = shown(text);
+    String shown = InputTrees.quote(text);
     Map<String, double[]> vectors = new LinkedHashMap<>();
     for (String group : text.split(";")) {
       if (group.isBlank()) {
@@ -234,7 +232,8 @@ public final class CoefficientFiles {
       String name = eq < 0 ? group.trim() : group.substring(0, eq).trim();
       if (eq < 0 || !NAME.matcher(name).matches()) {
         throw new IllegalArgumentException(
-            "inline coefficients '" + shown + "': '" + shown(group.trim()) + "' is not name=values; "
+            "inline coefficients '" + shown + "': '" + InputTrees.quote(group.trim())
+                + "' is not name=values; "
                 + expected);
       }
       if (vectors.containsKey(name)) {
@@ -249,8 +248,8 @@ public final class CoefficientFiles {
           values[i] = Double.parseDouble(p);
         } catch (NumberFormatException e) {
           throw new IllegalArgumentException(
-              "inline coefficients '" + shown + "': value " + i + " of '" + name + "' ('" + shown(p)
-                  + "') is not a number; " + expected);
+              "inline coefficients '" + shown + "': value " + i + " of '" + name + "' ('"
+                  + InputTrees.quote(p) + "') is not a number; " + expected);
         }
         if (!Double.isFinite(values[i])) {
           throw new IllegalArgumentException(
@@ -264,12 +263,5 @@ public final class CoefficientFiles {
       throw new IllegalArgumentException("inline coefficients '" + shown + "' are empty; " + expected);
     }
     return Coefficients.of("inline coefficients", vectors);
-  }
-
-  /** {@code s} as a one-line message quotes it: at most 60 characters, control characters escaped. */
-  private static String shown(String s) {
-    String cut = s.length() > 60 ? s.substring(0, 60) + "..." : s;
-    return CONTROL.matcher(cut).replaceAll(m -> String.format(java.util.Locale.ROOT, "\\\\u%04X",
-        (int) m.group().charAt(0)));
   }
 }

@@ -20,6 +20,7 @@ import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.Locale;
 import java.util.regex.Pattern;
 import org.yaml.snakeyaml.error.Mark;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
@@ -48,6 +49,8 @@ public final class InputTrees {
   private static final JsonFactory JSON = new JsonFactory();
   private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
   /** How Jackson names a location inside a message: "[Source: ...; line: 3, column: 7]". */
+  /** Characters a one-line message must not hold as they are. */
+  private static final Pattern CONTROL = Pattern.compile("[\\p{Cntrl}\\u0080-\\u009F\\u2028\\u2029]");
   private static final Pattern SOURCE_REF =
       Pattern.compile("\\s*\\[Source: [^\\]]*?; line: (\\d+), column: (\\d+)\\]");
 
@@ -154,7 +157,7 @@ public final class InputTrees {
             + ", column " + (from.getColumn() + 1)) + ")";
       }
       return "line " + (at.getLine() + 1) + ", column " + (at.getColumn() + 1) + ": " + what + ": "
-          + problem;
+          + oneLine(problem);
     }
     JsonLocation at = e.getLocation();
     return (at == null ? "" : "line " + at.getLineNr() + ", column " + at.getColumnNr() + ": ") + what + ": "
@@ -167,7 +170,22 @@ public final class InputTrees {
    */
   public static String message(JacksonException e) {
     String message = e.getOriginalMessage() == null ? e.getClass().getSimpleName() : e.getOriginalMessage();
-    return SOURCE_REF.matcher(message).replaceAll(" (line $1, column $2)").replaceAll("\\s+", " ").trim();
+    return oneLine(SOURCE_REF.matcher(message).replaceAll(" (line $1, column $2)")
+        .replaceAll("\\s+", " ").trim());
+  }
+
+  /** {@code value} as a one-line message quotes it: at most 60 characters, {@link #oneLine}. */
+  public static String quote(String value) {
+    return oneLine(value.length() > 60 ? value.substring(0, 60) + "..." : value);
+  }
+
+  /**
+   * {@code text} for a one-line message: control characters and line separators (which a parser
+   * may quote from the input) escaped as a backslash, {@code u} and four hex digits.
+   */
+  public static String oneLine(String text) {
+    return CONTROL.matcher(text).replaceAll(m -> String.format(Locale.ROOT, "\\\\u%04X",
+        (int) m.group().charAt(0)));
   }
 
   private static JsonNode document(JsonParser p, String source) throws IOException {

@@ -83,4 +83,11 @@ class InputTreesTest {
           .hasMessageContaining("/dev/zero: cannot read policy bundle: more than " + InputTrees.MAX_FILE_BYTES);
     }
   }
+
+  @Test
+  void aLineSeparatorTheParserQuotesFromTheInputIsEscaped() {
+    assertThatThrownBy(() -> InputTrees.json("[\u2028]", "f.json"))
+        .satisfies(e -> assertThat(e.getMessage()).startsWith("f.json, line 1, column 2: not valid JSON:")
+            .contains("'\\u2028' (code 8232").doesNotContain("\u2028"));
+  }
 }
