@@ -69,11 +69,12 @@ public final class InferencePerfProfiles {
     for (JsonNode e : root.path("experiments")) {
       String eid = e.path("id").asText();
       if (eid.equals(id)) {
-        return parse(e.path("workload").toString(), experimentsJson + " (experiment " + id + ")");
+        return parse(e.path("workload").toString(),
+            experimentsJson + " (experiment " + TextFiles.quote(id) + ")");
       }
       known.append(known.length() == 0 ? "" : ", ").append(eid);
     }
-    throw new IllegalArgumentException(
-        experimentsJson + ": no experiment '" + id + "'; known ids: " + known);
+    throw new IllegalArgumentException(TextFiles.oneLine(
+        experimentsJson + ": no experiment '" + id + "'; known ids: " + known));
   }
 }
