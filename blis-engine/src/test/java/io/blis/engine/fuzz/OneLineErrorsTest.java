@@ -31,6 +31,8 @@ class OneLineErrorsTest {
         throwing(new IllegalArgumentException("f.yaml: unknown router 'java.Source'")))).isFalse();
     assertThat(OneLineErrors.accepted("key: in 'reader", "f.yaml",
         throwing(new IllegalArgumentException("f.yaml: unknown key 'in 'reader'")))).isFalse();
+    assertThat(OneLineErrors.accepted("in\n'reader", "f.yaml",
+        throwing(new IllegalArgumentException("f.yaml: expected a mapping, got 'in 'reader'")))).isFalse();
   }
 
   @Test
