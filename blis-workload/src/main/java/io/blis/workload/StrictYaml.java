@@ -229,7 +229,7 @@ public final class StrictYaml {
    * caller adds it): for syntax errors of JSON or YAML text and for size limits.
    */
   public static String problem(JsonProcessingException e) {
-    return problem(e, null);
+    return TextFiles.oneLine(problem(e, null));
   }
 
   private static String describe(
@@ -278,13 +278,14 @@ public final class StrictYaml {
       if ("<<".equals(u.getPropertyName())) {
         sb.append(" (YAML merge keys are not supported)");
       }
-      return sb.toString();
+      return TextFiles.oneLine(sb.toString());
     }
     if (!path.isEmpty()) {
       sb.append("at '").append(path).append("': ");
     }
     sb.append(problem(e, found));
-    return sb.toString();
+    // a key in the path or a value in a constructor's message may hold a line break
+    return TextFiles.oneLine(sb.toString());
   }
 
   private static String problem(JsonProcessingException e, Found found) {

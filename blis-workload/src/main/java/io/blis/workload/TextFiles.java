@@ -188,8 +188,8 @@ public final class TextFiles {
   }
 
   /**
-   * {@code value} as it may appear inside quotes in a one-line message: control characters
-   * escaped, cut to 60 characters.
+   * {@code value} as it may appear inside quotes in a one-line message: control characters and
+   * line separators escaped, cut to 60 characters.
    */
   public static String quote(String value) {
     if (value == null) {
@@ -198,14 +198,33 @@ public final class TextFiles {
     StringBuilder sb = new StringBuilder();
     int i = 0;
     for (; i < value.length() && sb.length() < 60; i++) {
-      char c = value.charAt(i);
-      if (c < 0x20 || c == 0x7F || (c >= 0x80 && c < 0xA0) || c == BOM || c == '\uFFFD') {
-        sb.append(String.format(Locale.ROOT, "\\u%04X", (int) c));
-      } else {
-        sb.append(c);
-      }
+      appendEscaped(sb, value.charAt(i));
     }
     return i < value.length() ? sb + "..." : sb.toString();
+  }
+
+  /**
+   * {@code message} on one line: control characters and line separators that a value quoted in it
+   * brought along are escaped as {@link #quote} escapes them, the rest is left as it is.
+   */
+  public static String oneLine(String message) {
+    if (message == null) {
+      return "";
+    }
+    StringBuilder sb = new StringBuilder(message.length());
+    for (int i = 0; i < message.length(); i++) {
+      appendEscaped(sb, message.charAt(i));
+    }
+    return sb.toString();
+  }
+
+  private static void appendEscaped(StringBuilder sb, char c) {
+    if (c < 0x20 || c == 0x7F || (c >= 0x80 && c < 0xA0) || c == '\u2028' || c == '\u2029'
+        || c == BOM || c == '\uFFFD') {
+      sb.append(String.format(Locale.ROOT, "\\u%04X", (int) c));
+    } else {
+      sb.append(c);
+    }
   }
 
   /** What went wrong in a few words, without the exception's class or the file name. */

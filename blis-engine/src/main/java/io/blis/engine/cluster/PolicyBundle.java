@@ -14,6 +14,7 @@ import io.blis.api.SchedulerProvider;
 import io.blis.engine.Simulation;
 import io.blis.engine.SloTarget;
 import io.blis.latency.coeff.InputTrees;
+import io.blis.workload.TextFiles;
 import io.blis.workload.synthetic.ClientSpec;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -245,9 +246,13 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
 
   // ---------------------------------------------------------------- reading
 
-  /** A YAML node with where it starts: a mapping, a sequence or a scalar. */
-  record Node(Map<String, Node> map, List<Node> list, String text, JsonToken token,
-      int line, int column) {
+  /**
+   * A YAML node with where it starts: a mapping, a sequence or a scalar; a number scalar also has
+   * its value as the YAML parser reads it (which knows forms such as {@code 0x1F}, {@code 0b101}
+   * and {@code 1_000}).
+   */
+  record Node(Map<String, Node> map, List<Node> list, String text, Number number,
+      JsonToken token, int line, int column) {
 
     boolean isNull() {
       return token == JsonToken.VALUE_NULL;
@@ -274,27 +279,30 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
             throw new Problem(source, keyAt, "duplicate key '" + key + "'");
           }
         }
-        return new Node(m, null, null, t, line, col);
+        return new Node(m, null, null, null, t, line, col);
       }
       if (t == JsonToken.START_ARRAY) {
         List<Node> l = new ArrayList<>();
         while (p.nextToken() != JsonToken.END_ARRAY) {
           l.add(read(p, source));
         }
-        return new Node(null, l, null, t, line, col);
+        return new Node(null, l, null, null, t, line, col);
       }
-      return new Node(null, null, p.getText(), t, line, col);
+      Number number = t == JsonToken.VALUE_NUMBER_INT || t == JsonToken.VALUE_NUMBER_FLOAT
+          ? p.getNumberValue() : null;
+      return new Node(null, null, p.getText(), number, t, line, col);
     }
   }
 
-  /** An error at a place in the file. */
+  /** An error at a place in the file, on one line whatever keys or values it quotes. */
   static final class Problem extends IllegalArgumentException {
     Problem(String source, JsonLocation at, String message) {
-      super(source + ", line " + at.getLineNr() + ", column " + at.getColumnNr() + ": " + message);
+      super(source + ", line " + at.getLineNr() + ", column " + at.getColumnNr() + ": "
+          + TextFiles.oneLine(message));
     }
 
     Problem(String source, Node at, String message) {
-      super(source + ", line " + at.line() + ", column " + at.column() + ": " + message);
+      super(source + ", line " + at.line() + ", column " + at.column() + ": " + TextFiles.oneLine(message));
     }
   }
 
@@ -490,12 +498,10 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       if (n.token() != JsonToken.VALUE_NUMBER_INT) {
         throw error(n, key + " must be a whole number, got " + describe(n));
       }
-      long v;
-      try {
-        v = Long.parseLong(n.text());
-      } catch (NumberFormatException e) {
+      if (!(n.number() instanceof Integer || n.number() instanceof Long)) {
         throw error(n, key + " is too large: " + n.text());
       }
+      long v = n.number().longValue();
       if (v < min || v > Integer.MAX_VALUE && !key.endsWith("_us") && !key.equals("total_kv_blocks")) {
         throw error(n, key + " must be a whole number >= " + min + ", got " + n.text());
       }
@@ -506,7 +512,11 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       if (n.token() != JsonToken.VALUE_NUMBER_INT && n.token() != JsonToken.VALUE_NUMBER_FLOAT) {
         throw error(n, key + " must be a number, got " + describe(n));
       }
-      return Double.parseDouble(n.text());
+      double v = n.number().doubleValue();
+      if (!Double.isFinite(v)) {
+        throw error(n, key + " must be a finite number, got " + n.text());
+      }
+      return v;
     }
 
     private static String describe(Node n) {

@@ -1,10 +1,12 @@
 package io.blis.engine.serve;
 
+import com.fasterxml.jackson.core.JacksonException;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.blis.latency.coeff.InputTrees;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -52,8 +54,10 @@ public final class OpenAiProtocol {
     JsonNode root;
     try {
       root = JSON.readTree(body);
+    } catch (JacksonException e) {
+      throw new IllegalArgumentException("request body, " + InputTrees.problem(e, "not valid JSON"));
     } catch (java.io.IOException e) {
-      throw new IllegalArgumentException("request body is not valid JSON: " + firstLine(e.getMessage()));
+      throw new IllegalArgumentException("request body cannot be read: " + e.getMessage());
     }
     if (root == null || !root.isObject()) {
       throw new IllegalArgumentException("request body must be a JSON object");
@@ -65,26 +69,20 @@ public final class OpenAiProtocol {
     JsonNode mt = root.hasNonNull("max_completion_tokens") ? root.get("max_completion_tokens") : root.get("max_tokens");
     if (mt != null && !mt.isNull()) {
       if (!mt.canConvertToInt() || !mt.isIntegralNumber() || mt.asInt() < 1) {
-        throw new IllegalArgumentException("'max_tokens' must be a positive integer, got " + mt);
+        throw new IllegalArgumentException("'max_tokens' must be a positive integer, got "
+            + InputTrees.quote(mt.toString()));
       }
       maxTokens = mt.asInt();
     }
     JsonNode n = root.get("n");
     if (n != null && !n.isNull() && !(n.isIntegralNumber() && n.asInt() == 1)) {
-      throw new IllegalArgumentException("'n' must be 1 (the simulated server returns one choice), got " + n);
+      throw new IllegalArgumentException("'n' must be 1 (the simulated server returns one choice), got "
+          + InputTrees.quote(n.toString()));
     }
     boolean stream = bool(root.get("stream"), "stream");
     JsonNode opts = root.get("stream_options");
     boolean includeUsage = opts != null && opts.isObject() && bool(opts.get("include_usage"), "stream_options.include_usage");
     return new ServeRequest(chat, model, prompt, maxTokens, stream, includeUsage);
-  }
-
-  private static String firstLine(String s) {
-    if (s == null) {
-      return "";
-    }
-    int nl = s.indexOf('\n');
-    return nl < 0 ? s : s.substring(0, nl);
   }
 
   private static String text(JsonNode n, String field) {
@@ -99,7 +97,8 @@ public final class OpenAiProtocol {
       return false;
     }
     if (!n.isBoolean()) {
-      throw new IllegalArgumentException("'" + field + "' must be true or false, got " + n);
+      throw new IllegalArgumentException("'" + field + "' must be true or false, got "
+          + InputTrees.quote(n.toString()));
     }
     return n.asBoolean();
   }
@@ -123,7 +122,7 @@ public final class OpenAiProtocol {
         JsonNode t = p.get(i);
         if (!t.isIntegralNumber() || !t.canConvertToInt() || t.asInt() < 0) {
           throw new IllegalArgumentException("'prompt' must be a string or a list of token ids"
-              + " (non-negative integers); element " + i + " is " + t
+              + " (non-negative integers); element " + i + " is " + InputTrees.quote(t.toString())
               + (t.isTextual() || t.isArray() ? " (a batch of prompts is not supported: send one per request)" : ""));
         }
         ids[i] = t.asInt();

@@ -48,9 +48,9 @@ public final class ExperimentsFile {
       String where = file + ": experiments[" + index + "]";
       Fields f = new Fields(where, node);
       String id = f.text("id");
-      f = new Fields(file + ": experiment '" + id + "'", node);
+      f = new Fields(file + ": experiment '" + InputTrees.quote(id) + "'", node);
       if (!ids.add(id)) {
-        throw new IllegalArgumentException(file + ": duplicate experiment id '" + id + "'");
+        throw new IllegalArgumentException(file + ": duplicate experiment id '" + InputTrees.quote(id) + "'");
       }
       out.add(parse(f, base));
       index++;
@@ -188,7 +188,8 @@ public final class ExperimentsFile {
     }
 
     IllegalArgumentException error(String path, String expectation) {
-      return new IllegalArgumentException(where + ": field '" + path + "': " + expectation);
+      // the expectation may quote a value of the file, line breaks and all
+      return new IllegalArgumentException(where + ": field '" + path + "': " + InputTrees.oneLine(expectation));
     }
 
     JsonNode lookup(String path) {

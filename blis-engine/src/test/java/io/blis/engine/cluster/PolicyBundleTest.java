@@ -104,4 +104,21 @@ class PolicyBundleTest {
     fails("router: {policy: least-loaded}\nadmission: *r\n", "line 2, column 12", "YAML alias '*r'");
     fails("router: {policy: least-loaded\n", "line 2, column 1", "not valid YAML: expected ',' or '}'");
   }
+
+  @Test
+  void numbersInEveryYamlFormAreReadAsTheParserReadsThem() {
+    PolicyBundle b = PolicyBundle.parse("pools:\n  - {name: a, instances: 0x3}\ncluster: {routing_latency_us: 1_000}\n"
+        + "slo:\n  standard: {ttft_ms: 0b101, e2e_ms: 2_000.5}\n", "bundle.yaml");
+    assertThat(b.pools().get(0).instances()).isEqualTo(3);
+    assertThat(b.routingLatencyUs()).isEqualTo(1_000L);
+    assertThat(b.slo().get("standard")).isEqualTo(new io.blis.engine.SloTarget(5, 2_000.5));
+    fails("pools:\n  - {name: a, instances: 99999999999999999999}\n", "line 2", "instances is too large");
+    fails("slo:\n  standard: {ttft_ms: 1e999}\n", "line 2", "ttft_ms must be a finite number, got 1e999");
+  }
+
+  @Test
+  void aLineBreakInAKeyOrNameIsEscapedSoTheMessageStaysOneLine() {
+    fails("router: {policy: \"least\\nloaded\"}\n", "unknown router 'least\\u000Aloaded'");
+    fails("\"rou\\u2028ter\": 1\n", "unknown key 'rou\\u2028ter'");
+  }
 }

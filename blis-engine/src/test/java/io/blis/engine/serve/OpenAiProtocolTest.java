@@ -48,6 +48,19 @@ class OpenAiProtocolTest {
     assertThat(two.promptTokens()).hasSize(1 + 2 * OpenAiProtocol.CHAT_TOKENS_PER_MESSAGE + 2 + 3 + OpenAiProtocol.CHAT_REPLY_TOKENS);
   }
 
+  @Test
+  void aLineSeparatorInAQuotedValueIsEscaped() {
+    assertThatThrownBy(() -> parse("{\"prompt\":\"a\",\"n\":\"x\u2028y\"}", false))
+        .hasMessage("'n' must be 1 (the simulated server returns one choice), got \"x\\u2028y\"");
+  }
+
+  @Test
+  void aBodyThatIsNotJsonSaysWhereWithoutTheParsersInternals() {
+    assertThatThrownBy(() -> parse("{\"prompt\": [1, 2", false))
+        .hasMessage("request body, line 1, column 17: not valid JSON: Unexpected end-of-input:"
+            + " expected close marker for Array (start marker at (line 1, column 12))");
+  }
+
   @ParameterizedTest
   @CsvSource(delimiter = '|', value = {
       "not json|not valid JSON",

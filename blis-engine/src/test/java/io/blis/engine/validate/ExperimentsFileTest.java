@@ -178,4 +178,19 @@ class ExperimentsFileTest {
     Path missing = dir.resolve("nope.json");
     assertThatThrownBy(() -> ExperimentsFile.read(missing)).hasMessageContaining(missing.toString());
   }
+
+  @Test
+  void aLineBreakInAnIdOrAModelIsEscapedSoTheMessageStaysOneLine(@TempDir Path dir) throws Exception {
+    ObjectNode root = (ObjectNode) JSON.readTree(TraceFixtures.resource("experiments-small.json").toFile());
+    ObjectNode exp = (ObjectNode) root.get("experiments").get(0);
+    exp.put("id", "run\n1");
+    exp.put("model", "llama\f7b");
+    exp.remove("model_config");
+    Path file = dir.resolve("breaks.json");
+    JSON.writeValue(file.toFile(), root);
+    assertThatThrownBy(() -> ExperimentsFile.read(file))
+        .hasMessageStartingWith(file + ": experiment 'run\\u000A1': field 'model_config': missing, and the"
+            + " model is not bundled: unknown model 'llama\\u000C7b'")
+        .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n").doesNotContain("\f"));
+  }
 }

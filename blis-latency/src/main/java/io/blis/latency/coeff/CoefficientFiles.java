@@ -32,6 +32,7 @@ public final class CoefficientFiles {
   /** The only file version this reader understands. */
   public static final int VERSION = 1;
 
+
   private static final Set<String> TEXT_KEYS =
       Set.of("latency_model", "description", "source", "notes", "model", "gpu", "hardware");
   private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_.-]*");
@@ -221,6 +222,7 @@ public final class CoefficientFiles {
     if (text == null || text.isBlank()) {
       throw new IllegalArgumentException("inline coefficients are empty; " + expected);
     }
+    String shown = InputTrees.quote(text);
     Map<String, double[]> vectors = new LinkedHashMap<>();
     for (String group : text.split(";")) {
       if (group.isBlank()) {
@@ -230,12 +232,13 @@ public final class CoefficientFiles {
       String name = eq < 0 ? group.trim() : group.substring(0, eq).trim();
       if (eq < 0 || !NAME.matcher(name).matches()) {
         throw new IllegalArgumentException(
-            "inline coefficients '" + text + "': '" + group.trim() + "' is not name=values; "
+            "inline coefficients '" + shown + "': '" + InputTrees.quote(group.trim())
+                + "' is not name=values; "
                 + expected);
       }
       if (vectors.containsKey(name)) {
         throw new IllegalArgumentException(
-            "inline coefficients '" + text + "': '" + name + "' is given twice");
+            "inline coefficients '" + shown + "': '" + name + "' is given twice");
       }
       String[] parts = group.substring(eq + 1).split(",", -1);
       double[] values = new double[parts.length];
@@ -245,19 +248,19 @@ public final class CoefficientFiles {
           values[i] = Double.parseDouble(p);
         } catch (NumberFormatException e) {
           throw new IllegalArgumentException(
-              "inline coefficients '" + text + "': value " + i + " of '" + name + "' ('" + p
-                  + "') is not a number; " + expected);
+              "inline coefficients '" + shown + "': value " + i + " of '" + name + "' ('"
+                  + InputTrees.quote(p) + "') is not a number; " + expected);
         }
         if (!Double.isFinite(values[i])) {
           throw new IllegalArgumentException(
-              "inline coefficients '" + text + "': value " + i + " of '" + name
+              "inline coefficients '" + shown + "': value " + i + " of '" + name
                   + "' must be finite, got " + p);
         }
       }
       vectors.put(name, values);
     }
     if (vectors.isEmpty()) {
-      throw new IllegalArgumentException("inline coefficients '" + text + "' are empty; " + expected);
+      throw new IllegalArgumentException("inline coefficients '" + shown + "' are empty; " + expected);
     }
     return Coefficients.of("inline coefficients", vectors);
   }

@@ -12,10 +12,15 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import com.fasterxml.jackson.dataformat.yaml.YAMLParser;
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.Locale;
 import java.util.regex.Pattern;
 import org.yaml.snakeyaml.error.Mark;
 import org.yaml.snakeyaml.error.MarkedYAMLException;
@@ -33,10 +38,19 @@ import org.yaml.snakeyaml.error.MarkedYAMLException;
  */
 public final class InputTrees {
 
+  /**
+   * Largest file read whole: 256 MiB, far above any file these are (a few kilobytes; the
+   * ground-truth experiments file is 60 kB), so that a wrong path (a log, a device such as
+   * {@code /dev/zero}) is refused instead of filling the memory.
+   */
+  public static final int MAX_FILE_BYTES = 256 << 20;
+
   private static final YAMLFactory YAML = new YAMLFactory();
   private static final JsonFactory JSON = new JsonFactory();
   private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
   /** How Jackson names a location inside a message: "[Source: ...; line: 3, column: 7]". */
+  /** Characters a one-line message must not hold as they are. */
+  private static final Pattern CONTROL = Pattern.compile("[\\p{Cntrl}\\u0080-\\u009F\\u2028\\u2029]");
   private static final Pattern SOURCE_REF =
       Pattern.compile("\\s*\\[Source: [^\\]]*?; line: (\\d+), column: (\\d+)\\]");
 
@@ -49,12 +63,29 @@ public final class InputTrees {
    * @param what what the file is, for the message (e.g. "coefficient file")
    */
   public static String readText(Path file, String what) {
-    try {
-      String text = Files.readString(file);
-      return text.startsWith("\uFEFF") ? text.substring(1) : text; // a UTF-8 byte-order mark
+    return readText(file, what, MAX_FILE_BYTES);
+  }
+
+  /** {@link #readText(Path, String)} of a file of at most {@code maxBytes} bytes. */
+  static String readText(Path file, String what, int maxBytes) {
+    byte[] bytes;
+    try (InputStream in = Files.newInputStream(file)) {
+      // a size read up front would say nothing of a device or a pipe: read one byte past the limit
+      bytes = in.readNBytes(maxBytes + 1);
     } catch (IOException e) {
       throw new IllegalArgumentException(file + ": cannot read " + what + ": " + reason(file, e), e);
     }
+    if (bytes.length > maxBytes) {
+      throw new IllegalArgumentException(file + ": cannot read " + what + ": more than " + maxBytes
+          + " bytes, far more than such a file holds (is it the right file?)");
+    }
+    String text;
+    try {
+      text = StandardCharsets.UTF_8.newDecoder().decode(ByteBuffer.wrap(bytes)).toString();
+    } catch (CharacterCodingException e) {
+      throw new IllegalArgumentException(file + ": cannot read " + what + ": not UTF-8 text", e);
+    }
+    return text.startsWith("\uFEFF") ? text.substring(1) : text; // a UTF-8 byte-order mark
   }
 
   /**
@@ -126,7 +157,7 @@ public final class InputTrees {
             + ", column " + (from.getColumn() + 1)) + ")";
       }
       return "line " + (at.getLine() + 1) + ", column " + (at.getColumn() + 1) + ": " + what + ": "
-          + problem;
+          + oneLine(problem);
     }
     JsonLocation at = e.getLocation();
     return (at == null ? "" : "line " + at.getLineNr() + ", column " + at.getColumnNr() + ": ") + what + ": "
@@ -139,7 +170,22 @@ public final class InputTrees {
    */
   public static String message(JacksonException e) {
     String message = e.getOriginalMessage() == null ? e.getClass().getSimpleName() : e.getOriginalMessage();
-    return SOURCE_REF.matcher(message).replaceAll(" (line $1, column $2)").replaceAll("\\s+", " ").trim();
+    return oneLine(SOURCE_REF.matcher(message).replaceAll(" (line $1, column $2)")
+        .replaceAll("\\s+", " ").trim());
+  }
+
+  /** {@code value} as a one-line message quotes it: at most 60 characters, {@link #oneLine}. */
+  public static String quote(String value) {
+    return oneLine(value.length() > 60 ? value.substring(0, 60) + "..." : value);
+  }
+
+  /**
+   * {@code text} for a one-line message: control characters and line separators (which a parser
+   * may quote from the input) escaped as a backslash, {@code u} and four hex digits.
+   */
+  public static String oneLine(String text) {
+    return CONTROL.matcher(text).replaceAll(m -> String.format(Locale.ROOT, "\\\\u%04X",
+        (int) m.group().charAt(0)));
   }
 
   private static JsonNode document(JsonParser p, String source) throws IOException {

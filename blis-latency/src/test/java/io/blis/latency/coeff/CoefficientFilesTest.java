@@ -102,6 +102,17 @@ class CoefficientFilesTest {
     assertThatThrownBy(() -> CoefficientFiles.parseInline(" ")).hasMessageContaining("empty");
   }
 
+  @Test
+  void inlineTextQuotedInAMessageIsCutAndKeptOnOneLine() {
+    String file = "version: 1\n" + "alpha: [1, 2, 3]\n".repeat(10);
+    assertThatThrownBy(() -> CoefficientFiles.parseInline(file))
+        .hasMessage("inline coefficients 'version: 1\\u000Aalpha: [1, 2, 3]\\u000Aalpha: [1, 2, 3]\\u000Aalpha: [1, 2, 3...':"
+            + " 'version: 1\\u000Aalpha: [1, 2, 3]\\u000Aalpha: [1, 2, 3]\\u000Aalpha: [1, 2, 3...' is not"
+            + " name=values; expected name=v1,v2,...;name=v1,... (e.g. alpha=1,2,3;beta=4,5,6)");
+    assertThatThrownBy(() -> CoefficientFiles.parseInline("alpha=1,\u2028x"))
+        .hasMessageContaining("('\\u2028x') is not a number");
+  }
+
   private Path write(String name, String text) throws IOException {
     Path f = dir.resolve(name);
     Files.writeString(f, text);

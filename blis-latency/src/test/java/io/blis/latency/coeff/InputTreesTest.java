@@ -69,4 +69,25 @@ class InputTreesTest {
     assertThatThrownBy(() -> InputTrees.readText(latin1, "coefficient file"))
         .hasMessage(latin1 + ": cannot read coefficient file: not UTF-8 text");
   }
+
+  @Test
+  void aFileFarLargerThanSuchFilesIsRefusedBeforeFillingTheMemory(@TempDir Path dir) throws Exception {
+    Path big = Files.writeString(dir.resolve("big.yaml"), "version: 1\n".repeat(20));
+    assertThat(InputTrees.readText(big, "coefficient file", 220)).startsWith("version: 1");
+    assertThatThrownBy(() -> InputTrees.readText(big, "coefficient file", 219))
+        .hasMessage(big + ": cannot read coefficient file: more than 219 bytes, far more than such a"
+            + " file holds (is it the right file?)");
+    Path zeros = Path.of("/dev/zero");
+    if (Files.isReadable(zeros)) {
+      assertThatThrownBy(() -> InputTrees.readText(zeros, "policy bundle"))
+          .hasMessageContaining("/dev/zero: cannot read policy bundle: more than " + InputTrees.MAX_FILE_BYTES);
+    }
+  }
+
+  @Test
+  void aLineSeparatorTheParserQuotesFromTheInputIsEscaped() {
+    assertThatThrownBy(() -> InputTrees.json("[\u2028]", "f.json"))
+        .satisfies(e -> assertThat(e.getMessage()).startsWith("f.json, line 1, column 2: not valid JSON:")
+            .contains("'\\u2028' (code 8232").doesNotContain("\u2028"));
+  }
 }

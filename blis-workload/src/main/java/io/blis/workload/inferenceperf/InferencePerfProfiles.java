@@ -33,7 +33,7 @@ public final class InferencePerfProfiles {
     try {
       return f.toProfile();
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(file + ": " + e.getMessage(), e);
+      throw new IllegalArgumentException(file + ": " + TextFiles.oneLine(e.getMessage()), e);
     }
   }
 
@@ -45,7 +45,7 @@ public final class InferencePerfProfiles {
       if (e.getMessage() != null && e.getMessage().startsWith(sourceName)) {
         throw e;
       }
-      throw new IllegalArgumentException(sourceName + ": " + e.getMessage(), e);
+      throw new IllegalArgumentException(sourceName + ": " + TextFiles.oneLine(e.getMessage()), e);
     }
   }
 
@@ -69,11 +69,12 @@ public final class InferencePerfProfiles {
     for (JsonNode e : root.path("experiments")) {
       String eid = e.path("id").asText();
       if (eid.equals(id)) {
-        return parse(e.path("workload").toString(), experimentsJson + " (experiment " + id + ")");
+        return parse(e.path("workload").toString(),
+            experimentsJson + " (experiment " + TextFiles.quote(id) + ")");
       }
       known.append(known.length() == 0 ? "" : ", ").append(eid);
     }
-    throw new IllegalArgumentException(
-        experimentsJson + ": no experiment '" + id + "'; known ids: " + known);
+    throw new IllegalArgumentException(TextFiles.oneLine(
+        experimentsJson + ": no experiment '" + id + "'; known ids: " + known));
   }
 }

@@ -1,6 +1,7 @@
 package io.blis.workload.spec;
 
 import io.blis.workload.RequestSource;
+import io.blis.workload.TextFiles;
 import io.blis.workload.StrictYaml;
 import io.blis.workload.synthetic.ArrivalProcess;
 import io.blis.workload.synthetic.ClientSpec;
@@ -44,7 +45,7 @@ public record WorkloadSpec(long seed, List<ClientSpec> clients, long maxRequests
     try {
       return from(f);
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(sourceName + ": " + e.getMessage(), e);
+      throw new IllegalArgumentException(sourceName + ": " + TextFiles.oneLine(e.getMessage()), e);
     }
   }
 

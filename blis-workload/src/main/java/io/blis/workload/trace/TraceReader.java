@@ -371,7 +371,7 @@ public final class TraceReader {
           try {
             tokens[i] = Integer.parseInt(parts[i]);
           } catch (NumberFormatException e) {
-            throw f.error(13, "token " + i + " '" + parts[i] + "' is not an integer");
+            throw f.error(13, "token " + i + " '" + TextFiles.quote(parts[i]) + "' is not an integer");
           }
         }
       } else if (buildOpenLoop || !openLoop) {

@@ -132,4 +132,10 @@ class ProfileInputsTest {
           .hasMessageContaining("more than the 10000000 a request may have");
     }
   }
+
+  @Test
+  void aLineBreakInAValueIsEscapedSoTheMessageStaysOneLine() {
+    assertThat(fails(edit("type: constant", "type: \"const\\nant\"")))
+        .contains("load.type 'const\\u000Aant' is not supported");
+  }
 }

@@ -217,4 +217,12 @@ class SpecInputsTest {
     Path empty = Files.writeString(dir.resolve("empty.yaml"), "");
     assertThatThrownBy(() -> WorkloadSpec.load(empty)).hasMessage(empty + ": the file is empty");
   }
+
+  @Test
+  void aLineBreakInAValueIsEscapedSoTheMessageStaysOneLine() {
+    assertThat(parseFails(edit("type: gaussian", "type: \"gauss\\nian\"")).getMessage())
+        .contains("unknown length distribution 'gauss\\u000Aian'");
+    assertThat(parseFails(edit("id: a", "id: a\n    \"x\\ny\": 1")).getMessage())
+        .contains("unknown key 'x\\u000Ay'");
+  }
 }

@@ -100,6 +100,15 @@ class TraceInputsTest {
   }
 
   @Test
+  void aControlCharacterInATokenIdIsEscapedSoTheMessageStaysOneLine(@TempDir Path dir) throws IOException {
+    Path f = write(dir, "ids.csv", "# blis-trace {\"version\":1,\"token_seed\":1,\"token_ids\":true}\n"
+        + String.join(",", TraceFormat.columns(true)) + "\n"
+        + "0,1,3,5,,0,123,-1,0,standard,,0,0,1 x\fy 3\n");
+    failsCleanly(f, () -> TraceReader.open(f))
+        .hasMessage(f + ":3: field 'token_ids' = '1 x\\u000Cy 3': token 1 'x\\u000Cy' is not an integer");
+  }
+
+  @Test
   void theLargestAllowedPromptIsReadAndBuilt(@TempDir Path dir) throws IOException {
     Path f = write(dir, "t.csv", HEADER
         + "0,100," + RequestSpec.MAX_TOKENS + "," + RequestSpec.MAX_TOKENS + ",,0,123,-1,0,standard,,0,0\n");
