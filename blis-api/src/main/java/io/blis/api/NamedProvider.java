@@ -10,4 +10,12 @@ public interface NamedProvider {
   default String description() {
     return "";
   }
+
+  /**
+   * Other names users may select this implementation by (another tool's name for the same thing);
+   * none by default. {@link Providers#select} accepts them; listings show {@link #name()} only.
+   */
+  default java.util.List<String> aliases() {
+    return java.util.List.of();
+  }
 }

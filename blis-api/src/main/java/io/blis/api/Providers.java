@@ -57,6 +57,9 @@ public final class Providers {
     Objects.requireNonNull(name, "name");
     Map<String, List<P>> byName = discover(type, loader);
     List<P> found = byName.get(name);
+    if (found == null) {
+      found = byAlias(byName, name);
+    }
     String kind = kindOf(type);
     if (found == null) {
       throw new UnknownProviderException(
@@ -69,6 +72,23 @@ public final class Providers {
           "ambiguous " + kind + " '" + name + "': provided by " + String.join(" and ", classes));
     }
     return found.get(0);
+  }
+
+  /**
+   * The name of the provider of {@code type} that {@code name} is the name or an alias of; {@code
+   * name} itself when no provider answers to it.
+   */
+  public static <P extends NamedProvider> String canonicalName(Class<P> type, String name) {
+    Map<String, List<P>> byName = discover(type, defaultLoader());
+    List<P> found = byName.containsKey(name) ? null : byAlias(byName, name);
+    return found == null || found.size() != 1 ? name : found.get(0).name();
+  }
+
+  /** The providers that list {@code alias} among their aliases, or null when none does. */
+  private static <P extends NamedProvider> List<P> byAlias(Map<String, List<P>> byName, String alias) {
+    List<P> out = new ArrayList<>(1);
+    byName.values().forEach(ps -> ps.stream().filter(p -> p.aliases().contains(alias)).forEach(out::add));
+    return out.isEmpty() ? null : out;
   }
 
   private static <P extends NamedProvider> Map<String, List<P>> discover(

@@ -174,7 +174,8 @@ public record SloSet(Map<String, Double> aggregate, Map<String, Double> perReque
     return out;
   }
 
-  private static String trim(double v) {
+  /** A number as written: {@code 500} rather than {@code 500.0}, {@code 0.5} as it is. */
+  public static String trim(double v) {
     return v == Math.rint(v) ? String.valueOf((long) v) : String.valueOf(v);
   }
 

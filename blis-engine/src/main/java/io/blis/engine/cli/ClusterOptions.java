@@ -1,5 +1,6 @@
 package io.blis.engine.cli;
 
+import io.blis.api.Providers;
 import io.blis.engine.result.Fitness;
 import io.blis.engine.Simulation;
 import io.blis.engine.cluster.Cluster;
@@ -160,8 +161,7 @@ final class ClusterOptions {
       b.admission(new PolicySpec(name, params));
     }
     if (priorityPolicy != null) {
-      // Go BLIS calls the inverted SLO order inverted-slo
-      String name = priorityPolicy.equals("inverted-slo") ? "inverted" : priorityPolicy;
+      String name = Providers.canonicalName(io.blis.api.PriorityPolicyProvider.class, priorityPolicy);
       b.priority(new PolicySpec(name, sameName(bundle.priority(), name)));
     }
     if (schedulerGiven || bundle.scheduler() == null) {

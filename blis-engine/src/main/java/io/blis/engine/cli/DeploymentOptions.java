@@ -56,6 +56,9 @@ final class DeploymentOptions {
           + " result; before v0.14.0 async scheduling is off unless --async-scheduling is given.")
   String vllmVersion;
 
+  /** {@code --vllm-version}, parsed by {@link #validate}. */
+  private io.blis.engine.cluster.VllmVersion version;
+
   @Option(names = "--output-format", paramLabel = "blis|go-blis",
       description = "blis: the nested result JSON (default); go-blis: Go BLIS's flat keys (completed_requests,"
           + " responses_per_sec, e2e_p99_ms, ...) with its wall-clock fields.")
@@ -145,14 +148,13 @@ final class DeploymentOptions {
     require(cl, kvTransferBandwidthGbps > 0 && Double.isFinite(kvTransferBandwidthGbps),
         "--kv-transfer-bandwidth-gbps must be positive, got " + kvTransferBandwidthGbps);
     if (vllmVersion != null) {
-      io.blis.engine.cluster.VllmVersion v;
       try {
-        v = io.blis.engine.cluster.VllmVersion.parse(vllmVersion);
+        version = io.blis.engine.cluster.VllmVersion.parse(vllmVersion);
       } catch (IllegalArgumentException e) {
         throw new CommandLine.ParameterException(cl, "--vllm-version: " + e.getMessage());
       }
       if (!given("--async-scheduling") && !given("--no-async-scheduling")) {
-        asyncScheduling = v.asyncSchedulingByDefault();
+        asyncScheduling = version.asyncSchedulingByDefault();
       }
     }
     require(cl, outputFormat.equals("blis") || outputFormat.equals("go-blis"),
@@ -382,8 +384,8 @@ final class DeploymentOptions {
   void emit(CommandLine cl, SimulationResult result, com.fasterxml.jackson.databind.node.ObjectNode interval) {
     String json = outputFormat.equals("go-blis") ? io.blis.engine.result.GoBlisResult.toJson(result, started,
         java.time.Instant.now()) : result.toJson();
-    if (vllmVersion != null) {
-      io.blis.engine.cluster.VllmVersion v = io.blis.engine.cluster.VllmVersion.parse(vllmVersion);
+    if (version != null) {
+      io.blis.engine.cluster.VllmVersion v = version;
       com.fasterxml.jackson.databind.node.ObjectNode n = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
       n.put("given", v.text());
       n.put("version", v.number());

@@ -1,5 +1,6 @@
 package io.blis.engine.cli;
 
+import io.blis.engine.capacity.SloSet;
 import io.blis.workload.RequestSource;
 import io.blis.workload.inferenceperf.InferencePerfProfiles;
 import io.blis.workload.inferenceperf.InferencePerfWorkload;
@@ -102,13 +103,10 @@ final class WorkloadOptions {
     }
     String what = workloadPreset != null ? "preset " + workloadPreset
         : String.format(java.util.Locale.ROOT, "Poisson arrivals, prompts %s +- %s tokens, outputs %s +- %s tokens%s",
-            trim(promptTokens), trim(promptTokensStdev), trim(outputTokens), trim(outputTokensStdev),
+            SloSet.trim(promptTokens), SloSet.trim(promptTokensStdev), SloSet.trim(outputTokens),
+            SloSet.trim(outputTokensStdev),
             prefixTokens > 0 ? ", a shared prefix of " + prefixTokens + " tokens" : "");
-    return String.format(java.util.Locale.ROOT, "%s: %d requests at %s req/s, seed %d", what, numRequests, trim(rate), seed);
-  }
-
-  private static String trim(double v) {
-    return v == Math.rint(v) ? String.valueOf((long) v) : String.valueOf(v);
+    return String.format(java.util.Locale.ROOT, "%s: %d requests at %s req/s, seed %d", what, numRequests, SloSet.trim(rate), seed);
   }
 
   /** Go BLIS's name of the default workload: the flags' Poisson arrivals and Gaussian lengths. */

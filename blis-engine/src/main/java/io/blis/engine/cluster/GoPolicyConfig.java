@@ -89,9 +89,7 @@ final class GoPolicyConfig {
       if (p.containsKey("policy")) {
         PolicyBundle.Node n = p.get("policy");
         String name = reader.string(n, "policy");
-        // Go BLIS calls the inverted SLO order inverted-slo
-        name = reader.knownName(n, name.equals("inverted-slo") ? "inverted" : name, "priority",
-            PriorityPolicyProvider.class);
+        name = reader.knownName(n, name, "priority", PriorityPolicyProvider.class);
         priority = new PolicySpec(name, Map.of());
       }
     }

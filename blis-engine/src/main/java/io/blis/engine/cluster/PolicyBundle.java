@@ -438,10 +438,11 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
 
     String knownName(Node at, String name, String what, Class<? extends NamedProvider> type) {
       List<String> names = Providers.names(type);
-      if (!names.contains(name)) {
+      String canonical = Providers.canonicalName(type, name); // an alias names its provider
+      if (!names.contains(canonical)) {
         throw error(at, "unknown " + what + " '" + name + "'; available: " + String.join(", ", names));
       }
-      return name;
+      return canonical;
     }
 
     /** The mapping {@code n}, whose keys must be in {@code accepted} (any when null). */

@@ -39,12 +39,7 @@ final class Params {
     if (v == null) {
       return dflt;
     }
-    double d;
-    try {
-      d = Double.parseDouble(v.trim());
-    } catch (NumberFormatException e) {
-      throw bad(key, v, "a number");
-    }
+    double d = parse(key, v);
     if (!Double.isFinite(d) || d < min) {
       throw bad(key, v, "a finite number >= " + fmt(min));
     }
@@ -57,17 +52,20 @@ final class Params {
     if (v == null) {
       return dflt;
     }
-    double d;
-    try {
-      d = Double.parseDouble(v.trim());
-    } catch (NumberFormatException e) {
-      throw bad(key, v, "a number");
-    }
+    double d = parse(key, v);
     if (!(d > 0) || !Double.isFinite(d)) {
       throw new IllegalArgumentException(policy + ": parameter " + key + " must be "
           + (d > 0 ? "finite" : "positive") + ", got " + v.trim());
     }
     return d;
+  }
+
+  private double parse(String key, String v) {
+    try {
+      return Double.parseDouble(v.trim());
+    } catch (NumberFormatException e) {
+      throw bad(key, v, "a number");
+    }
   }
 
   /** A whole number >= {@code min}. */

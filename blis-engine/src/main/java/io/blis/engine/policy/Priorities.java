@@ -111,6 +111,11 @@ public final class Priorities {
     }
 
     @Override
+    public java.util.List<String> aliases() {
+      return java.util.List.of("inverted-slo"); // Go BLIS's name
+    }
+
+    @Override
     public String description() {
       return "pathological: background most urgent, critical least";
     }

@@ -32,19 +32,12 @@ public final class GoBlisResult {
    * @param ended when it ended
    */
   public static String toJson(SimulationResult r, Instant started, Instant ended) {
-    return toJson(r, started, ended, true);
-  }
-
-  /** As {@link #toJson(SimulationResult, Instant, Instant)}; without the wall-clock fields when {@code wall} is false. */
-  public static String toJson(SimulationResult r, Instant started, Instant ended, boolean wall) {
     MetricsSummary o = r.overall();
     double simS = r.simulatedDurationUs() / 1e6;
     ObjectNode n = JSON.createObjectNode();
     n.put("instance_id", "cluster");
-    if (wall) {
-      n.put("sim_start_timestamp", STAMP.format(started));
-      n.put("sim_end_timestamp", STAMP.format(ended));
-    }
+    n.put("sim_start_timestamp", STAMP.format(started));
+    n.put("sim_end_timestamp", STAMP.format(ended));
     n.put("completed_requests", o.completedRequests());
     n.put("still_queued", o.stillQueued());
     n.put("still_running", o.stillRunning());
@@ -54,9 +47,7 @@ public final class GoBlisResult {
     n.put("total_input_tokens", o.inputTokens());
     n.put("total_output_tokens", o.outputTokens());
     n.put("vllm_estimated_duration_s", round(simS));
-    if (wall) {
-      n.put("simulation_duration_s", round((ended.toEpochMilli() - started.toEpochMilli()) / 1000.0));
-    }
+    n.put("simulation_duration_s", round((ended.toEpochMilli() - started.toEpochMilli()) / 1000.0));
     n.put("responses_per_sec", round(simS > 0 ? o.completedRequests() / simS : 0));
     n.put("tokens_per_sec", round(simS > 0 ? o.outputTokens() / simS : 0));
     latencies(n, "e2e", o.e2e());

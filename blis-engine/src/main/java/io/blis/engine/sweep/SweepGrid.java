@@ -261,7 +261,7 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
     new java.util.TreeMap<>(slo.aggregate()).forEach((k, v) -> parts.add(k + "=" + ms(v)));
     if (!Double.isNaN(slo.goodput())) {
       double pct = 100 * slo.goodput();
-      parts.add("goodput=" + (pct == Math.rint(pct) ? String.valueOf((long) pct) : String.valueOf(pct)) + "%");
+      parts.add("goodput=" + SloSet.trim(pct) + "%");
       new java.util.TreeMap<>(slo.perRequest()).forEach((k, v) -> parts.add(k + "=" + ms(v)));
     }
     return String.join(",", parts);
@@ -269,7 +269,7 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
 
   private static String ms(double us) {
     double v = us / 1000;
-    return (v == Math.rint(v) ? String.valueOf((long) v) : String.valueOf(v)) + "ms";
+    return SloSet.trim(v) + "ms";
   }
 
   private static String identity(String coefficients) {

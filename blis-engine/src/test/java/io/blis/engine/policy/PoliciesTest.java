@@ -146,6 +146,14 @@ class PoliciesTest {
   }
 
   @Test
+  void anAliasSelectsItsProviderAndListingsShowTheNameOnly() {
+    assertThat(Providers.select(PriorityPolicyProvider.class, "inverted-slo").name()).isEqualTo("inverted");
+    assertThat(Providers.canonicalName(PriorityPolicyProvider.class, "inverted-slo")).isEqualTo("inverted");
+    assertThat(Providers.canonicalName(PriorityPolicyProvider.class, "no-such")).isEqualTo("no-such");
+    assertThat(Providers.names(PriorityPolicyProvider.class)).contains("inverted").doesNotContain("inverted-slo");
+  }
+
+  @Test
   void theHalfLoadIsAnEighthOfTheBatchLimitOrAParameter() {
     assertThat(Weighted.halfLoad(256)).isEqualTo(32);
     assertThat(Weighted.halfLoad(128)).isEqualTo(16);
