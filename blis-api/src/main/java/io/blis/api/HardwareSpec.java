@@ -18,6 +18,32 @@ public interface HardwareSpec {
   /** Device memory, bytes. */
   long memoryBytes();
 
-  /** Per-GPU interconnect bandwidth used by tensor-parallel collectives, bytes/s. */
+  /**
+   * Per-GPU, per-direction bandwidth of the link between GPUs of one node (NVLink, or PCIe without
+   * it), used by collectives that stay within a node, bytes/s.
+   */
   double interconnectBandwidthBytesPerS();
+
+  /** GPUs one node holds, all joined by {@link #interconnectBandwidthBytesPerS()}; 8 by default. */
+  default int gpusPerNode() {
+    return 8;
+  }
+
+  /**
+   * Per-GPU, per-direction bandwidth between nodes (InfiniBand or RoCE), bytes/s: 50 GB/s (one 400
+   * Gb/s NIC per GPU) by default.
+   */
+  default double interNodeBandwidthBytesPerS() {
+    return 50e9;
+  }
+
+  /** Latency of one transfer over the link within a node, seconds: 3 us by default. */
+  default double interconnectLatencyS() {
+    return 3e-6;
+  }
+
+  /** Latency of one transfer between nodes, seconds: 10 us by default. */
+  default double interNodeLatencyS() {
+    return 10e-6;
+  }
 }

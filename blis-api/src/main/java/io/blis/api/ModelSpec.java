@@ -66,4 +66,41 @@ public interface ModelSpec {
   default boolean isMoe() {
     return numExperts() > 1;
   }
+
+  // ---------------------------------------------------------------- multi-head latent attention
+
+  /**
+   * Rank of the compressed key/value latent of multi-head latent attention (DeepSeek-V2/V3 {@code
+   * kv_lora_rank}); 0 for ordinary (multi-head or grouped-query) attention. When it is above 0 the
+   * KV cache holds {@code kvLoraRank + qkRopeHeadDim} elements per token and layer, and {@link
+   * #numKeyValueHeads()} and {@link #headDim()} do not describe the cache.
+   */
+  default int kvLoraRank() {
+    return 0;
+  }
+
+  /** Rank of the low-rank query projection ({@code q_lora_rank}); 0 when queries are projected directly. */
+  default int qLoraRank() {
+    return 0;
+  }
+
+  /** Per-head query/key dimension without rotary embedding ({@code qk_nope_head_dim}); MLA only. */
+  default int qkNopeHeadDim() {
+    return 0;
+  }
+
+  /** Per-head query/key dimension carrying the rotary embedding ({@code qk_rope_head_dim}); MLA only. */
+  default int qkRopeHeadDim() {
+    return 0;
+  }
+
+  /** Per-head value dimension ({@code v_head_dim}); MLA only. */
+  default int vHeadDim() {
+    return 0;
+  }
+
+  /** True when attention is multi-head latent attention ({@link #kvLoraRank()} above 0). */
+  default boolean usesLatentAttention() {
+    return kvLoraRank() > 0;
+  }
 }
