@@ -54,7 +54,7 @@ final class Engine implements EventLoop {
 
   /** Everything an instance is built from; one per instance. */
   record InstanceConfig(String pool, LatencyModel model, Scheduler scheduler, KvBlockPool kv,
-      EngineLimits limits, double cpuLoadUsPerBlock) {}
+      EngineLimits limits, double cpuLoadUsPerBlock, StepGate gate) {}
 
   /** Cluster-level settings: policies, latencies, snapshot refresh, analysis. */
   record ClusterConfig(Router router, AdmissionPolicy admission, PriorityPolicy priority,
@@ -114,7 +114,7 @@ final class Engine implements EventLoop {
     for (int i = 0; i < instances.length; i++) {
       InstanceConfig c = configs.get(i);
       instances[i] = new Instance(this, i, c.pool(), c.model(), c.scheduler(), c.limits(), c.kv(),
-          c.cpuLoadUsPerBlock(), observer);
+          c.cpuLoadUsPerBlock(), observer, c.gate());
       perInstance[i] = new ScopeMetrics(-1, streamingMetrics, false);
     }
     this.multiPool = configs.stream().map(InstanceConfig::pool).distinct().count() > 1;

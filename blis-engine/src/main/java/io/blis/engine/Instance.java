@@ -27,6 +27,8 @@ final class Instance {
   private final KvBlockPool pool;
   private final double cpuLoadUsPerBlock;
   private final Engine.StepObserver observer;
+  /** Keeps this data-parallel rank in step with its peers; null when it steps alone. */
+  private final StepGate gate;
 
   private final WaitingQueue waiting = new WaitingQueue();
   private final RequestList running = new RequestList();
@@ -57,8 +59,9 @@ final class Instance {
 
   Instance(EventLoop loop, int index, String poolName, LatencyModel model, Scheduler scheduler,
       EngineLimits limits, KvBlockPool pool, double cpuLoadUsPerBlock,
-      Engine.StepObserver observer) {
+      Engine.StepObserver observer, StepGate gate) {
     this.loop = loop;
+    this.gate = gate;
     this.index = index;
     this.poolName = poolName;
     this.model = model;
@@ -518,6 +521,9 @@ final class Instance {
     if (stepUs < 1) {
       throw new IllegalStateException("latency model returned step time " + stepUs
           + " us for a batch of " + batch.size() + " requests; it must be at least 1");
+    }
+    if (gate != null) {
+      stepUs = gate.align(loop.nowUs(), stepUs);
     }
     steps++;
     stepStartUs = loop.nowUs();

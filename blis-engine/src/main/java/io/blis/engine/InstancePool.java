@@ -17,10 +17,24 @@ import java.util.function.IntFunction;
  * @param cpuKvBlocks blocks of each instance's CPU KV tier, 0 for none
  * @param cpuLoadUsPerBlock time to reload one block from the CPU tier, microseconds (at most {@link
  *     Simulation#MAX_DELAY_US})
+ * @param dataParallel data-parallel ranks of each instance, each its own scheduler with {@code
+ *     totalKvBlocks} blocks
+ * @param pipelineParallel pipeline stages of each instance: each data-parallel rank runs this many
+ *     batches in flight, as as many schedulers (vLLM's virtual engines) sharing its blocks equally
+ * @param lockstep whether the data-parallel ranks step together (an MoE model: see {@link
+ *     StepGate})
  */
 public record InstancePool(String name, int instances, IntFunction<LatencyModel> latencyModels,
     EngineLimits limits, long totalKvBlocks, int blockSizeTokens, long cpuKvBlocks,
-    double cpuLoadUsPerBlock) {
+    double cpuLoadUsPerBlock, int dataParallel, int pipelineParallel, boolean lockstep) {
+
+  /** A pool of single-scheduler instances. */
+  public InstancePool(String name, int instances, IntFunction<LatencyModel> latencyModels,
+      EngineLimits limits, long totalKvBlocks, int blockSizeTokens, long cpuKvBlocks,
+      double cpuLoadUsPerBlock) {
+    this(name, instances, latencyModels, limits, totalKvBlocks, blockSizeTokens, cpuKvBlocks,
+        cpuLoadUsPerBlock, 1, 1, false);
+  }
 
   public InstancePool {
     Objects.requireNonNull(name, "name");
@@ -35,11 +49,24 @@ public record InstancePool(String name, int instances, IntFunction<LatencyModel>
     if (blockSizeTokens < 1) {
       throw new IllegalArgumentException("pool '" + name + "': block size must be at least 1 token, got " + blockSizeTokens);
     }
+    if (dataParallel < 1 || pipelineParallel < 1) {
+      throw new IllegalArgumentException("pool '" + name + "': data- and pipeline-parallel degrees must be at"
+          + " least 1, got " + dataParallel + " and " + pipelineParallel);
+    }
+    if (totalKvBlocks < pipelineParallel) {
+      throw new IllegalArgumentException("pool '" + name + "': " + totalKvBlocks + " KV blocks cannot be shared by "
+          + pipelineParallel + " pipeline batches in flight");
+    }
     if (cpuKvBlocks < 0 || !(cpuLoadUsPerBlock >= 0 && cpuLoadUsPerBlock <= Simulation.MAX_DELAY_US)) {
       throw new IllegalArgumentException("pool '" + name + "': CPU KV tier needs blocks >= 0 and a load time per"
           + " block between 0 and " + Simulation.MAX_DELAY_US + " us (one hour), got " + cpuKvBlocks + " and "
           + cpuLoadUsPerBlock);
     }
+  }
+
+  /** Schedulers of each instance: {@code dataParallel x pipelineParallel}. */
+  public int ranks() {
+    return dataParallel * pipelineParallel;
   }
 
   /** A pool without a CPU KV tier. */

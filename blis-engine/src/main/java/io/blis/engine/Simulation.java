@@ -444,16 +444,38 @@ public final class Simulation {
             blockSizeTokens, cpuKvBlocks, cpuLoadUsPerBlock));
       }
       List<Engine.InstanceConfig> configs = new ArrayList<>();
+      List<Integer> firstRanks = new ArrayList<>();
+      boolean ranked = false;
       for (InstancePool p : effective) {
+        int ranks = p.ranks();
+        ranked |= ranks > 1;
+        long blocks = p.totalKvBlocks() / p.pipelineParallel();
         for (int i = 0; i < p.instances(); i++) {
-          LatencyModel m = Objects.requireNonNull(p.latencyModels().apply(i),
-              "latency model of instance " + i + (p.name().isEmpty() ? "" : " of pool " + p.name()));
-          configs.add(new Engine.InstanceConfig(p.name(), m, scheduler,
-              new KvBlockPool(p.totalKvBlocks(), p.blockSizeTokens(), p.cpuKvBlocks()),
-              p.limits(), p.cpuLoadUsPerBlock()));
+          firstRanks.add(configs.size());
+          StepGate[] gates = new StepGate[p.pipelineParallel()];
+          for (int j = 0; j < ranks; j++) {
+            int model = i * ranks + j;
+            LatencyModel m = Objects.requireNonNull(p.latencyModels().apply(model),
+                "latency model of instance " + i + (ranks > 1 ? " rank " + j : "")
+                    + (p.name().isEmpty() ? "" : " of pool " + p.name()));
+            // ranks with the same virtual engine across data-parallel ranks step together
+            int ve = j % p.pipelineParallel();
+            StepGate gate = null;
+            if (p.lockstep() && p.dataParallel() > 1) {
+              gate = gates[ve] != null ? gates[ve] : (gates[ve] = new StepGate());
+            }
+            configs.add(new Engine.InstanceConfig(p.name(), m, scheduler,
+                new KvBlockPool(blocks, p.blockSizeTokens(), p.cpuKvBlocks() / p.pipelineParallel()),
+                p.limits(), p.cpuLoadUsPerBlock(), gate));
+          }
         }
       }
-      Engine.ClusterConfig cluster = new Engine.ClusterConfig(router, admission, priority,
+      Router routing = router;
+      if (ranked) {
+        firstRanks.add(configs.size());
+        routing = new RankRouter(router, firstRanks.stream().mapToInt(Integer::intValue).toArray());
+      }
+      Engine.ClusterConfig cluster = new Engine.ClusterConfig(routing, admission, priority,
           admissionLatencyUs, routingLatencyUs, snapshotRefreshUs, Map.copyOf(slo),
           traceDecisions, counterfactualK, fitness, listener);
       return new Engine(configs, cluster, source, recordRequests, streamingMetrics, horizonUs,

@@ -249,8 +249,8 @@ final class DeploymentOptions {
     int instances = 0;
     for (Cluster.PoolDeployment p : clusterBuilder(seed, coefficients).deployments()) {
       instances += p.instances();
-      pools.add(String.format(java.util.Locale.ROOT, "%s%d x %s on %s TP%d", p.pool().equals("default") ? "" : p.pool() + ": ",
-          p.instances(), p.model().name(), p.gpu().name(), p.tp()));
+      pools.add(String.format(java.util.Locale.ROOT, "%s%d x %s on %s %s", p.pool().equals("default") ? "" : p.pool() + ": ",
+          p.instances(), p.model().name(), p.gpu().name(), p.layout().toString().toUpperCase(java.util.Locale.ROOT)));
     }
     String policies = cluster.policyConfig != null ? ", policies from " + cluster.policyConfig
         : (instances > 1 ? ", router " + routingPolicy : "") + ", scheduler " + scheduler;
@@ -343,7 +343,8 @@ final class DeploymentOptions {
     Cluster.Builder cb = Cluster.builder()
         .defaults(new PoolSpec("default", numInstances, server.model, server.gpu, server.tp, latencyModel,
             coefficients, server.maxNumSeqs, server.maxNumBatchedTokens, longPrefillTokenThreshold,
-            server.maxModelLen, server.blockSize, server.totalKvBlocks, server.gpuMemoryUtilization))
+            server.maxModelLen, server.blockSize, server.totalKvBlocks, server.gpuMemoryUtilization,
+            server.pp, server.dp, server.ep()))
         .overrides(explicitPoolFlags(coefficients))
         .bundle(bundle).options(options).asyncScheduling(asyncScheduling)
         .cpuKvTier(kvCpuBlocks, kvOffloadingSizeGib, kvTransferBandwidthGbps).seed(seed);
@@ -365,7 +366,9 @@ final class DeploymentOptions {
         given("--max-num-batched-tokens") ? server.maxNumBatchedTokens : null,
         given("--long-prefill-token-threshold") ? longPrefillTokenThreshold : null, server.maxModelLen,
         given("--block-size") ? server.blockSize : null, server.totalKvBlocks,
-        given("--gpu-memory-utilization") ? server.gpuMemoryUtilization : null);
+        given("--gpu-memory-utilization") ? server.gpuMemoryUtilization : null,
+        given("--pp") ? server.pp : null, given("--dp") ? server.dp : null,
+        given("--ep") || given("--enable-expert-parallel") ? server.ep() : null);
   }
 
   private boolean given(String flag) {

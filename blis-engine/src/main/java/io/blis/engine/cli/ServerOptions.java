@@ -32,6 +32,32 @@ final class ServerOptions {
   @Option(names = "--tp", description = "Tensor-parallel degree (default: ${DEFAULT-VALUE}).")
   int tp = 1;
 
+  @Option(names = {"--pp", "--pipeline-parallel-size"},
+      description = "Pipeline-parallel stages, each of --tp GPUs (default: ${DEFAULT-VALUE}).")
+  int pp = 1;
+
+  @Option(names = {"--dp", "--data-parallel-size"},
+      description = "Data-parallel ranks, each its own scheduler, batch and KV cache; an MoE model's ranks step"
+          + " together (default: ${DEFAULT-VALUE}).")
+  int dp = 1;
+
+  @Option(names = "--ep", paramLabel = "N",
+      description = "Expert-parallel degree of an MoE model: 1 (experts split tensor-parallel) or tp x dp (whole"
+          + " experts spread over every GPU, as --enable-expert-parallel) (default: 1).")
+  Integer epDegree;
+
+  @Option(names = "--enable-expert-parallel",
+      description = "vLLM's flag: spread an MoE model's experts over all tp x dp GPUs (the same as --ep tp x dp).")
+  boolean enableExpertParallel;
+
+  /** The expert-parallel degree the flags give: 1, tp x dp, or {@link PoolSpec#EP_ENABLED}. */
+  int ep() {
+    if (enableExpertParallel) {
+      return io.blis.engine.cluster.PoolSpec.EP_ENABLED;
+    }
+    return epDegree == null ? 1 : epDegree;
+  }
+
   @Option(names = {"--max-num-seqs", "--max-num-running-reqs"},
       description = "Maximum running requests (default: ${DEFAULT-VALUE}).")
   int maxNumSeqs = 256;
@@ -120,6 +146,15 @@ final class ServerOptions {
   void validate(CommandLine cl) {
     Cli.printNotes(cl, resolveGoBlisFiles(cl));
     require(cl, tp >= 1, "--tp must be at least 1, got " + tp);
+    require(cl, pp >= 1, "--pp must be at least 1, got " + pp);
+    require(cl, dp >= 1, "--dp must be at least 1, got " + dp);
+    require(cl, (long) tp * pp * dp <= io.blis.latency.layout.Layout.MAX_GPUS, "--tp x --pp x --dp must be at most "
+        + io.blis.latency.layout.Layout.MAX_GPUS + " GPUs, got " + ((long) tp * pp * dp));
+    require(cl, epDegree == null || epDegree == 1 || epDegree == tp * dp,
+        "--ep must be 1 or --tp x --dp = " + tp * dp + " (vLLM spreads the experts over every GPU of the"
+            + " instance's tensor- and data-parallel ranks), got " + epDegree);
+    require(cl, !enableExpertParallel || epDegree == null || epDegree == tp * dp,
+        "--enable-expert-parallel means --ep " + tp * dp + "; drop --ep " + epDegree);
     require(cl, maxNumSeqs >= 1, "--max-num-seqs must be at least 1, got " + maxNumSeqs);
     require(cl, maxNumBatchedTokens >= 1, "--max-num-batched-tokens must be at least 1, got " + maxNumBatchedTokens);
     require(cl, blockSize >= 1, "--block-size must be at least 1, got " + blockSize);

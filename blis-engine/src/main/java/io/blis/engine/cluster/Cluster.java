@@ -26,6 +26,7 @@ import io.blis.latency.catalog.ModelCatalog;
 import io.blis.latency.catalog.ModelSizes;
 import io.blis.latency.coeff.CoefficientFiles;
 import io.blis.latency.kv.KvCapacity;
+import io.blis.latency.layout.Layout;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -68,7 +69,8 @@ public final class Cluster {
 
   /** Model, GPU, TP, latency model and limits used when neither a flag nor the bundle sets them. */
   public static final PoolSpec BUILT_IN_DEFAULTS = new PoolSpec("default", 1,
-      "meta-llama/Llama-2-7b-hf", "H100", 1, "trained-physics", null, 256, 2048, 0, null, 16, null, 0.9);
+      "meta-llama/Llama-2-7b-hf", "H100", 1, "trained-physics", null, 256, 2048, 0, null, 16, null, 0.9,
+      1, 1, 1);
 
   private Cluster() {}
 
@@ -239,7 +241,7 @@ public final class Cluster {
     public List<PoolDeployment> deployments() {
       List<PoolDeployment> out = new ArrayList<>();
       for (PoolSpec s : pools()) {
-        out.add(new PoolDeployment(s.name(), model(s), gpu(s), s.tp(), s.instances()));
+        out.add(new PoolDeployment(s.name(), model(s), gpu(s), layout(s), s.instances()));
       }
       return out;
     }
@@ -292,16 +294,19 @@ public final class Cluster {
       try {
         ModelSpec model = model(s);
         HardwareSpec hw = gpu(s);
-        int tp = s.tp();
+        Layout layout = layout(s);
+        layout.check(model);
+        int tp = layout.tp();
         int blockSize = s.blockSize();
         long kvBlocks = s.totalKvBlocks() != null ? s.totalKvBlocks()
-            : KvCapacity.totalBlocks(model, hw, tp, s.gpuMemoryUtilization(), blockSize);
+            : KvCapacity.totalBlocks(model, hw, layout, s.gpuMemoryUtilization(), blockSize);
         int maxLen = s.maxModelLen() != null ? s.maxModelLen()
-            : autoMaxModelLen(model, kvBlocks, blockSize);
+            : autoMaxModelLen(model, kvBlocks / layout.pp(), blockSize);
         EngineLimits limits = new EngineLimits(s.maxNumSeqs(), s.maxNumBatchedTokens(),
             s.longPrefillTokenThreshold(), maxLen, asyncScheduling);
         Context context = new Context(model, hw,
-            Deployment.of(limits, tp, blockSize, kvBlocks, s.gpuMemoryUtilization()),
+            new Deployment(tp, blockSize, limits.maxNumSeqs(), limits.maxNumBatchedTokens(), limits.maxModelLen(),
+                kvBlocks, s.gpuMemoryUtilization(), layout.pp(), layout.dp(), layout.ep()),
             loadCoefficients(s.coefficients()), options, seed);
         LatencyModelProvider lmp = Providers.select(LatencyModelProvider.class, s.latencyModel());
         LatencyModel first = lmp.create(context); // fails fast on bad coefficients
@@ -310,17 +315,20 @@ public final class Cluster {
             ? KvOffload.cpuBlocks(cpuKvGib * (1L << 30), blockBytesPerGpu, tp) : cpuKvBlocks;
         double loadUs = cpuBlocks > 0 ? KvOffload.loadUsPerBlock(blockBytesPerGpu, kvTransferGbps) : 0;
         InstancePool pool = new InstancePool(name, s.instances(),
-            i -> i == 0 ? first : lmp.create(context), limits, kvBlocks, blockSize, cpuBlocks, loadUs);
+            i -> i == 0 ? first : lmp.create(context), limits, kvBlocks, blockSize, cpuBlocks, loadUs,
+            layout.dp(), layout.pp(), model.isMoe());
         if (LOG.isInfoEnabled()) {
-          LOG.info("{}{} x {} on {} TP{}: max_num_seqs {}, max_num_batched_tokens {}, max_model_len {} ({}), async"
-              + " scheduling {}", name.isEmpty() ? "" : "pool " + name + ": ", s.instances(), model.name(), hw.name(), tp,
+          LOG.info("{}{} x {} on {} {}: max_num_seqs {}, max_num_batched_tokens {}, max_model_len {} ({}), async"
+              + " scheduling {}", name.isEmpty() ? "" : "pool " + name + ": ", s.instances(), model.name(), hw.name(),
+              layout.toString().toUpperCase(java.util.Locale.ROOT),
               s.maxNumSeqs(), s.maxNumBatchedTokens(), maxLen, s.maxModelLen() != null ? "given" : "the model's, capped by"
               + " the KV cache", asyncScheduling ? "on" : "off");
           LOG.info("{}KV cache: {} blocks of {} tokens ({}){}", name.isEmpty() ? "" : "pool " + name + ": ", kvBlocks,
               blockSize, s.totalKvBlocks() != null ? "given"
                   : String.format(java.util.Locale.ROOT, "computed from %s's memory at gpu_memory_utilization %.2f"
-                      + " less the weights and activations of %s at TP%d", hw.name(), s.gpuMemoryUtilization(),
-                      model.name(), tp),
+                      + " less the weights and activations of %s at %s%s", hw.name(), s.gpuMemoryUtilization(),
+                      model.name(), layout.toString().toUpperCase(java.util.Locale.ROOT),
+                      layout.ranks() > 1 ? ", per data-parallel rank, shared by its pipeline batches in flight" : ""),
               cpuBlocks > 0 ? ", CPU tier " + cpuBlocks + " blocks" : "");
           LOG.info("{}latency model {}, coefficients: {}", name.isEmpty() ? "" : "pool " + name + ": ", s.latencyModel(),
               s.coefficients() == null ? "the model's bundled ones"
@@ -341,10 +349,29 @@ public final class Cluster {
    * @param pool the pool's name
    * @param model its model
    * @param gpu its GPU type
-   * @param tp its tensor-parallel degree
+   * @param layout its tensor, pipeline, data and expert parallelism
    * @param instances its number of instances
    */
-  public record PoolDeployment(String pool, ModelSpec model, HardwareSpec gpu, int tp, int instances) {}
+  public record PoolDeployment(String pool, ModelSpec model, HardwareSpec gpu, Layout layout, int instances) {
+
+    /** Its tensor-parallel degree. */
+    public int tp() {
+      return layout.tp();
+    }
+  }
+
+  /**
+   * The layout of a resolved pool: its tp, pp and dp, and ep as given (1, tp x dp, or enabled).
+   *
+   * @throws IllegalArgumentException when ep is neither 1 nor tp x dp
+   */
+  static Layout layout(PoolSpec s) {
+    int tp = s.tp();
+    int dp = s.dp() == null ? 1 : s.dp();
+    int pp = s.pp() == null ? 1 : s.pp();
+    int ep = s.ep() == null ? 1 : s.ep() == PoolSpec.EP_ENABLED ? tp * dp : s.ep();
+    return new Layout(tp, pp, dp, ep);
+  }
 
   /** The context of a cluster policy: the first pool's, with the policy's own parameters. */
   private static Context withOptions(Context base, PolicySpec p) {
@@ -366,7 +393,8 @@ public final class Cluster {
         first(a.longPrefillTokenThreshold(), b.longPrefillTokenThreshold()),
         first(a.maxModelLen(), b.maxModelLen()), first(a.blockSize(), b.blockSize()),
         first(a.totalKvBlocks(), b.totalKvBlocks()),
-        first(a.gpuMemoryUtilization(), b.gpuMemoryUtilization()));
+        first(a.gpuMemoryUtilization(), b.gpuMemoryUtilization()), first(a.pp(), b.pp()),
+        first(a.dp(), b.dp()), first(a.ep(), b.ep()));
   }
 
   private static <T> T first(T a, T b) {

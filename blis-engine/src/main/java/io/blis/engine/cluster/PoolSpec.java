@@ -20,11 +20,27 @@ import java.util.regex.Pattern;
  * @param blockSize tokens per KV block
  * @param totalKvBlocks GPU KV blocks (null: computed from memory)
  * @param gpuMemoryUtilization vLLM --gpu-memory-utilization
+ * @param pp pipeline-parallel degree (vLLM --pipeline-parallel-size)
+ * @param dp data-parallel degree (vLLM --data-parallel-size)
+ * @param ep expert-parallel degree: 1 (off), {@code tp x dp}, or {@link #EP_ENABLED} for {@code tp x
+ *     dp} whatever they resolve to (vLLM --enable-expert-parallel)
  */
 public record PoolSpec(String name, int instances, String model, String gpu, Integer tp,
     String latencyModel, String coefficients, Integer maxNumSeqs, Integer maxNumBatchedTokens,
     Integer longPrefillTokenThreshold, Integer maxModelLen, Integer blockSize, Long totalKvBlocks,
-    Double gpuMemoryUtilization) {
+    Double gpuMemoryUtilization, Integer pp, Integer dp, Integer ep) {
+
+  /** {@link #ep()}: expert parallelism over all {@code tp x dp} GPUs, as vLLM enables it. */
+  public static final int EP_ENABLED = -1;
+
+  /** A pool without pipeline, data or expert parallelism of its own (inherited from defaults). */
+  public PoolSpec(String name, int instances, String model, String gpu, Integer tp,
+      String latencyModel, String coefficients, Integer maxNumSeqs, Integer maxNumBatchedTokens,
+      Integer longPrefillTokenThreshold, Integer maxModelLen, Integer blockSize, Long totalKvBlocks,
+      Double gpuMemoryUtilization) {
+    this(name, instances, model, gpu, tp, latencyModel, coefficients, maxNumSeqs, maxNumBatchedTokens,
+        longPrefillTokenThreshold, maxModelLen, blockSize, totalKvBlocks, gpuMemoryUtilization, null, null, null);
+  }
 
   private static final Pattern NAME = Pattern.compile("[a-z0-9._-]+");
 
@@ -35,6 +51,9 @@ public record PoolSpec(String name, int instances, String model, String gpu, Int
     }
     check(instances >= 1, "instances must be at least 1, got " + instances);
     check(tp == null || tp >= 1, "tp must be at least 1, got " + tp);
+    check(pp == null || pp >= 1, "pp must be at least 1, got " + pp);
+    check(dp == null || dp >= 1, "dp must be at least 1, got " + dp);
+    check(ep == null || ep >= 1 || ep == EP_ENABLED, "ep must be at least 1, got " + ep);
     check(maxNumSeqs == null || maxNumSeqs >= 1, "max_num_seqs must be at least 1, got " + maxNumSeqs);
     check(maxNumBatchedTokens == null || maxNumBatchedTokens >= 1,
         "max_num_batched_tokens must be at least 1, got " + maxNumBatchedTokens);

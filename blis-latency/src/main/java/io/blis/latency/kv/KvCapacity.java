@@ -3,6 +3,7 @@ package io.blis.latency.kv;
 import io.blis.api.HardwareSpec;
 import io.blis.api.ModelSpec;
 import io.blis.latency.catalog.ModelSizes;
+import io.blis.latency.layout.Layout;
 
 /**
  * Automatic KV-cache sizing: how many KV blocks vLLM allocates for a model on a GPU, computed the
@@ -27,6 +28,14 @@ import io.blis.latency.catalog.ModelSizes;
  * memory (NCCL and cuBLAS workspaces, allocator slack) is {@value #RUNTIME_GIB_PER_TP_RANK} GiB per
  * GPU of the group. With these, Llama-2-7B TP1 gives 7462 blocks (vLLM logged 7462), Llama-2-70B
  * TP4 31359 (31356) and Mixtral-8x7B TP2 27520 (27510), all within 0.1%.
+ *
+ * <p>Under a {@link Layout} with pipeline, data or expert parallelism: the routed experts are
+ * divided over the {@code tp x dp} GPUs of the MoE group and everything else over {@code tp}; a
+ * pipeline stage holds {@code 1 / pp} of the weights and the KV cache of its {@code ceil(layers /
+ * pp)} layers, so a block costs that share of the bytes above; and every data-parallel rank has
+ * its own cache of the number of blocks computed (the count returned is per rank). Multi-head
+ * latent attention keeps its whole latent on every tensor-parallel GPU, so its block does not
+ * shrink with TP ({@link ModelSizes#kvBytesPerTokenPerGpu}).
  */
 public final class KvCapacity {
 
@@ -53,14 +62,45 @@ public final class KvCapacity {
    */
   public static long totalBlocks(
       ModelSpec model, HardwareSpec gpu, int tp, double gpuMemoryUtilization, int blockSizeTokens) {
-    validate(model, tp, gpuMemoryUtilization, blockSizeTokens);
-    double free = freeBytesPerGpu(model, gpu, tp, gpuMemoryUtilization);
-    long blockBytes = ModelSizes.kvBytesPerTokenPerGpu(model, tp) * blockSizeTokens;
+    return totalBlocks(model, gpu, Layout.tensorParallel(tp), gpuMemoryUtilization, blockSizeTokens);
+  }
+
+  /**
+   * Number of KV blocks of {@code blockSizeTokens} tokens one scheduler of the instance can hold:
+   * the instance's, or one data-parallel rank's.
+   *
+   * @throws IllegalArgumentException as {@link #totalBlocks(ModelSpec, HardwareSpec, int, double,
+   *     int)}, or when the model cannot be laid out so ({@link Layout#check})
+   */
+  public static long totalBlocks(ModelSpec model, HardwareSpec gpu, Layout layout,
+      double gpuMemoryUtilization, int blockSizeTokens) {
+    validate(model, layout, gpuMemoryUtilization, blockSizeTokens);
+    double free = freeBytesPerGpu(model, gpu, layout, gpuMemoryUtilization);
+    double blockBytes = blockBytesPerGpu(model, layout, blockSizeTokens);
     if (free < blockBytes) {
       throw new IllegalArgumentException(
-          notFitting(model, gpu, tp, gpuMemoryUtilization, blockBytes - free));
+          notFitting(model, gpu, layout, gpuMemoryUtilization, blockBytes - free));
     }
     return (long) Math.floor(free / blockBytes);
+  }
+
+  /** Bytes one KV block takes on one GPU of {@code layout}: its stage's layers, its TP share. */
+  public static double blockBytesPerGpu(ModelSpec model, Layout layout, int blockSizeTokens) {
+    return (double) ModelSizes.kvBytesPerTokenPerGpu(model, layout.tp()) * blockSizeTokens
+        * layout.layersPerStage(model) / model.numLayers();
+  }
+
+  /** Weight bytes one GPU of {@code layout} holds. */
+  public static double weightBytesPerGpu(ModelSpec model, Layout layout) {
+    if (layout.moeGroup() == layout.tp()) {
+      return ModelSizes.weightBytes(model) / layout.tp() / layout.pp();
+    }
+    double experts = model.isMoe()
+        ? (double) model.numMoeLayers() * model.numExperts() * ModelSizes.expertParams(model)
+        : 0.0;
+    double rest = ModelSizes.parameterCount(model) - experts;
+    return (rest / layout.tp() + experts / layout.moeGroup()) * model.weightBytesPerParam()
+        / layout.pp();
   }
 
   /**
@@ -69,14 +109,20 @@ public final class KvCapacity {
    */
   public static double freeBytesPerGpu(
       ModelSpec model, HardwareSpec gpu, int tp, double gpuMemoryUtilization) {
+    return freeBytesPerGpu(model, gpu, Layout.tensorParallel(tp), gpuMemoryUtilization);
+  }
+
+  /** As {@link #freeBytesPerGpu(ModelSpec, HardwareSpec, int, double)} for one GPU of {@code layout}. */
+  public static double freeBytesPerGpu(
+      ModelSpec model, HardwareSpec gpu, Layout layout, double gpuMemoryUtilization) {
     double budget = gpu.memoryBytes() * gpuMemoryUtilization;
-    double weights = ModelSizes.weightBytes(model) / tp;
+    double weights = weightBytesPerGpu(model, layout);
     double activation = (model.isMoe() ? MOE_ACTIVATION_GIB : DENSE_ACTIVATION_GIB) * GIB;
-    double runtime = RUNTIME_GIB_PER_TP_RANK * tp * GIB;
+    double runtime = RUNTIME_GIB_PER_TP_RANK * layout.tp() * GIB;
     return budget - weights - activation - runtime;
   }
 
-  private static void validate(ModelSpec model, int tp, double util, int blockSizeTokens) {
+  private static void validate(ModelSpec model, Layout layout, double util, int blockSizeTokens) {
     if (!(util > 0 && util <= 1)) {
       throw new IllegalArgumentException(
           "gpu-memory-utilization must be in (0, 1], got " + util);
@@ -84,15 +130,20 @@ public final class KvCapacity {
     if (blockSizeTokens < 1) {
       throw new IllegalArgumentException("block size must be >= 1 token, got " + blockSizeTokens);
     }
-    ModelSizes.checkTensorParallel(model, tp);
+    layout.check(model);
   }
 
   private static String notFitting(
-      ModelSpec model, HardwareSpec gpu, int tp, double util, double shortBytes) {
+      ModelSpec model, HardwareSpec gpu, Layout layout, double util, double shortBytes) {
+    int tp = layout.tp();
     String need =
         String.format(
             "%s does not fit on %d x %s at gpu-memory-utilization %.2f: %.2f GiB short per GPU",
-            model.name(), tp, gpu.name(), util, shortBytes / GIB);
+            model.name(), layout.gpus(), gpu.name(), util, shortBytes / GIB);
+    if (layout.gpus() != tp) {
+      return need + " (layout " + layout + "); spread it over more GPUs (tp, pp, or dp with expert"
+          + " parallelism)";
+    }
     for (int t = tp + 1; t <= MAX_TP; t++) {
       if (ModelSizes.splitsOver(model, t)
           && freeBytesPerGpu(model, gpu, t, util) >= ModelSizes.kvBytesPerTokenPerGpu(model, t)) {

@@ -32,7 +32,8 @@ final class RooflineModel extends RequestTimes {
     double memory =
         (s.weightLoadUs + s.expertWeightLoadUs + s.prefillMemoryUs + s.decodeMemoryUs
                 + s.moeRoutingUs) * invHbm;
-    double us = Math.max(compute, memory) + s.tpCommUs * invLink;
+    double us = Math.max(compute, memory) + (s.tpCommUs + s.moeCommUs + s.ppCommUs) * invLink
+        + s.commLatencyUs;
     return Math.max(1L, (long) us);
   }
 }

@@ -1,5 +1,7 @@
 package io.blis.latency.physics;
 
+import io.blis.latency.catalog.ModelConfig;
+import io.blis.latency.layout.Layout;
 import io.blis.api.Coefficients;
 import io.blis.api.LatencyModel;
 import io.blis.api.LatencyModelProvider;
@@ -65,7 +67,8 @@ public final class RooflineProvider implements LatencyModelProvider {
       }
     }
     return new RooflineModel(
-        new StepBasis(context.model(), context.hardware(), context.deployment().tensorParallel()),
+        new StepBasis(context.model(), context.hardware(), Layout.of(context.deployment()),
+            ModelConfig.truncatesSampling(context.model())),
         eff,
         v.nonNegative("alpha", 3, 3),
         v.scalar("scheduling_us", 0),

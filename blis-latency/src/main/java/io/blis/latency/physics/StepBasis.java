@@ -8,6 +8,8 @@ import io.blis.api.RequestView;
 import io.blis.latency.catalog.GpuSpec;
 import io.blis.latency.catalog.ModelConfig;
 import io.blis.latency.catalog.ModelSizes;
+import io.blis.latency.layout.Collectives;
+import io.blis.latency.layout.Layout;
 
 /**
  * The physically derived cost terms of one engine step, for one model on one GPU type at one
@@ -44,6 +46,29 @@ import io.blis.latency.catalog.ModelSizes;
  * launches cost about the same per step whatever the number of rows; and one pass over one
  * request's fp32 logits at peak HBM bandwidth ({@code logitsPassUs}, 0 when sampling does not
  * truncate), the unit of the work those kernels do per row (per request in the step).
+ *
+ * <p>Multi-head latent attention (DeepSeek-V2/V3, {@link ModelSpec#usesLatentAttention()}): the
+ * query, latent down-projection, latent up-projection ({@code kv_lora_rank x heads x (nope + v)})
+ * and output matrices replace Q/K/V/O, the two down-projections replicated on every GPU of the TP
+ * group as vLLM holds them; prefill attends without absorption ({@code 2 heads (nope + rope + v)}
+ * FLOPs per pair and layer) and up-projects the cached latent of its context ({@code 2 x
+ * kv_lora_rank x heads x (nope + v)} per context token and layer), decode attends in the latent
+ * with the up-projections absorbed ({@code 2 heads (2 kv_lora_rank + rope)} per pair and layer);
+ * the KV bytes are the latent's.
+ *
+ * <p>Under a {@link Layout}: the terms are those of one data-parallel rank's batch passing
+ * through every pipeline stage (the stages together do the whole model's work, each on its own
+ * GPUs); routed experts are divided over the {@code tp x dp} GPUs of the MoE group and the distinct
+ * experts a step touches are those hit by all data-parallel ranks' tokens, every rank assumed to
+ * carry a batch like this one ({@code moeRoutingUs} unchanged); expert parallelism adds a dispatch
+ * and a combine all-to-all per MoE layer, {@code t k d activationBytes (ep - 1) / ep} bytes each
+ * for the {@code t = T / tp} tokens a GPU dispatches ({@code moeCommUs}), and data parallelism
+ * without it an all-gather and a reduce-scatter of the other ranks' tokens, {@code 2 (dp - 1) T d
+ * activationBytes}; pipeline parallelism hands {@code 2 T d activationBytes / tp} bytes (hidden
+ * states and residual) over each of the {@code pp - 1} stage boundaries ({@code ppCommUs}). Links
+ * are the node's ({@link HardwareSpec#interconnectBandwidthBytesPerS()}) unless the group spans
+ * nodes (the inter-node network, all-to-all traffic split by where its peers are), and each MoE or
+ * pipeline transfer adds the link's latency ({@code commLatencyUs}). See {@link Collectives}.
  */
 final class StepBasis {
 
@@ -62,13 +87,20 @@ final class StepBasis {
   private final double missRatio; // (N - k) / N, chance that one token misses a given expert
   // ideal microseconds per unit of work, computed once here (no division per step)
   private final double linearUsPerToken;
-  private final double attentionUsPerPair;
+  private final double prefillPairUs;
+  private final double decodePairUs;
+  private final double contextUpUsPerToken;
   private final double lmHeadUsPerRequest;
   private final double kvUsPerToken;
   private final double denseWeightUs;
   private final double expertUsPerDistinctExpert;
   private final double routingUsPerToken;
   private final double tpCommUsPerToken;
+  private final double moeCommUsPerToken;
+  private final double ppCommUsPerToken;
+  private final double commLatencyPerStepUs;
+  /** Data-parallel ranks whose tokens meet in every MoE layer (their batches assumed alike). */
+  private final int dataParallel;
 
   // results of the last compute(): ideal microseconds at peak rates
   double prefillComputeUs;
@@ -78,6 +110,12 @@ final class StepBasis {
   double weightLoadUs;
   double expertWeightLoadUs;
   double tpCommUs;
+  /** Expert-parallel all-to-all, or the data-parallel all-gather of MoE layers, at peak link rates. */
+  double moeCommUs;
+  /** Pipeline stage hand-overs at peak link rates. */
+  double ppCommUs;
+  /** Latency of the MoE and pipeline transfers of the step (not of the TP all-reduces). */
+  double commLatencyUs;
   double moeRoutingUs;
   int requests;
   long tokens;
@@ -88,18 +126,53 @@ final class StepBasis {
 
   /** As above, with whether sampling truncates given instead of read from the model. */
   StepBasis(ModelSpec m, HardwareSpec gpu, int tp, boolean truncates) {
-    ModelSizes.checkTensorParallel(m, tp);
+    this(m, gpu, Layout.tensorParallel(tp), truncates);
+  }
+
+  /** The terms of one data-parallel rank's step through every pipeline stage of {@code layout}. */
+  StepBasis(ModelSpec m, HardwareSpec gpu, Layout layout, boolean truncates) {
+    layout.check(m);
+    int tp = layout.tp();
     double d = m.hiddenSize();
     double w = m.weightBytesPerParam();
     int denseLayers = m.numLayers() - (m.isMoe() ? m.numMoeLayers() : 0);
     this.layers = m.numLayers();
     this.moeLayers = m.isMoe() ? m.numMoeLayers() : 0;
     this.allReducesPerStep = tp > 1 ? 2 * layers : 0;
+    this.dataParallel = layout.dp();
     double flopsPerUs = GpuSpec.peakFlopsFor(gpu, w) / 1e6;
     double hbmBytesPerUs = gpu.memoryBandwidthBytesPerS() / 1e6;
-    double linkBytesPerUs = gpu.interconnectBandwidthBytesPerS() / 1e6;
 
-    double attnParams = ModelSizes.attentionParamsPerLayer(m);
+    // attention: the parameters every GPU multiplies, as if all were split over TP (MLA's latent
+    // down-projections are replicated on every GPU, so they count tp times)
+    double attnParams;
+    double prefillPairFlops;
+    double decodePairFlops;
+    double contextUpFlopsPerToken;
+    double headsPerGpu = (double) m.numAttentionHeads() / tp;
+    if (m.usesLatentAttention()) {
+      double h = m.numAttentionHeads();
+      double rq = m.qLoraRank();
+      double rkv = m.kvLoraRank();
+      double nope = m.qkNopeHeadDim();
+      double rope = m.qkRopeHeadDim();
+      double v = m.vHeadDim();
+      double replicated = (rq > 0 ? d * rq + rq : 0) + d * (rkv + rope) + rkv;
+      double kvUp = rkv * h * (nope + v);
+      double split = (rq > 0 ? rq : d) * h * (nope + rope) + kvUp + h * v * d;
+      attnParams = replicated * tp + split;
+      // prefill (not absorbed): scores over nope + rope dims, values of v dims, per head;
+      // decode (absorbed into the latent): scores over kv_lora_rank + rope, values of kv_lora_rank
+      prefillPairFlops = 2.0 * layers * headsPerGpu * (nope + rope + v);
+      decodePairFlops = 2.0 * layers * headsPerGpu * (2 * rkv + rope);
+      // a prefill chunk up-projects the cached latents of the context it attends to
+      contextUpFlopsPerToken = 2.0 * layers * kvUp / tp;
+    } else {
+      attnParams = ModelSizes.attentionParamsPerLayer(m);
+      prefillPairFlops = 4.0 * layers * headsPerGpu * m.headDim();
+      decodePairFlops = prefillPairFlops;
+      contextUpFlopsPerToken = 0.0;
+    }
     double denseParams = ModelSizes.denseMlpParamsPerLayer(m);
     double expertParams = m.isMoe() ? ModelSizes.expertParams(m) : 0;
     double sharedParams = m.isMoe() ? ModelSizes.sharedExpertParamsPerLayer(m) : 0;
@@ -110,7 +183,6 @@ final class StepBasis {
         2.0 * (layers * attnParams + denseLayers * denseParams
                 + moeLayers * (k * expertParams + sharedParams)) / tp
             + 2.0 * moeLayers * routerParams;
-    double attentionFlopsPerPair = 4.0 * layers * ((double) m.numAttentionHeads() / tp) * m.headDim();
     double lmHeadFlopsPerRequest = 2.0 * d * m.vocabSize() / tp;
     double kvBytesPerToken = ModelSizes.kvBytesPerTokenPerGpu(m, tp);
     double lmHead = (double) m.vocabSize() * d;
@@ -119,19 +191,49 @@ final class StepBasis {
         w * ((layers * attnParams + denseLayers * denseParams
                     + moeLayers * (sharedParams + routerParams) + lmHead) / tp + norms);
     this.experts = m.isMoe() ? m.numExperts() : 0;
-    double expertBytesPerMoeLayerPerExpert = w * expertParams / tp;
+    // the experts are divided over the tp x dp GPUs of the MoE group, whole (EP) or split (TP)
+    double expertBytesPerMoeLayerPerExpert = w * expertParams / layout.moeGroup();
     this.missRatio = m.isMoe() ? (double) (m.numExperts() - k) / m.numExperts() : 1.0;
     double allReduceBytesPerToken =
         tp > 1 ? d * m.activationBytes() * 2.0 * (tp - 1) / tp : 0.0;
     double routingBytesPerToken = 4.0 * k * d * m.activationBytes();
     this.linearUsPerToken = linearFlopsPerToken / flopsPerUs;
-    this.attentionUsPerPair = attentionFlopsPerPair / flopsPerUs;
+    this.prefillPairUs = prefillPairFlops / flopsPerUs;
+    this.decodePairUs = decodePairFlops / flopsPerUs;
+    this.contextUpUsPerToken = contextUpFlopsPerToken / flopsPerUs;
     this.lmHeadUsPerRequest = lmHeadFlopsPerRequest / flopsPerUs;
     this.kvUsPerToken = kvBytesPerToken / hbmBytesPerUs;
     this.denseWeightUs = denseWeightBytes / hbmBytesPerUs;
     this.expertUsPerDistinctExpert = moeLayers * expertBytesPerMoeLayerPerExpert / hbmBytesPerUs;
     this.routingUsPerToken = moeLayers * routingBytesPerToken / hbmBytesPerUs;
-    this.tpCommUsPerToken = allReducesPerStep * allReduceBytesPerToken / linkBytesPerUs;
+    this.tpCommUsPerToken = Collectives.transferUs(gpu, tp, allReducesPerStep * allReduceBytesPerToken, 1.0);
+
+    // MoE collectives across the group: expert-parallel dispatch and combine (all-to-all), or,
+    // without EP but with data-parallel ranks, the all-gather of every rank's tokens and the
+    // reduce-scatter of the results
+    int group = layout.moeGroup();
+    double moeBytesPerToken = 0.0;
+    double share = 1.0;
+    if (moeLayers > 0 && layout.expertParallel()) {
+      moeBytesPerToken = 2.0 * moeLayers
+          * Collectives.allToAllBytes(1.0 / tp, k, m.hiddenSize(), m.activationBytes(), layout.ep());
+      share = Collectives.remoteShare(gpu, layout.ep());
+    } else if (moeLayers > 0 && layout.dp() > 1) {
+      moeBytesPerToken = 2.0 * moeLayers * (layout.dp() - 1) * d * m.activationBytes();
+      share = Collectives.remoteShare(gpu, group);
+    }
+    this.moeCommUsPerToken = Collectives.transferUs(gpu, group, moeBytesPerToken, share);
+    double moeLatency = moeBytesPerToken > 0 ? 2.0 * moeLayers * Collectives.latencyUs(gpu, group) : 0.0;
+
+    // pipeline stages hand each batch's hidden states and residual to the next
+    int crossing = layout.stageBoundariesCrossingNodes(gpu);
+    int local = layout.pp() - 1 - crossing;
+    double handOver = Collectives.stageHandOverBytes(1.0, m.hiddenSize(), m.activationBytes(), tp);
+    this.ppCommUsPerToken = local * Collectives.transferUs(gpu, 1, handOver, 1.0)
+        + crossing * Collectives.transferUs(gpu, gpu.gpusPerNode() + 1, handOver, 1.0);
+    double ppLatency = local * Collectives.latencyUs(gpu, 1)
+        + crossing * Collectives.latencyUs(gpu, gpu.gpusPerNode() + 1);
+    this.commLatencyPerStepUs = moeLatency + ppLatency;
     this.kiloVocabSampled = truncates ? m.vocabSize() / 1000.0 : 0.0;
     this.logitsPassUs = truncates ? m.vocabSize() * 4.0 / hbmBytesPerUs : 0.0;
   }
@@ -167,20 +269,25 @@ final class StepBasis {
     requests = n;
     tokens = pfTokens + dcTokens;
     prefillComputeUs =
-        pfTokens * linearUsPerToken + pfPairs * attentionUsPerPair + pfRequests * lmHeadUsPerRequest;
+        pfTokens * linearUsPerToken + pfPairs * prefillPairUs + pfRequests * lmHeadUsPerRequest
+            + pfContext * contextUpUsPerToken;
     decodeComputeUs =
-        dcTokens * linearUsPerToken + dcPairs * attentionUsPerPair
+        dcTokens * linearUsPerToken + dcPairs * decodePairUs
             + (n - pfRequests) * lmHeadUsPerRequest;
     prefillMemoryUs = (pfContext + pfTokens) * kvUsPerToken;
     decodeMemoryUs = (dcContext + dcTokens) * kvUsPerToken;
     weightLoadUs = denseWeightUs;
     if (experts > 0) {
-      expertWeightLoadUs = experts * (1.0 - Math.pow(missRatio, total)) * expertUsPerDistinctExpert;
+      expertWeightLoadUs =
+          experts * (1.0 - Math.pow(missRatio, total * dataParallel)) * expertUsPerDistinctExpert;
       moeRoutingUs = total * routingUsPerToken;
     } else {
       expertWeightLoadUs = 0;
       moeRoutingUs = 0;
     }
     tpCommUs = total * tpCommUsPerToken;
+    moeCommUs = total * moeCommUsPerToken;
+    ppCommUs = total * ppCommUsPerToken;
+    commLatencyUs = total > 0 ? commLatencyPerStepUs : 0.0;
   }
 }

@@ -5,6 +5,7 @@ import io.blis.api.HardwareSpec;
 import io.blis.api.ModelSpec;
 import io.blis.api.RequestView;
 import io.blis.latency.coeff.RequestTimes;
+import io.blis.latency.layout.Layout;
 
 /** The trained-physics model; see {@link TrainedPhysicsProvider} for the formula. */
 final class TrainedPhysicsModel extends RequestTimes {
@@ -25,10 +26,10 @@ final class TrainedPhysicsModel extends RequestTimes {
    */
   private final double fixedPerStepUs;
 
-  TrainedPhysicsModel(ModelSpec model, HardwareSpec gpu, int tp, boolean truncatedSampling,
+  TrainedPhysicsModel(ModelSpec model, HardwareSpec gpu, Layout layout, boolean truncatedSampling,
       TrainedPhysicsParameters p) {
     super(p.alpha()[0], 0.0, p.alpha()[2], p.alpha()[1], p.alpha()[3]);
-    this.basis = new StepBasis(model, gpu, tp, truncatedSampling);
+    this.basis = new StepBasis(model, gpu, layout, truncatedSampling);
     double[] b = p.beta();
     this.prefillCompute = b[0];
     this.prefillMemory = b[1];
@@ -60,7 +61,8 @@ final class TrainedPhysicsModel extends RequestTimes {
     double us =
         Math.max(compute, memory)
             + decodeCompute * s.decodeComputeUs
-            + tpComm * s.tpCommUs
+            + tpComm * (s.tpCommUs + s.moeCommUs + s.ppCommUs)
+            + s.commLatencyUs
             + moeRouting * s.moeRoutingUs
             + perRequestUs * s.requests
             + fixedPerStepUs;

@@ -1,5 +1,6 @@
 package io.blis.latency.physics;
 
+import io.blis.latency.layout.Layout;
 import io.blis.api.LatencyModel;
 import io.blis.api.LatencyModelProvider;
 import io.blis.api.ProviderContext;
@@ -53,7 +54,7 @@ public final class TrainedPhysicsProvider implements LatencyModelProvider {
     return new TrainedPhysicsModel(
         context.model(),
         context.hardware(),
-        context.deployment().tensorParallel(),
+        Layout.of(context.deployment()),
         truncatedSampling(context),
         TrainedPhysicsParameters.of(context.coefficients()));
   }
