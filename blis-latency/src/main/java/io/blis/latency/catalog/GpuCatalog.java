@@ -3,6 +3,7 @@ package io.blis.latency.catalog;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.blis.api.HardwareSpec;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -39,8 +40,15 @@ import java.util.regex.Pattern;
  *   "hbm_bandwidth_tb_s": 4.8,      // required, TB/s (1e12 bytes/s)
  *   "memory_gib": 139.8,            // total device memory as CUDA reports it, GiB; if absent,
  *                                   // "memory_gb" (nominal) x 0.99 is used
- *   "interconnect_gb_s": 450.0      // optional: per-GPU per-direction link bandwidth, GB/s;
+ *   "interconnect_gb_s": 450.0,     // optional: per-GPU per-direction link bandwidth, GB/s;
  *                                   // default nvlink_bandwidth_gb_s / 2, else 32 (PCIe Gen4 x16)
+ *   "gpus_per_node": 8,             // optional: GPUs one node holds, default 8
+ *   "inter_node_gb_s": 50.0,        // optional: per-GPU per-direction bandwidth between nodes
+ *                                   // (InfiniBand/RoCE), GB/s; default 50 (one 400 Gb/s NIC)
+ *   "interconnect_latency_us": 3.0, // optional: latency of one transfer within a node, us;
+ *                                   // default 3
+ *   "inter_node_latency_us": 10.0   // optional: latency of one transfer between nodes, us;
+ *                                   // default 10
  * }
  * }</pre>
  *
@@ -49,7 +57,8 @@ import java.util.regex.Pattern;
  * hardware_config.json} is such a file, its entries in Go BLIS's key names: {@code TFlopsPeak}
  * (bf16_dense_tflops), {@code TFlopsFP8}, {@code BwPeakTBs}, {@code MemoryGiB}; its {@code
  * mfuPrefill}/{@code mfuDecode} are not datasheet figures and are not read (the roofline's
- * efficiencies are coefficients); the link bandwidth is that of the bundled GPU of the same name.
+ * efficiencies are coefficients); the link and node figures ({@code interconnect_gb_s} and the
+ * four keys after it) are those of the bundled GPU of the same name.
  */
 public final class GpuCatalog {
 
@@ -263,12 +272,19 @@ public final class GpuCatalog {
               + " in GiB; or 'memory_gb', the nominal size)");
     }
     double nvlink = f.optionalDouble(0.0, "nvlink_bandwidth_gb_s");
-    // Go BLIS's hardware_config.json has no link figure: a bundled GPU of the same name lends its own
+    // Go BLIS's hardware_config.json has no link or node figures: a bundled GPU of the same name
+    // lends its own
     Optional<GpuSpec> bundled = node.has(GO_PEAK) ? lookup(name) : Optional.empty();
     double link = f.optionalDouble(bundled.map(b -> b.interconnectBandwidthBytesPerS() / 1e9)
         .orElse(nvlink > 0 ? nvlink / 2.0 : PCIE_GEN4_X16_GB_S), "interconnect_gb_s");
+    HardwareSpec lender = bundled.isPresent() ? bundled.get() : GpuSpec.NODE_DEFAULTS;
+    int perNode = f.optionalInt(lender.gpusPerNode(), "gpus_per_node");
+    double interNode = f.optionalDouble(lender.interNodeBandwidthBytesPerS() / 1e9, "inter_node_gb_s");
+    double linkLatency = seconds(f, "interconnect_latency_us", lender.interconnectLatencyS());
+    double interNodeLatency = seconds(f, "inter_node_latency_us", lender.interNodeLatencyS());
     try {
-      return new GpuSpec(name, bf16 * 1e12, fp8 * 1e12, bw * 1e12, (long) (memGib * GIB), link * 1e9);
+      return new GpuSpec(name, bf16 * 1e12, fp8 * 1e12, bw * 1e12, (long) (memGib * GIB), link * 1e9,
+          perNode, interNode * 1e9, linkLatency, interNodeLatency);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
     }
@@ -276,6 +292,12 @@ public final class GpuCatalog {
 
   /** Go BLIS's name of the dense bf16 peak; its presence marks a Go BLIS hardware_config.json entry. */
   private static final String GO_PEAK = "TFlopsPeak";
+
+  /** Field {@code key}, in microseconds, as seconds; {@code fallback} (seconds) when absent. */
+  private static double seconds(HfFields f, String key, double fallback) {
+    double us = f.optionalDouble(Double.NaN, key);
+    return Double.isNaN(us) ? fallback : us / 1e6;
+  }
 
   private static double required(HfFields f, String source, String key, String goKey) {
     double v = f.optionalDouble(Double.NaN, key, goKey);

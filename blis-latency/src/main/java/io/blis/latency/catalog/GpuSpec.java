@@ -11,8 +11,14 @@ import io.blis.api.HardwareSpec;
  * @param peakFlopsFp8 peak dense fp8 tensor throughput, FLOP/s; 0 without fp8 tensor cores
  * @param memoryBandwidthBytesPerS device-memory bandwidth, bytes/s
  * @param memoryBytes device memory as CUDA reports its total, bytes
- * @param interconnectBandwidthBytesPerS per-GPU, per-direction bandwidth of the link used by
- *     tensor-parallel collectives (NVLink, or PCIe without NVLink), bytes/s
+ * @param interconnectBandwidthBytesPerS per-GPU, per-direction bandwidth of the link between the
+ *     GPUs of one node, used by tensor-parallel collectives (NVLink, or PCIe without NVLink),
+ *     bytes/s
+ * @param gpusPerNode GPUs one node holds, all joined by that link
+ * @param interNodeBandwidthBytesPerS per-GPU, per-direction bandwidth between nodes (InfiniBand or
+ *     RoCE), bytes/s
+ * @param interconnectLatencyS latency of one transfer over the link within a node, seconds
+ * @param interNodeLatencyS latency of one transfer between nodes, seconds
  */
 public record GpuSpec(
     String name,
@@ -20,8 +26,48 @@ public record GpuSpec(
     double peakFlopsFp8,
     double memoryBandwidthBytesPerS,
     long memoryBytes,
-    double interconnectBandwidthBytesPerS)
+    double interconnectBandwidthBytesPerS,
+    int gpusPerNode,
+    double interNodeBandwidthBytesPerS,
+    double interconnectLatencyS,
+    double interNodeLatencyS)
     implements HardwareSpec {
+
+  /**
+   * A GPU that states none of the node figures: the source of the {@link HardwareSpec} defaults
+   * ({@link #gpusPerNode()}, {@link #interNodeBandwidthBytesPerS()} and the two latencies).
+   */
+  static final HardwareSpec NODE_DEFAULTS = new HardwareSpec() {
+    @Override
+    public String name() {
+      return "HardwareSpec defaults";
+    }
+
+    @Override
+    public double peakFlopsBf16() {
+      return 0;
+    }
+
+    @Override
+    public double peakFlopsFp8() {
+      return 0;
+    }
+
+    @Override
+    public double memoryBandwidthBytesPerS() {
+      return 0;
+    }
+
+    @Override
+    public long memoryBytes() {
+      return 0;
+    }
+
+    @Override
+    public double interconnectBandwidthBytesPerS() {
+      return 0;
+    }
+  };
 
   /** Validates every field; messages name the GPU and the field. */
   public GpuSpec {
@@ -38,11 +84,41 @@ public record GpuSpec(
       throw new IllegalArgumentException(name + ": memory must be > 0 bytes, got " + memoryBytes);
     }
     positive(name, "interconnect_gb_s", interconnectBandwidthBytesPerS);
+    if (gpusPerNode < 1) {
+      throw new IllegalArgumentException(name + ": gpus_per_node must be >= 1, got " + gpusPerNode);
+    }
+    positive(name, "inter_node_gb_s", interNodeBandwidthBytesPerS);
+    nonNegative(name, "interconnect_latency_us", interconnectLatencyS);
+    nonNegative(name, "inter_node_latency_us", interNodeLatencyS);
+  }
+
+  /**
+   * A GPU whose node figures (GPUs per node, inter-node bandwidth, the two latencies) are the
+   * {@link HardwareSpec} defaults.
+   */
+  public GpuSpec(
+      String name,
+      double peakFlopsBf16,
+      double peakFlopsFp8,
+      double memoryBandwidthBytesPerS,
+      long memoryBytes,
+      double interconnectBandwidthBytesPerS) {
+    this(name, peakFlopsBf16, peakFlopsFp8, memoryBandwidthBytesPerS, memoryBytes,
+        interconnectBandwidthBytesPerS, NODE_DEFAULTS.gpusPerNode(),
+        NODE_DEFAULTS.interNodeBandwidthBytesPerS(), NODE_DEFAULTS.interconnectLatencyS(),
+        NODE_DEFAULTS.interNodeLatencyS());
   }
 
   private static void positive(String gpu, String field, double v) {
     if (!Double.isFinite(v) || v <= 0) {
       throw new IllegalArgumentException(gpu + ": " + field + " must be a finite number > 0, got " + v);
+    }
+  }
+
+  private static void nonNegative(String gpu, String field, double seconds) {
+    if (!Double.isFinite(seconds) || seconds < 0) {
+      throw new IllegalArgumentException(
+          gpu + ": " + field + " must be a finite number >= 0, got " + seconds + " s");
     }
   }
 

@@ -4,11 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
+import io.blis.api.HardwareSpec;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 class GpuCatalogTest {
 
@@ -27,6 +31,20 @@ class GpuCatalogTest {
     assertThat(GpuCatalog.byName("L40S").peakFlopsFp8()).isEqualTo(733e12); // not 1466 sparse
     assertThat(GpuCatalog.byName("L40S").interconnectBandwidthBytesPerS())
         .isLessThan(h100.interconnectBandwidthBytesPerS());
+  }
+
+  @Test
+  void bundledGpusCarryTheirNodeAndNetwork() {
+    GpuSpec h100 = GpuCatalog.byName("H100");
+    assertThat(h100.gpusPerNode()).isEqualTo(8);
+    assertThat(h100.interNodeBandwidthBytesPerS()).isEqualTo(50e9); // one 400 Gb/s NIC per GPU
+    assertThat(h100.interconnectLatencyS()).isEqualTo(3e-6);
+    assertThat(h100.interNodeLatencyS()).isEqualTo(10e-6);
+    assertThat(GpuCatalog.byName("A100-80GB").interNodeBandwidthBytesPerS()).isEqualTo(25e9); // HDR
+    assertThat(GpuCatalog.byName("L40S").interconnectLatencyS()).isEqualTo(5e-6); // PCIe
+    for (String name : GpuCatalog.names()) {
+      assertThat(GpuCatalog.byName(name).gpusPerNode()).as(name).isEqualTo(8);
+    }
   }
 
   @Test
@@ -93,6 +111,13 @@ class GpuCatalogTest {
     // Go BLIS has no link figure: the bundled H100's NVLink; an unknown GPU gets PCIe Gen4
     assertThat(h.interconnectBandwidthBytesPerS()).isEqualTo(450e9);
     assertThat(GpuCatalog.resolve(f + "#L40").interconnectBandwidthBytesPerS()).isEqualTo(32e9);
+    // nor node figures: the bundled GPU's, else the HardwareSpec defaults
+    GpuSpec bundled = GpuCatalog.byName("H100");
+    assertThat(List.of(h.gpusPerNode(), h.interNodeBandwidthBytesPerS(), h.interconnectLatencyS(),
+        h.interNodeLatencyS())).isEqualTo(List.of(bundled.gpusPerNode(),
+            bundled.interNodeBandwidthBytesPerS(), bundled.interconnectLatencyS(),
+            bundled.interNodeLatencyS()));
+    assertThat(GpuCatalog.resolve(f + "#L40").interconnectLatencyS()).isEqualTo(3e-6);
     java.nio.file.Files.writeString(f, "{\"H100\": {\"BwPeakTBs\": 3.35, \"MemoryGiB\": 80}}");
     assertThatThrownBy(() -> GpuCatalog.resolve(f + "#H100"))
         .hasMessage(f + "#H100: missing required field 'bf16_dense_tflops' (Go BLIS's TFlopsPeak)");
@@ -119,6 +144,57 @@ class GpuCatalogTest {
     assertThat(g.memoryBandwidthBytesPerS()).isEqualTo(4.8e12);
     assertThat(g.interconnectBandwidthBytesPerS()).isEqualTo(450e9);
     assertThat(g.memoryBytes()).isEqualTo((long) (139.8 * Math.pow(2, 30)));
+  }
+
+  @Test
+  void userGpuFileNodeFiguresRoundTrip() throws IOException {
+    Path f = dir.resolve("pod.json");
+    Files.writeString(f, """
+        {"bf16_dense_tflops": 100, "hbm_bandwidth_tb_s": 1, "memory_gib": 10, "interconnect_gb_s": 64,
+         "gpus_per_node": 4, "inter_node_gb_s": 12.5, "interconnect_latency_us": 5,
+         "inter_node_latency_us": 0}
+        """);
+    GpuSpec g = GpuCatalog.fromFile(f);
+    assertThat(g.gpusPerNode()).isEqualTo(4);
+    assertThat(g.interNodeBandwidthBytesPerS()).isEqualTo(12.5e9);
+    assertThat(g.interconnectLatencyS()).isEqualTo(5e-6);
+    assertThat(g.interNodeLatencyS()).isZero();
+  }
+
+  @Test
+  void absentNodeFiguresAreTheHardwareSpecDefaults() throws IOException {
+    Path f = dir.resolve("plain.json");
+    Files.writeString(f, "{\"bf16_dense_tflops\": 100, \"hbm_bandwidth_tb_s\": 1, \"memory_gib\": 10}");
+    GpuSpec g = GpuCatalog.fromFile(f);
+    HardwareSpec defaults = GpuSpec.NODE_DEFAULTS;
+    assertThat(g.gpusPerNode()).isEqualTo(defaults.gpusPerNode()).isEqualTo(8);
+    assertThat(g.interNodeBandwidthBytesPerS()).isEqualTo(defaults.interNodeBandwidthBytesPerS()).isEqualTo(50e9);
+    assertThat(g.interconnectLatencyS()).isEqualTo(defaults.interconnectLatencyS()).isEqualTo(3e-6);
+    assertThat(g.interNodeLatencyS()).isEqualTo(defaults.interNodeLatencyS()).isEqualTo(10e-6);
+    // the six-argument constructor fills the same defaults
+    assertThat(new GpuSpec("x", 1e12, 0, 1e12, 1L << 30, 1e9))
+        .isEqualTo(new GpuSpec("x", 1e12, 0, 1e12, 1L << 30, 1e9, 8, 50e9, 3e-6, 10e-6));
+  }
+
+  @ParameterizedTest
+  @CsvSource(delimiter = '|', value = {
+      "gpus_per_node         | -1     | field 'gpus_per_node' must not be negative, got -1",
+      "gpus_per_node         | 0      | gpus_per_node must be >= 1, got 0",
+      "gpus_per_node         | 2.5    | field 'gpus_per_node' must be an integer, got 2.5",
+      "gpus_per_node         | \"8\"  | field 'gpus_per_node' must be an integer, got \"8\"",
+      "inter_node_gb_s       | -50    | inter_node_gb_s must be a finite number > 0, got -5.0E10",
+      "inter_node_gb_s       | \"50\" | field 'inter_node_gb_s' must be a number, got \"50\"",
+      "interconnect_latency_us | -3   | interconnect_latency_us must be a finite number >= 0, got -3.0E-6 s",
+      "inter_node_latency_us | \"x\"  | field 'inter_node_latency_us' must be a number, got \"x\"",
+  })
+  void badNodeFigureNamesFileAndKey(String key, String value, String message) throws IOException {
+    Path f = dir.resolve("bad-node.json");
+    Files.writeString(f, "{\"bf16_dense_tflops\": 100, \"hbm_bandwidth_tb_s\": 1, \"memory_gib\": 10, \""
+        + key + "\": " + value + "}");
+    assertThatThrownBy(() -> GpuCatalog.fromFile(f))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith(f.toString())
+        .hasMessageEndingWith(message);
   }
 
   @Test
