@@ -17,7 +17,7 @@ final class RankRouter implements Router {
   private final Router inner;
   /** Engine index of each instance's first rank; one more entry marks the end. */
   private final int[] firstRank;
-  private final GroupView view = new GroupView();
+  private final GroupView view;
   private ClusterView ranks;
 
   /**
@@ -27,6 +27,7 @@ final class RankRouter implements Router {
   RankRouter(Router inner, int[] firstRank) {
     this.inner = inner;
     this.firstRank = firstRank.clone();
+    this.view = new GroupView();
   }
 
   @Override

@@ -233,7 +233,7 @@ final class DeploymentOptions {
       long seed) {
     java.util.LinkedHashMap<String, io.blis.engine.validate.Extrapolation> out = new java.util.LinkedHashMap<>();
     for (Cluster.PoolDeployment p : clusterBuilder(seed, coefficients).deployments()) {
-      for (var d : ensemble.distances(p.model(), p.gpu(), p.tp())) {
+      for (var d : ensemble.distances(p.model(), p.gpu(), p.layout())) {
         out.putIfAbsent(d.reason(), d);
       }
     }

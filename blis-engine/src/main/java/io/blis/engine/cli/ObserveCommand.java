@@ -282,7 +282,11 @@ final class ObserveCommand implements Callable<Integer> {
         p.hasMatchedOption("--block-size") ? server.blockSize : null,
         server.totalKvBlocks,
         kvOffloadingSizeGib == null ? null : Math.round(kvOffloadingSizeGib * (1L << 30)),
-        vllmVersion);
+        vllmVersion,
+        p.hasMatchedOption("--pp") ? server.pp : null,
+        p.hasMatchedOption("--dp") ? server.dp : null,
+        p.hasMatchedOption("--ep") || p.hasMatchedOption("--enable-expert-parallel")
+            ? (server.ep() == io.blis.engine.cluster.PoolSpec.EP_ENABLED ? server.tp * server.dp : server.ep()) : null);
   }
 
   private String defaultId(String model) {

@@ -44,6 +44,12 @@ import java.util.TreeMap;
  *     gpu: A100-80GB
  *     tp: 2
  *     max_num_seqs: 128
+ *   - name: deepseek
+ *     instances: 1
+ *     model: deepseek-v3
+ *     tp: 8
+ *     dp: 2                       # or data_parallel_size; pp / pipeline_parallel_size likewise
+ *     enable_expert_parallel: true  # or ep: 16 (tp x dp)
  * router:
  *   policy: weighted
  *   scorers: {prefix-cache: 2, load: 1, kv-utilization: 1}
@@ -82,7 +88,8 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
   private static final List<String> POOL = List.of("name", "instances", "model", "gpu", "tp",
       "latency_model", "coefficients", "max_num_seqs", "max_num_batched_tokens",
       "long_prefill_token_threshold", "max_model_len", "block_size", "total_kv_blocks",
-      "gpu_memory_utilization");
+      "gpu_memory_utilization", "pp", "pipeline_parallel_size", "dp", "data_parallel_size", "ep",
+      "enable_expert_parallel");
   private static final List<String> CLUSTER = List.of("admission_latency_us", "routing_latency_us",
       "snapshot_refresh_us");
   private static final List<String> SLO = List.of("ttft_ms", "e2e_ms");
@@ -186,6 +193,13 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
         field(y, "block_size", p.blockSize());
         field(y, "total_kv_blocks", p.totalKvBlocks());
         field(y, "gpu_memory_utilization", p.gpuMemoryUtilization());
+        field(y, "pp", p.pp());
+        field(y, "dp", p.dp());
+        if (p.ep() != null && p.ep() == PoolSpec.EP_ENABLED) {
+          y.append("    enable_expert_parallel: true\n");
+        } else {
+          field(y, "ep", p.ep());
+        }
       }
     }
     policy(y, "router", router);
@@ -390,7 +404,9 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
               optInt(m, "block_size"),
               m.containsKey("total_kv_blocks") ? whole(m.get("total_kv_blocks"), "total_kv_blocks", 1) : null,
               m.containsKey("gpu_memory_utilization")
-                  ? number(m.get("gpu_memory_utilization"), "gpu_memory_utilization") : null));
+                  ? number(m.get("gpu_memory_utilization"), "gpu_memory_utilization") : null,
+              either(m, "pp", "pipeline_parallel_size"), either(m, "dp", "data_parallel_size"),
+              expertParallel(m)));
         } catch (Problem p) {
           throw p;
         } catch (IllegalArgumentException e) {
@@ -489,6 +505,29 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
 
     private String optString(Map<String, Node> m, String key) {
       return m.containsKey(key) ? string(m.get(key), key) : null;
+    }
+
+    /** The int under {@code key} or its vLLM name {@code vllmKey} (not both), or null. */
+    private Integer either(Map<String, Node> m, String key, String vllmKey) {
+      if (m.containsKey(key) && m.containsKey(vllmKey)) {
+        throw error(m.get(vllmKey), "give " + key + " or " + vllmKey + ", not both");
+      }
+      return optInt(m, m.containsKey(key) ? key : vllmKey);
+    }
+
+    /** {@code ep: N}, or {@code enable_expert_parallel: true} ({@link PoolSpec#EP_ENABLED}), or null. */
+    private Integer expertParallel(Map<String, Node> m) {
+      Node enable = m.get("enable_expert_parallel");
+      if (enable == null) {
+        return optInt(m, "ep");
+      }
+      if (enable.token() != JsonToken.VALUE_TRUE && enable.token() != JsonToken.VALUE_FALSE) {
+        throw error(enable, "enable_expert_parallel must be true or false, got " + describe(enable));
+      }
+      if (m.containsKey("ep")) {
+        throw error(enable, "give ep or enable_expert_parallel, not both");
+      }
+      return enable.token() == JsonToken.VALUE_TRUE ? PoolSpec.EP_ENABLED : 1;
     }
 
     private Integer optInt(Map<String, Node> m, String key) {

@@ -141,7 +141,7 @@ public final class RunDirectory implements ObservationListener, AutoCloseable {
     }
     ObjectNode hw = e.putObject("hardware");
     hw.put("gpu", d.gpu());
-    hw.put("num_gpus", d.tp());
+    hw.put("num_gpus", d.tp() * d.pp() * d.dp());
     if (d.gpuFile() != null) {
       int hash = d.gpuFile().lastIndexOf('#');
       Path source = Path.of(hash > 0 ? d.gpuFile().substring(0, hash) : d.gpuFile());
@@ -151,7 +151,13 @@ public final class RunDirectory implements ObservationListener, AutoCloseable {
       hw.put("spec", "gpu/" + target.getFileName() + (hash > 0 ? d.gpuFile().substring(hash) : ""));
     }
     e.put("tp", d.tp());
-    e.put("dp", 1);
+    e.put("dp", d.dp());
+    if (d.pp() > 1) {
+      e.put("pp", d.pp());
+    }
+    if (d.ep() > 1) {
+      e.put("ep", d.ep());
+    }
     ObjectNode v = e.putObject("vllm");
     if (d.vllmVersion() != null) {
       v.put("version", d.vllmVersion());

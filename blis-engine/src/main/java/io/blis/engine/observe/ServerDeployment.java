@@ -33,11 +33,14 @@ import java.util.Map;
  * @param vllmVersion the server's version, null when unknown
  * @param sources where each value came from, by field name
  * @param simulatable whether a simulation can use the model (bundled, or a config given)
+ * @param pp pipeline-parallel stages
+ * @param dp data-parallel ranks
+ * @param ep expert-parallel degree (1, or tp x dp)
  */
 public record ServerDeployment(String model, Path modelConfig, String gpu, String gpuFile, int tp,
     int maxModelLen, int maxNumBatchedTokens, int maxNumSeqs, double gpuMemoryUtilization,
     int blockSize, long kvBlocksGpu, long cpuOffloadBytes, String vllmVersion,
-    Map<String, String> sources, boolean simulatable) {
+    Map<String, String> sources, boolean simulatable, int pp, int dp, int ep) {
 
   /** vLLM-like defaults of the limits the client cannot see (blis run's defaults). */
   public static final int DEFAULT_MAX_NUM_SEQS = 256;
@@ -60,7 +63,16 @@ public record ServerDeployment(String model, Path modelConfig, String gpu, Strin
    */
   public record Declared(String model, String gpu, Integer tp, Integer maxModelLen,
       Integer maxNumBatchedTokens, Integer maxNumSeqs, Double gpuMemoryUtilization,
-      Integer blockSize, Long kvBlocksGpu, Long cpuOffloadBytes, String vllmVersion) {
+      Integer blockSize, Long kvBlocksGpu, Long cpuOffloadBytes, String vllmVersion,
+      Integer pp, Integer dp, Integer ep) {
+
+    /** Without pipeline, data or expert parallelism declared. */
+    public Declared(String model, String gpu, Integer tp, Integer maxModelLen,
+        Integer maxNumBatchedTokens, Integer maxNumSeqs, Double gpuMemoryUtilization,
+        Integer blockSize, Long kvBlocksGpu, Long cpuOffloadBytes, String vllmVersion) {
+      this(model, gpu, tp, maxModelLen, maxNumBatchedTokens, maxNumSeqs, gpuMemoryUtilization, blockSize,
+          kvBlocksGpu, cpuOffloadBytes, vllmVersion, null, null, null);
+    }
 
     /** Nothing declared. */
     public static Declared none() {
@@ -130,6 +142,9 @@ public record ServerDeployment(String model, Path modelConfig, String gpu, Strin
       src.put("gpu", "assumed (not given; give --gpu)");
     }
     int tp = pick(d.tp(), 1, "tp", "--tp", src);
+    int pp = pick(d.pp(), 1, "pp", "--pp", src);
+    int dp = pick(d.dp(), 1, "dp", "--dp", src);
+    int ep = pick(d.ep(), 1, "ep", "--ep", src);
     int maxModelLen;
     if (d.maxModelLen() != null && d.maxModelLen() > 0) {
       maxModelLen = d.maxModelLen();
@@ -160,7 +175,7 @@ public record ServerDeployment(String model, Path modelConfig, String gpu, Strin
     String version = d.vllmVersion() != null ? d.vllmVersion() : info.version();
     src.put("version", d.vllmVersion() != null ? "--vllm-version" : info.version() != null ? "GET /version" : "unknown");
     return new ServerDeployment(model, modelConfig, gpu, gpuFile, tp, maxModelLen, batched, seqs, gmu,
-        block, blocks, cpu, version, src, simulatable);
+        block, blocks, cpu, version, src, simulatable, pp, dp, ep);
   }
 
   /**

@@ -76,7 +76,7 @@ final class PointRun {
       SweepGrid.Intervals iv = grid.intervals();
       var pd = grid.deployment().resolved(c);
       CapacityReport.RateInterval ri = CapacityReport.RateInterval.of(search, max.rateRps(), iv.ensemble(),
-          iv.ensemble().distances(pd.model(), pd.gpu(), pd.tp()), iv.level());
+          iv.ensemble().distances(pd.model(), pd.gpu(), pd.layout()), iv.level());
       ri.writeTo(cap.putObject("interval"), PointRun::round);
     }
     if (grid.saturation()) {

@@ -8,6 +8,8 @@ import io.blis.api.ModelSpec;
 import io.blis.api.Providers;
 import io.blis.engine.Context;
 import io.blis.engine.Deployment;
+import io.blis.engine.EngineLimits;
+import io.blis.engine.InstancePool;
 import io.blis.engine.KvOffload;
 import io.blis.engine.result.RequestRecord;
 import io.blis.engine.Simulation;
@@ -81,11 +83,17 @@ public final class EngineRunSimulator implements RunSimulator {
     int maxRequestsPerStage = comparedPerStage(e, requestedPerStage);
     ModelSpec model = model(e);
     HardwareSpec gpu = gpu(e);
+    io.blis.latency.layout.Layout layout = e.layout();
+    layout.check(model);
     long blocks = e.hasRecordedKvBlocks()
         ? e.kvBlocksGpu()
-        : KvCapacity.totalBlocks(model, gpu, e.tp(), e.gpuMemoryUtilization(), e.blockSizeTokens());
-    Deployment deployment = Deployment.of(e.limits(), e.tp(), e.blockSizeTokens(), blocks, e.gpuMemoryUtilization());
-    LatencyModel latency = provider.create(new Context(model, gpu, deployment, coefficients, Map.of(), seed));
+        : KvCapacity.totalBlocks(model, gpu, layout, e.gpuMemoryUtilization(), e.blockSizeTokens());
+    EngineLimits limits = e.limits();
+    Deployment deployment = new Deployment(layout.tp(), e.blockSizeTokens(), limits.maxNumSeqs(),
+        limits.maxNumBatchedTokens(), limits.maxModelLen(), blocks, e.gpuMemoryUtilization(), layout.pp(),
+        layout.dp(), layout.ep());
+    Context context = new Context(model, gpu, deployment, coefficients, Map.of(), seed);
+    LatencyModel latency = provider.create(context);
     RequestSource source;
     if (e.workloadTrace().isPresent() && (mode == Mode.REPLAY || e.profile() == null)) {
       source = TraceReader.open(e.workloadTrace().get());
@@ -101,21 +109,22 @@ public final class EngineRunSimulator implements RunSimulator {
       source = new FirstPerStageSource(source, maxRequestsPerStage);
     }
     try (RequestSource s = source) {
-      Simulation.Builder b = Simulation.builder()
-          .latencyModel(latency)
-          .limits(e.limits())
-          .totalKvBlocks(blocks)
-          .blockSizeTokens(e.blockSizeTokens())
-          .source(s)
-          .recordRequests(true);
+      long cpuBlocks = 0;
+      double loadUs = 0;
       if (e.cpuOffloadBytes() > 0) {
         // vLLM OffloadingConnector with cpu_bytes_to_use summed over the TP ranks
         long blockBytesPerGpu = ModelSizes.kvBytesPerTokenPerGpu(model, e.tp()) * e.blockSizeTokens();
-        long cpuBlocks = KvOffload.cpuBlocks(e.cpuOffloadBytes(), blockBytesPerGpu, e.tp());
+        cpuBlocks = KvOffload.cpuBlocks(e.cpuOffloadBytes(), blockBytesPerGpu, e.tp());
         if (cpuBlocks > 0) {
-          b.cpuKvTier(cpuBlocks, KvOffload.loadUsPerBlock(blockBytesPerGpu, KvOffload.DEFAULT_BANDWIDTH_GBPS));
+          loadUs = KvOffload.loadUsPerBlock(blockBytesPerGpu, KvOffload.DEFAULT_BANDWIDTH_GBPS);
         }
       }
+      // one instance; each further rank (data-parallel, pipeline batch) gets its own latency model
+      Simulation.Builder b = Simulation.builder()
+          .addPool(new InstancePool("", 1, i -> i == 0 ? latency : provider.create(context), limits, blocks,
+              e.blockSizeTokens(), cpuBlocks, loadUs, layout.dp(), layout.pp(), model.isMoe()))
+          .source(s)
+          .recordRequests(true);
       SimulationResult result = b.build().run();
       return RunStatsCalculator.summarizeFirst(result.requests(), maxRequestsPerStage, e.outputLen());
     }

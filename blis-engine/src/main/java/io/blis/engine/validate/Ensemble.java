@@ -81,7 +81,13 @@ public record Ensemble(String latencyModel, List<Member> members, Map<Metric, Do
    * The distances of a deployment from the fit domain (none when the ensemble has no domain).
    */
   public List<Extrapolation> distances(io.blis.api.ModelSpec model, io.blis.api.HardwareSpec gpu, int tp) {
-    return domain == null ? List.of() : domain.distances(model, gpu, tp);
+    return distances(model, gpu, io.blis.latency.layout.Layout.tensorParallel(tp));
+  }
+
+  /** As {@link #distances(io.blis.api.ModelSpec, io.blis.api.HardwareSpec, int)} for any layout. */
+  public List<Extrapolation> distances(io.blis.api.ModelSpec model, io.blis.api.HardwareSpec gpu,
+      io.blis.latency.layout.Layout layout) {
+    return domain == null ? List.of() : domain.distances(model, gpu, layout);
   }
 
   /**

@@ -16,7 +16,7 @@ import java.util.Optional;
  * @param gpu the GPU as a reference {@code GpuCatalog.resolve} takes: a bundled name or alias, a
  *     device description, or a GPU file entry {@code FILE#KEY}
  * @param tp tensor-parallel degree
- * @param dp data-parallel replicas
+ * @param dp data-parallel ranks
  * @param maxModelLen vLLM {@code max_model_len} (tokens)
  * @param maxNumBatchedTokens vLLM per-step token budget (tokens)
  * @param maxNumSeqs vLLM maximum running requests
@@ -33,6 +33,8 @@ import java.util.Optional;
  * @param workloadTrace the requests exactly as they were sent, a BLIS trace ({@code workload.trace},
  *     as {@code blis observe} writes it); when present, replays send these requests at their
  *     recorded times
+ * @param pp pipeline-parallel stages
+ * @param ep expert-parallel degree (1, or tp x dp)
  */
 public record Experiment(
     String id,
@@ -53,7 +55,20 @@ public record Experiment(
     boolean saturated,
     RunSummary observed,
     Optional<Path> trace,
-    Optional<Path> workloadTrace) {
+    Optional<Path> workloadTrace,
+    int pp,
+    int ep) {
+
+  /** A tensor- (and data-) parallel experiment with the trace of what was sent. */
+  public Experiment(String id, String model, Path modelConfig, String gpu, int tp, int dp,
+      int maxModelLen, int maxNumBatchedTokens, int maxNumSeqs, double gpuMemoryUtilization,
+      int blockSizeTokens, long kvBlocksGpu, long cpuOffloadBytes, String workloadName,
+      InferencePerfProfile profile, boolean saturated, RunSummary observed, Optional<Path> trace,
+      Optional<Path> workloadTrace) {
+    this(id, model, modelConfig, gpu, tp, dp, maxModelLen, maxNumBatchedTokens, maxNumSeqs,
+        gpuMemoryUtilization, blockSizeTokens, kvBlocksGpu, cpuOffloadBytes, workloadName, profile,
+        saturated, observed, trace, workloadTrace, 1, 1);
+  }
 
   /** An experiment whose workload is its inference-perf profile (no trace of what was sent). */
   public Experiment(String id, String model, Path modelConfig, String gpu, int tp, int dp,
@@ -69,6 +84,11 @@ public record Experiment(
     if (profile == null && workloadTrace.isEmpty()) {
       throw new IllegalArgumentException("experiment '" + id + "': needs an inference-perf profile or a workload trace");
     }
+  }
+
+  /** The run's layout. */
+  public io.blis.latency.layout.Layout layout() {
+    return new io.blis.latency.layout.Layout(tp, pp, dp, ep);
   }
 
   /** A key naming the model's configuration: its file, or the bundled model's name. */

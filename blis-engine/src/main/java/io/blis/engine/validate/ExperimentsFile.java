@@ -75,6 +75,12 @@ public final class ExperimentsFile {
     String gpu = gpuReference(f, base);
     int tp = f.positiveInt("tp");
     int dp = f.has("dp") ? f.positiveInt("dp") : 1;
+    int pp = f.has("pp") ? f.positiveInt("pp") : 1;
+    int ep = f.has("ep") ? f.positiveInt("ep") : 1;
+    if (ep != 1 && ep != tp * dp) {
+      throw f.error("ep", "must be 1 or tp x dp = " + tp * dp + " (vLLM spreads the experts over every GPU"
+          + " of the tensor- and data-parallel ranks), got " + ep);
+    }
     int maxModelLen = f.positiveInt("vllm.max_model_len");
     int maxBatched = f.positiveInt("vllm.max_num_batched_tokens");
     int maxSeqs = f.positiveInt("vllm.max_num_seqs");
@@ -112,7 +118,7 @@ public final class ExperimentsFile {
         : Optional.empty();
     return new Experiment(id, model, modelConfig, gpu, tp, dp, maxModelLen, maxBatched, maxSeqs,
         gmu, blockSize, kvBlocks, cpuBytes, workloadName, profile, saturated,
-        new RunSummary(overall, stageStats), trace, workloadTrace);
+        new RunSummary(overall, stageStats), trace, workloadTrace, pp, ep);
   }
 
   /**

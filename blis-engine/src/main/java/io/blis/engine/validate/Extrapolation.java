@@ -25,6 +25,10 @@ public record Extrapolation(Kind kind, String reason) {
     EXPERTS,
     /** An architecture family ({@code model_type}) no fitted model had. */
     FAMILY,
+    /** Pipeline, data or expert parallelism: every fitted run was tensor-parallel only. */
+    LAYOUT,
+    /** Multi-head latent attention (DeepSeek-V2/V3): no fitted model had it. */
+    ATTENTION,
     /**
      * The predicted run is overloaded (mean TTFT above 5 s or more than 5% of requests failed):
      * the fit saw no overloaded run, and there queues magnify every error of the step time.

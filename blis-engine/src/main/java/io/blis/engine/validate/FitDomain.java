@@ -65,6 +65,16 @@ public record FitDomain(SortedSet<String> gpus, int minTp, int maxTp, SortedSet<
 
   /** How far a deployment of {@code model} on {@code tp} x {@code gpu} lies outside this domain. */
   public List<Extrapolation> distances(ModelSpec model, HardwareSpec gpu, int tp) {
+    return distances(model, gpu, io.blis.latency.layout.Layout.tensorParallel(tp));
+  }
+
+  /**
+   * How far a deployment of {@code model} on {@code gpu} laid out so lies outside this domain.
+   * The domain holds tensor-parallel runs of models with ordinary attention only: pipeline, data
+   * and expert parallelism, and multi-head latent attention, are always outside it.
+   */
+  public List<Extrapolation> distances(ModelSpec model, HardwareSpec gpu, io.blis.latency.layout.Layout layout) {
+    int tp = layout.tp();
     List<Extrapolation> out = new ArrayList<>();
     if (!gpus.contains(gpu.name())) {
       out.add(new Extrapolation(Extrapolation.Kind.GPU, "gpu " + gpu.name() + " not in fit (" + String.join(", ", gpus) + ")"));
@@ -86,6 +96,14 @@ public record FitDomain(SortedSet<String> gpus, int minTp, int maxTp, SortedSet<
     if (!families.isEmpty() && !model.family().isEmpty() && !families.contains(model.family())) {
       out.add(new Extrapolation(Extrapolation.Kind.FAMILY, "family " + model.family() + " not in fit ("
           + String.join(", ", families) + ")"));
+    }
+    if (layout.gpus() != tp || layout.expertParallel()) {
+      out.add(new Extrapolation(Extrapolation.Kind.LAYOUT, "layout " + layout
+          + " not in fit (tensor parallelism only; no measured run checks pipeline, data or expert parallelism)"));
+    }
+    if (model.usesLatentAttention()) {
+      out.add(new Extrapolation(Extrapolation.Kind.ATTENTION,
+          "multi-head latent attention not in fit (no measured run checks it)"));
     }
     return out;
   }

@@ -88,7 +88,7 @@ public final class ValidationReport {
     /** How far experiment {@code e}, predicted as {@code predicted}, lies outside the fit. */
     public static List<Extrapolation> distances(Experiment e, RunStats predicted, Ensemble ensemble) {
       List<Extrapolation> out = new ArrayList<>(ensemble.distances(EngineRunSimulator.loadModel(e),
-          EngineRunSimulator.gpu(e), e.tp()));
+          EngineRunSimulator.gpu(e), e.layout()));
       if (ensemble.domain() != null
           && Extrapolation.saturated(predicted.ttftMeanMs(), predicted.failureFraction())) {
         out.add(Extrapolation.saturatedRun(predicted.ttftMeanMs(), predicted.failureFraction()));
