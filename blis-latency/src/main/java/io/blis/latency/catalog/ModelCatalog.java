@@ -25,7 +25,8 @@ import java.util.TreeMap;
  *
  * <p>Bundled: every model of the ground-truth campaign (Llama-2 7B/70B, Mixtral 8x7B/8x22B,
  * CodeLlama-34B, Llama-3.1 8B/70B, Qwen2.5-7B, Qwen3-14B, Yi-34B, Mistral-Nemo, Llama-4-Scout
- * FP8). Lookup is case-insensitive and accepts the full HF name ({@code meta-llama/Llama-2-7b-hf}),
+ * FP8), and the multi-head latent attention models DeepSeek-V3, DeepSeek-R1 (FP8) and
+ * DeepSeek-V2-Lite. Lookup is case-insensitive and accepts the full HF name ({@code meta-llama/Llama-2-7b-hf}),
  * the part after the slash ({@code llama-2-7b-hf}), and short aliases ({@code llama-2-7b}).
  *
  * <p>Keys read from {@code config.json} (a nested {@code text_config} is flattened over the top
@@ -36,8 +37,11 @@ import java.util.TreeMap;
  * model_type} (two-matrix FFN for gpt2/opt/falcon-style models, gated otherwise); MoE: {@code num_local_experts | num_experts | moe_num_experts | n_routed_experts},
  * {@code num_experts_per_tok | moe_top_k}, {@code moe_intermediate_size}, {@code
  * intermediate_size_mlp} (dense FFN of Llama-4), {@code shared_expert_intermediate_size} or {@code
- * n_shared_experts}, {@code interleave_moe_layer_step | decoder_sparse_step}, {@code
- * first_k_dense_replace}; quantization: {@code quantization_config} ({@code quant_method: fp8},
+ * n_shared_experts}, {@code interleave_moe_layer_step | decoder_sparse_step | moe_layer_freq},
+ * {@code first_k_dense_replace}; multi-head latent attention (when {@code kv_lora_rank} is above
+ * 0): {@code kv_lora_rank}, {@code q_lora_rank} (null or absent: 0), {@code qk_nope_head_dim},
+ * {@code qk_rope_head_dim} and {@code v_head_dim} (required), the KV heads then being the attention
+ * heads and the head dimension {@code qk_nope_head_dim + qk_rope_head_dim}; quantization: {@code quantization_config} ({@code quant_method: fp8},
  * {@code bits}, compressed-tensors {@code config_groups.*.weights.num_bits}).
  *
  * <p>Default sampling ({@link ModelConfig#truncatedSampling()}): vLLM takes the sampling parameters
@@ -68,7 +72,10 @@ public final class ModelCatalog {
           Map.entry("yi-34b", "01-ai/Yi-34B"),
           Map.entry("mistral-nemo", "mistralai/Mistral-Nemo-Instruct-2407"),
           Map.entry("llama-4-scout", "RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic"),
-          Map.entry("llama-4-scout-fp8", "RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic"));
+          Map.entry("llama-4-scout-fp8", "RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic"),
+          Map.entry("deepseek-v3", "deepseek-ai/DeepSeek-V3"),
+          Map.entry("deepseek-r1", "deepseek-ai/DeepSeek-R1"),
+          Map.entry("deepseek-v2-lite", "deepseek-ai/DeepSeek-V2-Lite"));
 
   private static final List<String> NAMES = loadIndex();
   private static final Map<String, String> LOOKUP = buildLookup();
@@ -230,16 +237,15 @@ public final class ModelCatalog {
     int hidden = f.requiredInt("hidden_size", "n_embd", "d_model");
     int heads = f.requiredInt("num_attention_heads", "n_head");
     int kvHeads = f.optionalInt(heads, "num_key_value_heads", "num_kv_heads", "multi_query_group_num");
-    if (f.optionalInt(0, "kv_lora_rank") > 0) {
-      // MLA caches one compressed latent per token (kv_lora_rank + qk_rope_head_dim, the same on
-      // every TP rank), not heads x head_dim keys and values: sizing it as GQA would be wrong
-      // many times over, so it is refused rather than guessed.
-      throw new IllegalArgumentException(source + ": kv_lora_rank marks multi-head latent attention"
-          + " (DeepSeek-V2/V3 style), which BLIS does not model: its KV cache and attention weights"
-          + " are not the num_key_value_heads x head_dim layout the latency models and KV sizing use");
-    }
+    ModelConfig.Mla mla = latentAttention(f);
     int headDim = f.optionalInt(0, "head_dim");
-    if (headDim == 0) {
+    if (mla.present()) {
+      // Every head attends over the shared latent: there are no KV heads, and a head's query/key
+      // width is nope + rope (a head_dim key in such a config is the rope width, as transformers
+      // writes it, not a head's width).
+      kvHeads = heads;
+      headDim = mla.qkHeadDim();
+    } else if (headDim == 0) {
       if (hidden % heads != 0) {
         throw new IllegalArgumentException(
             source + ": hidden_size (" + hidden + ") is not a multiple of num_attention_heads ("
@@ -294,10 +300,26 @@ public final class ModelCatalog {
       String family = f.text("model_type");
       return new ModelConfig(name, layers, hidden, heads, kvHeads, headDim, denseFfn, vocab, maxPos,
           activationBytes, weightBytes, tied, experts, topK, moeFfn, sharedFfn, moeLayers, gated, false,
-          family == null ? "" : family);
+          family == null ? "" : family, mla);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * The multi-head latent attention dimensions of a config with {@code kv_lora_rank} above 0 (a
+   * missing or null {@code q_lora_rank} is 0: queries projected directly), else {@link
+   * ModelConfig.Mla#NONE}. Missing dimensions are read as 0, which {@link ModelConfig} rejects
+   * naming the key.
+   */
+  private static ModelConfig.Mla latentAttention(HfFields f) {
+    int kvLoraRank = f.optionalInt(0, "kv_lora_rank");
+    if (kvLoraRank == 0) {
+      return ModelConfig.Mla.NONE;
+    }
+    return new ModelConfig.Mla(kvLoraRank, f.optionalInt(0, "q_lora_rank"),
+        f.optionalInt(0, "qk_nope_head_dim"), f.optionalInt(0, "qk_rope_head_dim"),
+        f.optionalInt(0, "v_head_dim"));
   }
 
   private static ObjectNode flatten(ObjectNode root) {

@@ -34,6 +34,12 @@ import io.blis.api.ModelSpec;
  *     sampling parameters from the model's {@code generation_config.json} (see {@link
  *     ModelCatalog})
  * @param family {@code config.json}'s {@code model_type} (lower case), empty when unknown
+ * @param mla the shape of multi-head latent attention (DeepSeek-V2/V3), {@link Mla#NONE} for
+ *     ordinary multi-head or grouped-query attention. For MLA, {@link ModelCatalog} sets {@code
+ *     numKeyValueHeads} to {@code numAttentionHeads} and {@code headDim} to {@code
+ *     qk_nope_head_dim + qk_rope_head_dim} (the query/key width of one head); neither describes the
+ *     KV cache, which holds one latent of {@code kv_lora_rank + qk_rope_head_dim} elements per token
+ *     and layer (see {@link ModelSizes})
  */
 public record ModelConfig(
     String name,
@@ -55,8 +61,65 @@ public record ModelConfig(
     int numMoeLayers,
     boolean gatedMlp,
     boolean truncatedSampling,
-    String family)
+    String family,
+    Mla mla)
     implements ModelSpec {
+
+  /**
+   * The dimensions of multi-head latent attention, as named in a DeepSeek {@code config.json}.
+   * Validated by {@link ModelConfig}, whose messages name the model.
+   *
+   * @param kvLoraRank rank of the compressed key/value latent ({@code kv_lora_rank}); 0 = no MLA
+   * @param qLoraRank rank of the low-rank query projection ({@code q_lora_rank}); 0 when queries
+   *     are projected directly from the hidden state (DeepSeek-V2-Lite)
+   * @param qkNopeHeadDim per-head query/key width without rotary embedding ({@code qk_nope_head_dim})
+   * @param qkRopeHeadDim per-head query/key width with rotary embedding, shared by all heads on the
+   *     key side ({@code qk_rope_head_dim})
+   * @param vHeadDim per-head value width ({@code v_head_dim})
+   */
+  public record Mla(
+      int kvLoraRank, int qLoraRank, int qkNopeHeadDim, int qkRopeHeadDim, int vHeadDim) {
+
+    /** Ordinary (not latent) attention. */
+    public static final Mla NONE = new Mla(0, 0, 0, 0, 0);
+
+    /** Whether these are the dimensions of latent attention ({@code kvLoraRank} above 0). */
+    public boolean present() {
+      return kvLoraRank > 0;
+    }
+
+    /** Query/key width of one head, {@code qk_nope_head_dim + qk_rope_head_dim}. */
+    public int qkHeadDim() {
+      return qkNopeHeadDim + qkRopeHeadDim;
+    }
+
+    private void check(String model) {
+      nonNegative(model, "kv_lora_rank", kvLoraRank);
+      nonNegative(model, "q_lora_rank", qLoraRank);
+      nonNegative(model, "qk_nope_head_dim", qkNopeHeadDim);
+      nonNegative(model, "qk_rope_head_dim", qkRopeHeadDim);
+      nonNegative(model, "v_head_dim", vHeadDim);
+      if (present()) {
+        forLatent(model, "qk_nope_head_dim", qkNopeHeadDim);
+        forLatent(model, "qk_rope_head_dim", qkRopeHeadDim);
+        forLatent(model, "v_head_dim", vHeadDim);
+      }
+    }
+
+    private static void nonNegative(String model, String key, int value) {
+      if (value < 0) {
+        throw new IllegalArgumentException(model + ": " + key + " must be >= 0, got " + value);
+      }
+    }
+
+    private void forLatent(String model, String key, int value) {
+      if (value == 0) {
+        throw new IllegalArgumentException(
+            model + ": " + key + " is missing or 0, but multi-head latent attention (kv_lora_rank "
+                + kvLoraRank + ") needs it above 0");
+      }
+    }
+  }
 
   /** A model sampled without truncation by default (no top-p or top-k). */
   public ModelConfig(String name, int numLayers, int hiddenSize, int numAttentionHeads,
@@ -79,7 +142,20 @@ public record ModelConfig(
     this(name, numLayers, hiddenSize, numAttentionHeads, numKeyValueHeads, headDim,
         intermediateSize, vocabSize, maxPositionEmbeddings, activationBytes, weightBytesPerParam,
         tieWordEmbeddings, numExperts, expertsPerToken, moeIntermediateSize,
-        sharedExpertIntermediateSize, numMoeLayers, gatedMlp, truncatedSampling, "");
+        sharedExpertIntermediateSize, numMoeLayers, gatedMlp, truncatedSampling, "", Mla.NONE);
+  }
+
+  /** As the canonical constructor, for ordinary (not latent) attention. */
+  public ModelConfig(String name, int numLayers, int hiddenSize, int numAttentionHeads,
+      int numKeyValueHeads, int headDim, int intermediateSize, int vocabSize,
+      int maxPositionEmbeddings, int activationBytes, double weightBytesPerParam,
+      boolean tieWordEmbeddings, int numExperts, int expertsPerToken, int moeIntermediateSize,
+      int sharedExpertIntermediateSize, int numMoeLayers, boolean gatedMlp, boolean truncatedSampling,
+      String family) {
+    this(name, numLayers, hiddenSize, numAttentionHeads, numKeyValueHeads, headDim,
+        intermediateSize, vocabSize, maxPositionEmbeddings, activationBytes, weightBytesPerParam,
+        tieWordEmbeddings, numExperts, expertsPerToken, moeIntermediateSize,
+        sharedExpertIntermediateSize, numMoeLayers, gatedMlp, truncatedSampling, family, Mla.NONE);
   }
 
   /** Validates every field; messages name the field and the model. */
@@ -88,6 +164,8 @@ public record ModelConfig(
       throw new IllegalArgumentException("model name must not be empty");
     }
     family = family == null ? "" : family.strip().toLowerCase(java.util.Locale.ROOT);
+    mla = mla == null ? Mla.NONE : mla;
+    mla.check(name);
     positive(name, "num_hidden_layers", numLayers);
     positive(name, "hidden_size", hiddenSize);
     positive(name, "num_attention_heads", numAttentionHeads);
@@ -149,7 +227,10 @@ public record ModelConfig(
     return numAttentionHeads * headDim;
   }
 
-  /** Width of all key (or value) heads together ({@code kv_heads x head_dim}). */
+  /**
+   * Width of all key (or value) heads together ({@code kv_heads x head_dim}). Not the width of the
+   * KV cache under multi-head latent attention, which caches one shared latent instead.
+   */
   public int kvDim() {
     return numKeyValueHeads * headDim;
   }
@@ -183,6 +264,31 @@ public record ModelConfig(
     return new ModelConfig(name, numLayers, hiddenSize, numAttentionHeads, numKeyValueHeads,
         headDim, intermediateSize, vocabSize, maxPositionEmbeddings, activationBytes,
         weightBytesPerParam, tieWordEmbeddings, numExperts, expertsPerToken, moeIntermediateSize,
-        sharedExpertIntermediateSize, numMoeLayers, gatedMlp, truncated, family);
+        sharedExpertIntermediateSize, numMoeLayers, gatedMlp, truncated, family, mla);
+  }
+
+  @Override
+  public int kvLoraRank() {
+    return mla.kvLoraRank();
+  }
+
+  @Override
+  public int qLoraRank() {
+    return mla.qLoraRank();
+  }
+
+  @Override
+  public int qkNopeHeadDim() {
+    return mla.qkNopeHeadDim();
+  }
+
+  @Override
+  public int qkRopeHeadDim() {
+    return mla.qkRopeHeadDim();
+  }
+
+  @Override
+  public int vHeadDim() {
+    return mla.vHeadDim();
   }
 }

@@ -11,6 +11,24 @@ import io.blis.api.ModelSpec;
  * head_dim, kv = KV heads x head_dim) and two RMS norms; an FFN of three matrices (gated, SwiGLU)
  * or two; MoE layers hold every routed expert, a router ({@code d x experts}) and optional shared
  * experts; input embedding, final norm, and an LM head unless tied.
+ *
+ * <p>Multi-head latent attention (DeepSeek-V2/V3, {@link ModelSpec#usesLatentAttention()}), with H
+ * heads, hidden d, r_q = {@code q_lora_rank}, r_kv = {@code kv_lora_rank}, n = {@code
+ * qk_nope_head_dim}, p = {@code qk_rope_head_dim}, v = {@code v_head_dim}, as vLLM loads it:
+ *
+ * <pre>
+ *   query      r_q &gt; 0: d x r_q (q_a_proj) + r_q (q_a_layernorm) + r_q x H(n+p) (q_b_proj)
+ *              r_q = 0: d x H(n+p) (q_proj)
+ *   KV down    d x (r_kv + p)   (kv_a_proj_with_mqa: the latent and the shared rope key)
+ *              + r_kv           (kv_a_layernorm)
+ *   KV up      r_kv x H(n+v)    (kv_b_proj: per-head nope keys and values from the latent)
+ *   output     H v x d          (o_proj)
+ *   KV cache   layers x (r_kv + p) elements per token: one latent, not K and V per head, and the
+ *              same on every tensor-parallel rank (vLLM replicates it rather than splitting heads)
+ * </pre>
+ *
+ * The multi-token-prediction layers of DeepSeek-V3 ({@code num_nextn_predict_layers}) are not
+ * counted: vLLM loads them only for speculative decoding.
  */
 public final class ModelSizes {
 
@@ -21,12 +39,69 @@ public final class ModelSizes {
     return m instanceof ModelConfig c && !c.gatedMlp() ? 2 : 3;
   }
 
-  /** Parameters of the attention block of one layer (Q, K, V, O projections). */
+  /**
+   * Parameters of the attention block of one layer: Q, K, V, O projections; for latent attention
+   * the four {@code mla*} matrices below plus the {@code q_a_layernorm} (r_q) and {@code
+   * kv_a_layernorm} (r_kv) weights.
+   */
   public static long attentionParamsPerLayer(ModelSpec m) {
+    if (m.usesLatentAttention()) {
+      return mlaQueryParamsPerLayer(m) + mlaKvDownParamsPerLayer(m) + mlaKvUpParamsPerLayer(m)
+          + mlaOutputParamsPerLayer(m) + m.qLoraRank() + m.kvLoraRank();
+    }
     long d = m.hiddenSize();
     long q = (long) m.numAttentionHeads() * m.headDim();
     long kv = (long) m.numKeyValueHeads() * m.headDim();
     return d * (2 * q + 2 * kv);
+  }
+
+  /**
+   * Weights of the query projection of one latent-attention layer (matrices only): {@code d x r_q
+   * + r_q x H(n+p)} through the low-rank query ({@code q_a_proj}, {@code q_b_proj}) when {@code
+   * q_lora_rank} r_q is above 0, else {@code d x H(n+p)} ({@code q_proj}). 0 for ordinary attention.
+   */
+  public static long mlaQueryParamsPerLayer(ModelSpec m) {
+    if (!m.usesLatentAttention()) {
+      return 0;
+    }
+    long d = m.hiddenSize();
+    long q = (long) m.numAttentionHeads() * (m.qkNopeHeadDim() + m.qkRopeHeadDim());
+    long rq = m.qLoraRank();
+    return rq > 0 ? d * rq + rq * q : d * q;
+  }
+
+  /**
+   * Weights of the KV down-projection of one latent-attention layer, {@code d x (r_kv + p)} ({@code
+   * kv_a_proj_with_mqa}: the compressed latent and the rope key shared by all heads, which together
+   * are what the KV cache holds). 0 for ordinary attention.
+   */
+  public static long mlaKvDownParamsPerLayer(ModelSpec m) {
+    if (!m.usesLatentAttention()) {
+      return 0;
+    }
+    return (long) m.hiddenSize() * (m.kvLoraRank() + m.qkRopeHeadDim());
+  }
+
+  /**
+   * Weights of the KV up-projection of one latent-attention layer, {@code r_kv x H(n+v)} ({@code
+   * kv_b_proj}: every head's nope key and value from the latent). 0 for ordinary attention.
+   */
+  public static long mlaKvUpParamsPerLayer(ModelSpec m) {
+    if (!m.usesLatentAttention()) {
+      return 0;
+    }
+    return (long) m.kvLoraRank() * m.numAttentionHeads() * (m.qkNopeHeadDim() + m.vHeadDim());
+  }
+
+  /**
+   * Weights of the output projection of one latent-attention layer, {@code H v x d} ({@code
+   * o_proj}). 0 for ordinary attention.
+   */
+  public static long mlaOutputParamsPerLayer(ModelSpec m) {
+    if (!m.usesLatentAttention()) {
+      return 0;
+    }
+    return (long) m.numAttentionHeads() * m.vHeadDim() * m.hiddenSize();
   }
 
   /** Parameters of one dense FFN. */
@@ -76,7 +151,9 @@ public final class ModelSizes {
 
   /**
    * KV heads one GPU holds under tensor parallelism {@code tp}: KV heads are split over the GPUs,
-   * and replicated (one per GPU) when there are fewer KV heads than GPUs, as vLLM does.
+   * and replicated (one per GPU) when there are fewer KV heads than GPUs, as vLLM does. Meaningless
+   * under latent attention, whose cache has no heads (every GPU holds the whole latent): use {@link
+   * #kvBytesPerTokenPerGpu} for sizes.
    */
   public static int kvHeadsPerGpu(ModelSpec m, int tp) {
     return Math.max(1, (m.numKeyValueHeads() + tp - 1) / tp);
@@ -84,25 +161,39 @@ public final class ModelSizes {
 
   /**
    * Bytes of KV cache one token occupies on one GPU: {@code 2 (K and V) x layers x KV heads per GPU
-   * x head_dim x activation bytes}.
+   * x head_dim x activation bytes}; under latent attention the whole-model figure of {@link
+   * #kvBytesPerToken} whatever {@code tp}, since every GPU keeps the whole latent.
    */
   public static long kvBytesPerTokenPerGpu(ModelSpec m, int tp) {
+    if (m.usesLatentAttention()) {
+      return kvBytesPerToken(m);
+    }
     return 2L * m.numLayers() * kvHeadsPerGpu(m, tp) * m.headDim() * m.activationBytes();
   }
 
-  /** Bytes of KV cache one token occupies over the whole model (all layers and KV heads). */
+  /**
+   * Bytes of KV cache one token occupies over the whole model: {@code 2 x layers x KV heads x
+   * head_dim x activation bytes}; under latent attention {@code layers x (kv_lora_rank +
+   * qk_rope_head_dim) x activation bytes} (one latent per token and layer, no separate K and V).
+   */
   public static long kvBytesPerToken(ModelSpec m) {
+    if (m.usesLatentAttention()) {
+      return (long) m.numLayers() * (m.kvLoraRank() + m.qkRopeHeadDim()) * m.activationBytes();
+    }
     return 2L * m.numLayers() * m.numKeyValueHeads() * m.headDim() * m.activationBytes();
   }
 
   /** Whether vLLM can split the model's attention over {@code tp} GPUs (see {@link #checkTensorParallel}). */
   public static boolean splitsOver(ModelSpec m, int tp) {
     int kv = m.numKeyValueHeads();
-    return tp >= 1 && m.numAttentionHeads() % tp == 0 && (kv % tp == 0 || tp % kv == 0);
+    return tp >= 1 && m.numAttentionHeads() % tp == 0
+        && (m.usesLatentAttention() || kv % tp == 0 || tp % kv == 0);
   }
 
   /**
-   * Checks that the model can be split over {@code tp} GPUs as vLLM requires.
+   * Checks that the model can be split over {@code tp} GPUs as vLLM requires: the attention heads
+   * divide over the GPUs, and the KV heads and {@code tp} divide one another (not required under
+   * latent attention, whose cache is replicated on every GPU and has no KV heads to divide).
    *
    * @throws IllegalArgumentException naming the model and the count that does not divide
    */
@@ -116,7 +207,7 @@ public final class ModelSizes {
               + ") is not divisible by tensor parallelism " + tp);
     }
     int kv = m.numKeyValueHeads();
-    if (kv % tp != 0 && tp % kv != 0) {
+    if (!m.usesLatentAttention() && kv % tp != 0 && tp % kv != 0) {
       throw new IllegalArgumentException(
           m.name() + ": num_key_value_heads (" + kv + ") and tensor parallelism " + tp
               + " must divide one another");

@@ -17,11 +17,14 @@ import io.blis.latency.layout.Layout;
  *   weights  = parameterCount x weightBytesPerParam / TP        (every matrix is split over TP)
  *   overhead = activationPeak + runtimePerGpu x TP
  *   block    = 2 x layers x ceil(kvHeads / TP) x headDim x activationBytes x blockSizeTokens
+ *            = layers x (kv_lora_rank + qk_rope_head_dim) x activationBytes x blockSizeTokens
+ *                                                             (multi-head latent attention)
  *   blocks   = floor((budget - weights - overhead) / block)
  * </pre>
  *
  * Every GPU holds its share of the heads of every block, so the per-GPU count is the instance's
- * block count. Overheads (fitted to the counts vLLM 0.15 logged on H100 with {@code
+ * block count. Under multi-head latent attention every GPU holds the whole latent of every block,
+ * so a block does not shrink with TP ({@link ModelSizes#kvBytesPerTokenPerGpu}). Overheads (fitted to the counts vLLM 0.15 logged on H100 with {@code
  * max_num_batched_tokens} 2048, documented in docs/latency-models.md): the activation peak of the
  * profiling forward pass is {@value #DENSE_ACTIVATION_GIB} GiB for dense models and {@value
  * #MOE_ACTIVATION_GIB} GiB for MoE models (fused-MoE intermediate buffers); non-torch runtime

@@ -25,17 +25,18 @@ class ModelCatalogTest {
     ModelConfig m = ModelCatalog.byName(name);
     assertThat(m.name()).isEqualTo(name);
     assertThat(m.numAttentionHeads() % m.numKeyValueHeads()).isZero();
-    assertThat(m.parameterCount()).isBetween(1_000_000_000L, 500_000_000_000L);
+    assertThat(m.parameterCount()).isBetween(1_000_000_000L, 1_000_000_000_000L);
     assertThat(m.isMoe()).isEqualTo(m.numMoeLayers() > 0);
     assertThat(ModelSizes.kvBytesPerToken(m)).isPositive();
   }
 
   @Test
-  void bundlesAllThirteenGroundTruthModels() {
+  void bundlesTheThirteenGroundTruthModelsAndThreeDeepSeekModels() {
     assertThat(ModelCatalog.names())
-        .hasSize(13)
+        .hasSize(16)
         .contains("meta-llama/Llama-2-7b-hf", "meta-llama/Llama-2-70b-hf",
-            "mistralai/Mixtral-8x7B-v0.1", "codellama/CodeLlama-34b-Instruct-hf");
+            "mistralai/Mixtral-8x7B-v0.1", "codellama/CodeLlama-34b-Instruct-hf",
+            "deepseek-ai/DeepSeek-V3", "deepseek-ai/DeepSeek-R1", "deepseek-ai/DeepSeek-V2-Lite");
   }
 
   @Test
@@ -210,19 +211,125 @@ class ModelCatalogTest {
   }
 
   @Test
-  void multiHeadLatentAttentionIsRefusedNotSizedAsGqa() throws IOException {
-    Path file = write("mla", """
-        {"num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 4,
-         "intermediate_size": 256, "vocab_size": 1000, "kv_lora_rank": 16, "qk_rope_head_dim": 8}
+  void deepSeekV3ReadsLatentAttentionMoeLayoutAndFp8Weights() {
+    ModelConfig m = ModelCatalog.byName("deepseek-v3");
+    assertThat(m.name()).isEqualTo("deepseek-ai/DeepSeek-V3");
+    assertThat(m.family()).isEqualTo("deepseek_v3");
+    assertThat(m.usesLatentAttention()).isTrue();
+    assertThat(m.mla()).isEqualTo(new ModelConfig.Mla(512, 1536, 128, 64, 128));
+    assertThat(m.kvLoraRank()).isEqualTo(512);
+    assertThat(m.qLoraRank()).isEqualTo(1536);
+    assertThat(m.qkNopeHeadDim()).isEqualTo(128);
+    assertThat(m.qkRopeHeadDim()).isEqualTo(64);
+    assertThat(m.vHeadDim()).isEqualTo(128);
+    assertThat(m.numAttentionHeads()).isEqualTo(128);
+    assertThat(m.numKeyValueHeads()).isEqualTo(128);
+    assertThat(m.headDim()).isEqualTo(128 + 64);
+    // 61 layers, the first 3 (first_k_dense_replace) dense, every later one (moe_layer_freq 1) MoE
+    assertThat(m.numLayers()).isEqualTo(61);
+    assertThat(m.numMoeLayers()).isEqualTo(58);
+    assertThat(m.numDenseLayers()).isEqualTo(3);
+    assertThat(m.intermediateSize()).isEqualTo(18432);
+    assertThat(m.numExperts()).isEqualTo(256);
+    assertThat(m.expertsPerToken()).isEqualTo(8);
+    assertThat(m.moeIntermediateSize()).isEqualTo(2048);
+    assertThat(m.sharedExpertIntermediateSize()).isEqualTo(2048); // n_shared_experts 1 x 2048
+    assertThat(m.vocabSize()).isEqualTo(129280);
+    assertThat(m.tieWordEmbeddings()).isFalse();
+    // quantization_config quant_method fp8: 1-byte weights; torch_dtype bfloat16: 2-byte KV
+    assertThat(m.weightBytesPerParam()).isEqualTo(1.0);
+    assertThat(m.activationBytes()).isEqualTo(2);
+    // yarn: original_max_position_embeddings 4096 x factor 40
+    assertThat(m.maxPositionEmbeddings()).isEqualTo(163_840);
+    assertThat(m.truncatedSampling()).isFalse();
+    // R1 has V3's architecture; the sampling flag keeps the latent-attention shape
+    ModelConfig r1 = ModelCatalog.byName("deepseek-r1");
+    assertThat(r1.name()).isEqualTo("deepseek-ai/DeepSeek-R1");
+    assertThat(r1.mla()).isEqualTo(m.mla());
+    assertThat(r1.parameterCount()).isEqualTo(m.parameterCount());
+    assertThat(m.withTruncatedSampling(true).mla()).isEqualTo(m.mla());
+  }
+
+  @Test
+  void deepSeekV2LiteHasNoQueryLoraAndOneDenseLayer() {
+    ModelConfig m = ModelCatalog.byName("deepseek-v2-lite");
+    assertThat(m.name()).isEqualTo("deepseek-ai/DeepSeek-V2-Lite");
+    assertThat(m.family()).isEqualTo("deepseek_v2");
+    assertThat(m.mla()).isEqualTo(new ModelConfig.Mla(512, 0, 128, 64, 128)); // q_lora_rank null
+    assertThat(m.numKeyValueHeads()).isEqualTo(16);
+    assertThat(m.headDim()).isEqualTo(192);
+    // 27 layers, first_k_dense_replace 1
+    assertThat(m.numMoeLayers()).isEqualTo(26);
+    assertThat(m.numDenseLayers()).isEqualTo(1);
+    assertThat(m.numExperts()).isEqualTo(64);
+    assertThat(m.expertsPerToken()).isEqualTo(6);
+    assertThat(m.sharedExpertIntermediateSize()).isEqualTo(2 * 1408);
+    assertThat(m.weightBytesPerParam()).isEqualTo(2.0);
+    assertThat(m.maxPositionEmbeddings()).isEqualTo(163_840);
+  }
+
+  @Test
+  void latentAttentionConfigsAreReadFromFiles() throws IOException {
+    Path file = write("acme--mla", """
+        {"num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 1,
+         "head_dim": 8, "intermediate_size": 256, "vocab_size": 1000, "kv_lora_rank": 16,
+         "qk_nope_head_dim": 16, "qk_rope_head_dim": 8, "v_head_dim": 16}
         """);
-    assertThatThrownBy(() -> ModelCatalog.fromFile(file))
-        .hasMessageContaining(file.toString())
-        .hasMessageContaining("multi-head latent attention");
+    ModelConfig m = ModelCatalog.fromFile(file);
+    assertThat(m.mla()).isEqualTo(new ModelConfig.Mla(16, 0, 16, 8, 16));
+    // no KV heads under MLA, and head_dim in such a config is the rope width, not a head's width
+    assertThat(m.numKeyValueHeads()).isEqualTo(4);
+    assertThat(m.headDim()).isEqualTo(16 + 8);
+
     Path nullRank = write("not-mla", """
         {"num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4,
-         "intermediate_size": 256, "vocab_size": 1000, "kv_lora_rank": null}
+         "intermediate_size": 256, "vocab_size": 1000, "kv_lora_rank": null, "q_lora_rank": null}
         """);
-    assertThat(ModelCatalog.fromFile(nullRank).numKeyValueHeads()).isEqualTo(4);
+    ModelConfig plain = ModelCatalog.fromFile(nullRank);
+    assertThat(plain.usesLatentAttention()).isFalse();
+    assertThat(plain.mla()).isEqualTo(ModelConfig.Mla.NONE);
+    assertThat(plain.numKeyValueHeads()).isEqualTo(4);
+    assertThat(plain.headDim()).isEqualTo(16);
+  }
+
+  @Test
+  void latentAttentionWithoutItsRopeWidthNamesTheFileAndTheKey() throws IOException {
+    Path file = write("mla", """
+        {"num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4, "num_key_value_heads": 4,
+         "intermediate_size": 256, "vocab_size": 1000, "kv_lora_rank": 16, "qk_nope_head_dim": 16,
+         "v_head_dim": 16}
+        """);
+    assertThatThrownBy(() -> ModelCatalog.fromFile(file))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(file.toString())
+        .hasMessageContaining("qk_rope_head_dim is missing or 0")
+        .hasMessageContaining("multi-head latent attention (kv_lora_rank 16)");
+    Path negative = write("mla-neg", """
+        {"num_hidden_layers": 4, "hidden_size": 64, "num_attention_heads": 4,
+         "intermediate_size": 256, "vocab_size": 1000, "kv_lora_rank": 16, "qk_nope_head_dim": 16,
+         "qk_rope_head_dim": -8, "v_head_dim": 16}
+        """);
+    assertThatThrownBy(() -> ModelCatalog.fromFile(negative))
+        .hasMessageContaining(negative.toString())
+        .hasMessageContaining("qk_rope_head_dim")
+        .hasMessageContaining("negative");
+  }
+
+  @Test
+  void theConstructorValidatesTheLatentAttentionShapeNamingModelAndKey() {
+    assertThatThrownBy(() -> new ModelConfig("acme/mla", 2, 64, 4, 4, 24, 128, 1000, 0, 2, 2.0,
+            false, 0, 0, 128, 0, 0, true, false, "", new ModelConfig.Mla(16, 0, 16, 8, 0)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("acme/mla")
+        .hasMessageContaining("v_head_dim is missing or 0");
+    assertThatThrownBy(() -> new ModelConfig("acme/mla", 2, 64, 4, 4, 24, 128, 1000, 0, 2, 2.0,
+            false, 0, 0, 128, 0, 0, true, false, "", new ModelConfig.Mla(16, -1, 16, 8, 16)))
+        .hasMessageContaining("acme/mla: q_lora_rank must be >= 0, got -1");
+    // the shorter constructors mean ordinary attention
+    ModelConfig plain = new ModelConfig("acme/plain", 2, 64, 4, 4, 16, 128, 1000, 0, 2, 2.0,
+        false, 0, 0, 128, 0, 0, true);
+    assertThat(plain.mla()).isEqualTo(ModelConfig.Mla.NONE);
+    assertThat(plain.usesLatentAttention()).isFalse();
   }
 
   @Test
@@ -248,6 +355,8 @@ class ModelCatalogTest {
     assertThat(ModelCatalog.byName("qwen2.5-7b").truncatedSampling()).isTrue();
     assertThat(ModelCatalog.byName("mistral-nemo").truncatedSampling()).isFalse();
     assertThat(ModelCatalog.byName("mixtral-8x7b").truncatedSampling()).isFalse();
+    // null in generation-defaults.json: the published defaults are not verified, none assumed
+    assertThat(ModelCatalog.byName("deepseek-v2-lite").truncatedSampling()).isFalse();
     // every bundled model has its published defaults listed (none falls back to "none" unnoticed)
     try (var in = ModelCatalog.class.getResourceAsStream("/io/blis/latency/models/generation-defaults.json")) {
       var listed = new com.fasterxml.jackson.databind.ObjectMapper().readTree(in);

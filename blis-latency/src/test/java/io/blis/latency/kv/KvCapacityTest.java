@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.withinPercentage;
 
 import io.blis.latency.catalog.GpuCatalog;
 import io.blis.latency.catalog.ModelCatalog;
+import io.blis.latency.catalog.ModelSizes;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.api.Test;
@@ -46,6 +47,26 @@ class KvCapacityTest {
         .hasMessageContaining("minimum tensor parallelism that fits is 2");
     assertThatThrownBy(() -> KvCapacity.totalBlocks(m, GpuCatalog.byName("L40S"), 2, 0.9, 16))
         .hasMessageContaining("minimum tensor parallelism that fits is 4");
+  }
+
+  @Test
+  void deepSeekV2LiteOnOneH100ByHand() {
+    var m = ModelCatalog.byName("deepseek-ai/DeepSeek-V2-Lite");
+    var h100 = GpuCatalog.byName("H100");
+    // budget   = 79.19 GiB = 85,029,615,042 bytes x 0.9            = 76,526,653,537.8
+    // weights  = 15,706,484,224 params x 2 bytes (bf16) / TP 1     = 31,412,968,448
+    // overhead = 0.60 GiB (MoE activation) + 0.15 GiB x 1 (runtime) =    805,306,368
+    // block    = 27 layers x (512 + 64) latent x 2 bytes x 16 tokens =        497,664
+    // blocks   = floor(44,308,378,721.8 / 497,664) = floor(89,032.7)
+    assertThat(h100.memoryBytes()).isEqualTo(85_029_615_042L);
+    assertThat(KvCapacity.totalBlocks(m, h100, 1, 0.9, 16)).isEqualTo(89_032);
+    // at TP 2 the weights halve but the latent does not: every GPU keeps all of it, so a block is
+    // still 497,664 bytes per GPU: floor((76,526,653,537.8 - 15,706,484,224 - 0.60 GiB
+    // - 2 x 0.15 GiB) / 497,664) = floor(120,269.5)
+    assertThat(ModelSizes.kvBytesPerTokenPerGpu(m, 2))
+        .isEqualTo(ModelSizes.kvBytesPerTokenPerGpu(m, 1))
+        .isEqualTo(27 * 576 * 2);
+    assertThat(KvCapacity.totalBlocks(m, h100, 2, 0.9, 16)).isEqualTo(120_269);
   }
 
   @Test
