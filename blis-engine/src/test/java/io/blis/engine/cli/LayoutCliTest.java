@@ -75,6 +75,34 @@ class LayoutCliTest {
     assertThat(pp2.path("overall").path("completed_requests").asLong()).isEqualTo(200);
   }
 
+  @org.junit.jupiter.params.ParameterizedTest
+  @org.junit.jupiter.params.provider.ValueSource(strings = {"16 1 1 1", "8 2 1 1", "8 1 2 16", "8 1 2 1",
+      "1 1 16 16"})
+  void deepSeekV3OnSixteenH100sRunsAndStaysAboveItsRooflineFloor(String layout) throws Exception {
+    String[] d = layout.split(" ");
+    JsonNode r = run("--model", "deepseek-v3", "--gpu", "H100", "--tp", d[0], "--pp", d[1], "--dp", d[2],
+        "--ep", d[3]);
+    assertThat(r.path("overall").path("completed_requests").asLong()).isEqualTo(200);
+    // floor: every decode step streams at least this GPU's share of the weights that are not routed
+    // experts (fp8: 1 byte each) through HBM; the experts it touches and the KV cache come on top
+    io.blis.api.ModelSpec m = io.blis.latency.catalog.ModelCatalog.byName("deepseek-v3");
+    double experts = (double) m.numMoeLayers() * m.numExperts() * io.blis.latency.catalog.ModelSizes.expertParams(m);
+    double dense = io.blis.latency.catalog.ModelSizes.parameterCount(m) - experts;
+    double floorMs = dense * m.weightBytesPerParam() / Integer.parseInt(d[0])
+        / io.blis.latency.catalog.GpuCatalog.byName("H100").memoryBandwidthBytesPerS() * 1e3;
+    double itl = r.path("overall").path("itl_ms").path("mean").asDouble();
+    assertThat(itl).as("ITL of %s against a floor of %.2f ms", layout, floorMs).isGreaterThan(floorMs);
+    // and within what reading every weight of the GPU plus its link traffic could take at 1/10 of peak
+    assertThat(itl).isLessThan(10 * 80e9 / 3.35e12 * 1e3);
+  }
+
+  @Test
+  void deepSeekV3TooBigForEightH100sSaysWhatFits() throws Exception {
+    BlisCliTest.Outcome o = blis("run", "--model", "deepseek-v3", "--gpu", "H100", "--tp", "8", "--num-requests", "5");
+    assertThat(o.code()).isNotZero();
+    assertThat(o.err()).contains("does not fit on 8 x H100").contains("tensor parallelism that fits is 16");
+  }
+
   @Test
   void layoutsVllmRefusesAreOneLineErrors() throws Exception {
     BlisCliTest.Outcome o = blis("run", "--model", "mixtral-8x7b", "--tp", "2", "--dp", "2", "--ep", "3",

@@ -151,22 +151,21 @@ final class StepBasis {
     double contextUpFlopsPerToken;
     double headsPerGpu = (double) m.numAttentionHeads() / tp;
     if (m.usesLatentAttention()) {
-      double h = m.numAttentionHeads();
       double rq = m.qLoraRank();
       double rkv = m.kvLoraRank();
       double nope = m.qkNopeHeadDim();
       double rope = m.qkRopeHeadDim();
       double v = m.vHeadDim();
-      double replicated = (rq > 0 ? d * rq + rq : 0) + d * (rkv + rope) + rkv;
-      double kvUp = rkv * h * (nope + v);
-      double split = (rq > 0 ? rq : d) * h * (nope + rope) + kvUp + h * v * d;
+      // the query and latent down-projections and their norms are replicated on every GPU
+      double replicated = (rq > 0 ? d * rq + rq : 0) + ModelSizes.mlaKvDownParamsPerLayer(m) + rkv;
+      double split = ModelSizes.attentionParamsPerLayer(m) - replicated;
       attnParams = replicated * tp + split;
       // prefill (not absorbed): scores over nope + rope dims, values of v dims, per head;
       // decode (absorbed into the latent): scores over kv_lora_rank + rope, values of kv_lora_rank
       prefillPairFlops = 2.0 * layers * headsPerGpu * (nope + rope + v);
       decodePairFlops = 2.0 * layers * headsPerGpu * (2 * rkv + rope);
       // a prefill chunk up-projects the cached latents of the context it attends to
-      contextUpFlopsPerToken = 2.0 * layers * kvUp / tp;
+      contextUpFlopsPerToken = 2.0 * layers * ModelSizes.mlaKvUpParamsPerLayer(m) / tp;
     } else {
       attnParams = ModelSizes.attentionParamsPerLayer(m);
       prefillPairFlops = 4.0 * layers * headsPerGpu * m.headDim();

@@ -143,6 +143,35 @@ class LayoutPhysicsTest {
     assertThat(tp8.tpCommUs).isCloseTo(4 * 128 * 1.75 / 10, within(EPS));
   }
 
+  /** 2 layers, d 64, 4 heads; MLA with kv_lora_rank 16, nope 8, rope 4, v 8, no q_lora; dense FFN 128. */
+  static final ModelConfig MLA = new ModelConfig("tiny-mla", 2, 64, 4, 4, 12, 128, 1000, 0, 2, 2.0, false,
+      0, 0, 128, 0, 0, true, false, "deepseek_v2", new ModelConfig.Mla(16, 0, 8, 4, 8));
+
+  @Test
+  void latentAttentionPrefillsUnabsorbedAndDecodesInTheLatent() {
+    StepBasis b = new StepBasis(MLA, ROUND, Layout.tensorParallel(1), false);
+    b.compute(Batch.of(prefill(100, 20, 10), decode(5, 30)));
+    // attention params per layer: query 64*4*12 = 3072, latent down 64*(16+4) = 1280, its norm 16,
+    // latent up 16*4*(8+8) = 1024, output 4*8*64 = 2048 -> 7440; FFN 3*64*128 = 24576
+    // linear per token 2 * 2 * (7440 + 24576) = 128064; LM head 2 * 64 * 1000 = 128000
+    // prefill pair 2 * 2 layers * 4 heads * (8 + 4 + 8) = 320; 10 tokens at 20: 200 + 55 pairs;
+    // context up-projection 2 * 2 * 1024 = 4096 per context token
+    assertThat(b.prefillComputeUs)
+        .isCloseTo((10 * 128064 + 255 * 320 + 128000 + 20 * 4096) / 1e6, within(EPS));
+    // decode pair (absorbed) 2 * 2 * 4 * (2 * 16 + 4) = 576; 31 pairs
+    assertThat(b.decodeComputeUs).isCloseTo((128064 + 31 * 576 + 128000) / 1e6, within(EPS));
+    // KV: one latent of 16 + 4 elements per layer: 2 * 20 * 2 = 80 bytes per token
+    assertThat(b.prefillMemoryUs).isCloseTo(30 * 80 / 1e3, within(EPS));
+    assertThat(b.decodeMemoryUs).isCloseTo(31 * 80 / 1e3, within(EPS));
+    // TP 2: heads and the up-projections split, the latent read whole on every GPU
+    StepBasis tp2 = new StepBasis(MLA, ROUND, Layout.tensorParallel(2), false);
+    tp2.compute(Batch.of(prefill(100, 20, 10), decode(5, 30)));
+    assertThat(tp2.decodeMemoryUs).isCloseTo(b.decodeMemoryUs, within(EPS));
+    // replicated 64*20 + 16 = 1296 per layer counts on each GPU: 2 * 2 * (1296 + 6144 / 2 + 24576 / 2)
+    double linear2 = 2 * 2 * (1296 + 6144 / 2.0 + 24576 / 2.0);
+    assertThat(tp2.decodeComputeUs).isCloseTo((linear2 + 31 * 576 / 2.0 + 64000) / 1e6, within(EPS));
+  }
+
   @Test
   void layoutsVllmCannotServeAreRefused() {
     assertThatThrownBy(() -> new Layout(2, 1, 2, 2)).hasMessageContaining("ep must be 1 or 4");
