@@ -21,7 +21,7 @@ import org.apache.spark.sql.types.StructType;
  */
 final class SweepRows {
 
-  private static final Set<String> WHOLE = Set.of("index", "tp", "replicas", "gpus", "max_num_seqs",
+  private static final Set<String> WHOLE = Set.of("index", "tp", "pp", "dp", "ep", "replicas", "gpus", "max_num_seqs",
       "max_num_batched_tokens", "points_simulated", "measured", "completed");
   private static final Set<String> FLAGS = Set.of("capacity_lower_bound", "saturation_lower_bound", "meets_slo",
       "steady", "example_price", "pareto", "best");

@@ -79,6 +79,9 @@ record GridFile(
       @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<String> model,
       @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<String> gpu,
       @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<Integer> tp,
+      @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<Integer> pp,
+      @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<Integer> dp,
+      @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<Boolean> expertParallel,
       @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<Integer> replicas,
       @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<Integer> maxNumSeqs,
       @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<Integer> maxNumBatchedTokens,
@@ -86,8 +89,8 @@ record GridFile(
       @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<String> scheduler) {}
 
   /** One configuration given explicitly; a field left out takes the default of {@code blis run}. */
-  record PointFile(String model, String gpu, Integer tp, Integer replicas, Integer maxNumSeqs,
-      Integer maxNumBatchedTokens, String router, String scheduler) {}
+  record PointFile(String model, String gpu, Integer tp, Integer pp, Integer dp, Boolean expertParallel,
+      Integer replicas, Integer maxNumSeqs, Integer maxNumBatchedTokens, String router, String scheduler) {}
 
   /** Overrides of {@link CapacitySearch.Settings#defaults()}; every field optional. */
   record SearchFile(Double pointDurationS, Long minRequests, Long maxRequests, Double warmup, Double tolerance,

@@ -49,6 +49,9 @@ import java.util.function.Function;
  *   model: [llama-2-7b, llama-3.1-8b]
  *   gpu: [H100, A100-80GB]
  *   tp: [1, 2]
+ *   pp: [1]                              # pipeline stages
+ *   dp: [1]                              # data-parallel ranks
+ *   expert_parallel: [false]             # vLLM --enable-expert-parallel (ep = tp x dp)
  *   replicas: [1]
  *   max_num_seqs: [256]
  *   max_num_batched_tokens: [2048]
@@ -162,14 +165,15 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
       };
     }
 
-    /** The model, GPU and TP of one configuration, resolved from the catalogs or files. */
+    /** The model, GPU and layout of one configuration, resolved from the catalogs or files. */
     public Cluster.PoolDeployment resolved(SweepConfig c) {
       return Cluster.builder().defaults(pool(c, coefficients)).deployments().get(0);
     }
 
     private PoolSpec pool(SweepConfig c, String coeffs) {
       return new PoolSpec("default", c.replicas(), resolve(c.model()), resolve(c.gpu()), c.tp(), latencyModel, coeffs,
-          c.maxNumSeqs(), c.maxNumBatchedTokens(), 0, maxModelLen, blockSize, null, gpuMemoryUtilization);
+          c.maxNumSeqs(), c.maxNumBatchedTokens(), 0, maxModelLen, blockSize, null, gpuMemoryUtilization, c.pp(), c.dp(),
+          c.expertParallel() ? PoolSpec.EP_ENABLED : 1);
     }
 
     private String resolve(String modelOrGpu) {
@@ -390,13 +394,16 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
       List<String> models = v.axis(a.model(), "model", dflt.model());
       List<String> gpus = v.axis(a.gpu(), "gpu", dflt.gpu());
       List<Integer> tps = v.axis(a.tp(), "tp", dflt.tp());
+      List<Integer> pps = v.axis(a.pp(), "pp", dflt.pp());
+      List<Integer> dps = v.axis(a.dp(), "dp", dflt.dp());
+      List<Boolean> eps = v.axis(a.expertParallel(), "expert_parallel", dflt.expertParallel());
       List<Integer> replicas = v.axis(a.replicas(), "replicas", dflt.replicas());
       List<Integer> seqs = v.axis(a.maxNumSeqs(), "max_num_seqs", dflt.maxNumSeqs());
       List<Integer> tokens = v.axis(a.maxNumBatchedTokens(), "max_num_batched_tokens", dflt.maxNumBatchedTokens());
       List<String> routers = v.axis(a.router(), "router", dflt.router());
       List<String> schedulers = v.axis(a.scheduler(), "scheduler", dflt.scheduler());
-      long n = (long) models.size() * gpus.size() * tps.size() * replicas.size() * seqs.size() * tokens.size()
-          * routers.size() * schedulers.size();
+      long n = (long) models.size() * gpus.size() * tps.size() * pps.size() * dps.size() * eps.size() * replicas.size()
+          * seqs.size() * tokens.size() * routers.size() * schedulers.size();
       if (n > MAX_CONFIGS) {
         throw new IllegalArgumentException(at.apply("/grid") + "the grid has " + n + " configurations, at most " + MAX_CONFIGS);
       }
@@ -404,12 +411,18 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
       for (String model : models) {
         for (String gpu : gpus) {
           for (int tp : tps) {
-            for (int r : replicas) {
-              for (int s : seqs) {
-                for (int t : tokens) {
-                  for (String router : routers) {
-                    for (String scheduler : schedulers) {
-                      configs.add(new SweepConfig(model, gpu, tp, r, s, t, router, scheduler));
+            for (int pp : pps) {
+              for (int dp : dps) {
+                for (boolean ep : eps) {
+                  for (int r : replicas) {
+                    for (int s : seqs) {
+                      for (int t : tokens) {
+                        for (String router : routers) {
+                          for (String scheduler : schedulers) {
+                            configs.add(new SweepConfig(model, gpu, tp, pp, dp, ep, r, s, t, router, scheduler));
+                          }
+                        }
+                      }
                     }
                   }
                 }
@@ -434,6 +447,9 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
             v.value(p.model(), here, "model", dflt.model()),
             v.value(p.gpu(), here, "gpu", dflt.gpu()),
             v.value(p.tp(), here, "tp", dflt.tp()),
+            v.value(p.pp(), here, "pp", dflt.pp()),
+            v.value(p.dp(), here, "dp", dflt.dp()),
+            v.value(p.expertParallel(), here, "expert_parallel", dflt.expertParallel()),
             v.value(p.replicas(), here, "replicas", dflt.replicas()),
             v.value(p.maxNumSeqs(), here, "max_num_seqs", dflt.maxNumSeqs()),
             v.value(p.maxNumBatchedTokens(), here, "max_num_batched_tokens", dflt.maxNumBatchedTokens()),
@@ -542,6 +558,7 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
           }
           case "router" -> known((String) value, "router", Providers.names(RouterProvider.class));
           case "scheduler" -> known((String) value, "scheduler", Providers.names(SchedulerProvider.class));
+          case "expert_parallel" -> { } // true or false, which the binding checked
           default -> {
             int n = (Integer) value;
             if (n < 1) {

@@ -122,11 +122,13 @@ final class SweepReport {
 
   /**
    * Short names of the configurations: {@code #INDEX} and the fields that differ between them
-   * ({@code #3 gpu=A100-80GB tp=2}); model and GPU when none differs.
+   * ({@code #3 gpu=A100-80GB tp=2}); model and GPU when none differs. The layout is one field:
+   * {@code tp=T} followed by {@code pp=P}, {@code dp=D} and {@code ep=E} where they are not 1
+   * ({@code #5 tp=2 dp=2 ep=4}).
    */
   static Map<Integer, String> labels(List<SweepConfig> configs) {
     List<Function<SweepConfig, String>> fields = List.of(c -> "model=" + c.model(), c -> "gpu=" + c.gpu(),
-        c -> "tp=" + c.tp(), c -> "replicas=" + c.replicas(), c -> "max_num_seqs=" + c.maxNumSeqs(),
+        SweepReport::layout, c -> "replicas=" + c.replicas(), c -> "max_num_seqs=" + c.maxNumSeqs(),
         c -> "max_num_batched_tokens=" + c.maxNumBatchedTokens(), c -> "router=" + c.router(),
         c -> "scheduler=" + c.scheduler());
     List<Function<SweepConfig, String>> varying = new ArrayList<>();
@@ -147,6 +149,12 @@ final class SweepReport {
       out.put(i, b.toString());
     }
     return out;
+  }
+
+  /** {@code tp=T}, then {@code pp=P}, {@code dp=D} and {@code ep=E} where they are not 1. */
+  static String layout(SweepConfig c) {
+    return "tp=" + c.tp() + (c.pp() != 1 ? " pp=" + c.pp() : "") + (c.dp() != 1 ? " dp=" + c.dp() : "")
+        + (c.ep() != 1 ? " ep=" + c.ep() : "");
   }
 
   /** The SLO's target on the Pareto latency, ms, or 0 when it has none. */

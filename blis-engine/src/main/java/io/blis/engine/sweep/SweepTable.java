@@ -39,8 +39,8 @@ public final class SweepTable {
 
   /** The columns of a grid's table, in order. */
   public static List<String> columns(SweepGrid.Question q) {
-    List<String> c = new ArrayList<>(List.of("index", "key", "model", "gpu", "tp", "replicas", "gpus", "max_num_seqs",
-        "max_num_batched_tokens", "router", "scheduler", "status", "reason"));
+    List<String> c = new ArrayList<>(List.of("index", "key", "model", "gpu", "tp", "pp", "dp", "ep", "replicas", "gpus",
+        "max_num_seqs", "max_num_batched_tokens", "router", "scheduler", "status", "reason"));
     if (q == SweepGrid.Question.CAPACITY) {
       c.addAll(List.of("capacity_rps", "capacity_lower_bound", "capacity_low_rps", "capacity_high_rps",
           "interval_level", "extrapolation", "saturation_rps", "saturation_lower_bound", "points_simulated"));
@@ -199,6 +199,9 @@ public final class SweepTable {
     row.put("model", c.model());
     row.put("gpu", c.gpu());
     row.put("tp", c.tp());
+    row.put("pp", c.pp());
+    row.put("dp", c.dp());
+    row.put("ep", c.ep());
     row.put("replicas", c.replicas());
     row.put("gpus", c.gpus());
     row.put("max_num_seqs", c.maxNumSeqs());
@@ -226,7 +229,10 @@ public final class SweepTable {
     }
   }
 
-  /** Cost per hour, per million output tokens, and requests/s per dollar-hour at {@code rps}. */
+  /**
+   * Cost per hour (every GPU of every replica: replicas x tp x pp x dp), per million output
+   * tokens, and requests/s per dollar-hour at {@code rps}.
+   */
   private static void cost(ObjectNode row, SweepConfig c, Optional<PriceTable.Price> price, JsonNode rps) {
     if (price.isEmpty()) {
       return;

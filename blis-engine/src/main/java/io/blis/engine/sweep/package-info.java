@@ -1,9 +1,9 @@
 /**
- * Sweeps: a grid or list of deployments (model, GPU, TP, replicas, batch limits, router,
- * scheduler) and one question for all of them, the capacity at latency targets or the metrics at
- * fixed rates; run in parallel, resumable, written as a table (CSV and JSON lines) with costs, the
- * Pareto frontier of throughput per dollar and latency, and the best configuration, and drawn in
- * an HTML report (latency against throughput per configuration, the frontier, the best).
+ * Sweeps: a grid or list of deployments (model, GPU, TP, PP, DP, EP, replicas, batch limits,
+ * router, scheduler) and one question for all of them, the capacity at latency targets or the
+ * metrics at fixed rates; run in parallel, resumable, written as a table (CSV and JSON lines) with
+ * costs, the Pareto frontier of throughput per dollar and latency, and the best configuration, and
+ * drawn in an HTML report (latency against throughput per configuration, the frontier, the best).
  *
  * <p>Entry points: {@link io.blis.engine.sweep.SweepGrid} (the grid file), {@link
  * io.blis.engine.sweep.Sweep} (running it), {@link io.blis.engine.sweep.SweepTable} (the table),

@@ -88,7 +88,7 @@ class SweepTest {
     assertThat(rows.get(2).get("capacity_rps").isNull()).isTrue();
     assertThat(firstOutcome.simulated()).isEqualTo(4);
     assertThat(read(first.resolve(Sweep.CSV)).lines()).hasSize(5).first().asString()
-        .startsWith("index,key,model,gpu,tp,replicas,gpus,");
+        .startsWith("index,key,model,gpu,tp,pp,dp,ep,replicas,gpus,");
     JsonNode summary = new ObjectMapper().readTree(read(first.resolve(Sweep.SUMMARY)));
     assertThat(summary.get("skipped").asInt()).isEqualTo(2);
     assertThat(summary.get("best").get("index").asInt()).isEqualTo(rows.stream()
