@@ -104,6 +104,20 @@ public final class ModelSizes {
     return (long) m.numAttentionHeads() * m.vHeadDim() * m.hiddenSize();
   }
 
+  /**
+   * Weights of one latent-attention layer that vLLM keeps whole on every tensor-parallel GPU: the
+   * query and latent down-projections and their norms ({@code d r_q + r_q + d (r_kv + p) + r_kv}).
+   * 0 for ordinary attention.
+   */
+  public static long mlaReplicatedParamsPerLayer(ModelSpec m) {
+    if (!m.usesLatentAttention()) {
+      return 0;
+    }
+    long d = m.hiddenSize();
+    long rq = m.qLoraRank();
+    return (rq > 0 ? d * rq + rq : 0) + mlaKvDownParamsPerLayer(m) + m.kvLoraRank();
+  }
+
   /** Parameters of one dense FFN. */
   public static long denseMlpParamsPerLayer(ModelSpec m) {
     return (long) mlpMatrices(m) * m.hiddenSize() * m.intermediateSize();

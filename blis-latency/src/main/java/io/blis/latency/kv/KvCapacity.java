@@ -38,7 +38,8 @@ import io.blis.latency.layout.Layout;
  * pp)} layers, so a block costs that share of the bytes above; and every data-parallel rank has
  * its own cache of the number of blocks computed (the count returned is per rank). Multi-head
  * latent attention keeps its whole latent on every tensor-parallel GPU, so its block does not
- * shrink with TP ({@link ModelSizes#kvBytesPerTokenPerGpu}).
+ * shrink with TP ({@link ModelSizes#kvBytesPerTokenPerGpu}), and its down-projections whole too
+ * ({@link ModelSizes#mlaReplicatedParamsPerLayer}).
  */
 public final class KvCapacity {
 
@@ -95,15 +96,18 @@ public final class KvCapacity {
 
   /** Weight bytes one GPU of {@code layout} holds. */
   public static double weightBytesPerGpu(ModelSpec model, Layout layout) {
+    // latent attention's down-projections are whole on every tensor-parallel GPU
+    double replicated = (double) ModelSizes.mlaReplicatedParamsPerLayer(model) * model.numLayers()
+        * (layout.tp() - 1) / layout.tp() * model.weightBytesPerParam() / layout.pp();
     if (layout.moeGroup() == layout.tp()) {
-      return ModelSizes.weightBytes(model) / layout.tp() / layout.pp();
+      return ModelSizes.weightBytes(model) / layout.tp() / layout.pp() + replicated;
     }
     double experts = model.isMoe()
         ? (double) model.numMoeLayers() * model.numExperts() * ModelSizes.expertParams(model)
         : 0.0;
     double rest = ModelSizes.parameterCount(model) - experts;
     return (rest / layout.tp() + experts / layout.moeGroup()) * model.weightBytesPerParam()
-        / layout.pp();
+        / layout.pp() + replicated;
   }
 
   /**

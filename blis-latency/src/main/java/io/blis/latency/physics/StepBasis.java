@@ -151,13 +151,12 @@ final class StepBasis {
     double contextUpFlopsPerToken;
     double headsPerGpu = (double) m.numAttentionHeads() / tp;
     if (m.usesLatentAttention()) {
-      double rq = m.qLoraRank();
       double rkv = m.kvLoraRank();
       double nope = m.qkNopeHeadDim();
       double rope = m.qkRopeHeadDim();
       double v = m.vHeadDim();
       // the query and latent down-projections and their norms are replicated on every GPU
-      double replicated = (rq > 0 ? d * rq + rq : 0) + ModelSizes.mlaKvDownParamsPerLayer(m) + rkv;
+      double replicated = ModelSizes.mlaReplicatedParamsPerLayer(m);
       double split = ModelSizes.attentionParamsPerLayer(m) - replicated;
       attnParams = replicated * tp + split;
       // prefill (not absorbed): scores over nope + rope dims, values of v dims, per head;
