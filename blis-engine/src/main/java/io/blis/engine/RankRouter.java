@@ -94,22 +94,23 @@ final class RankRouter implements Router {
       return index;
     }
 
-    @Override
-    public int queueDepth() {
-      int n = 0;
+    /** {@code figure} summed over the instance's ranks. */
+    private long sum(java.util.function.ToLongFunction<InstanceSnapshot> figure) {
+      long n = 0;
       for (int i = from(); i < to(); i++) {
-        n += ranks.get(i).queueDepth();
+        n += figure.applyAsLong(ranks.get(i));
       }
       return n;
     }
 
     @Override
+    public int queueDepth() {
+      return (int) sum(InstanceSnapshot::queueDepth);
+    }
+
+    @Override
     public int runningBatchSize() {
-      int n = 0;
-      for (int i = from(); i < to(); i++) {
-        n += ranks.get(i).runningBatchSize();
-      }
-      return n;
+      return (int) sum(InstanceSnapshot::runningBatchSize);
     }
 
     @Override
@@ -123,11 +124,7 @@ final class RankRouter implements Router {
 
     @Override
     public int inFlight() {
-      int n = 0;
-      for (int i = from(); i < to(); i++) {
-        n += ranks.get(i).inFlight();
-      }
-      return n;
+      return (int) sum(InstanceSnapshot::inFlight);
     }
 
     @Override
@@ -146,11 +143,7 @@ final class RankRouter implements Router {
 
     @Override
     public long queuedPromptTokens() {
-      long n = 0;
-      for (int i = from(); i < to(); i++) {
-        n += ranks.get(i).queuedPromptTokens();
-      }
-      return n;
+      return sum(InstanceSnapshot::queuedPromptTokens);
     }
 
     @Override

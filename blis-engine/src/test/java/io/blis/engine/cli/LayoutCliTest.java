@@ -49,6 +49,23 @@ class LayoutCliTest {
   }
 
   @Test
+  void theClusterRouterPicksInstancesAndEachInstanceItsRank() throws Exception {
+    // always-busiest sees two instances of two ranks: it piles onto one instance, whose two
+    // ranks share that load; the other instance's ranks get only what the first cannot take
+    JsonNode r = run("--model", "llama-3.1-8b", "--num-instances", "2", "--dp", "2", "--router", "always-busiest");
+    JsonNode ranks = r.path("instances");
+    assertThat(ranks).hasSize(4);
+    long first = injected(ranks.get(0)) + injected(ranks.get(1));
+    long second = injected(ranks.get(2)) + injected(ranks.get(3));
+    assertThat(first + second).isEqualTo(200);
+    assertThat(first).isGreaterThan(second);
+    assertThat(injected(ranks.get(0))).isPositive();
+    assertThat(injected(ranks.get(1))).isPositive();
+    JsonNode rr = run("--model", "llama-3.1-8b", "--num-instances", "2", "--dp", "2");
+    assertThat(injected(rr.path("instances").get(0)) + injected(rr.path("instances").get(1))).isEqualTo(100);
+  }
+
+  @Test
   void expertParallelismAndItsVllmFlagAreTheSame() throws Exception {
     JsonNode ep = run("--model", "mixtral-8x7b", "--tp", "2", "--dp", "2", "--ep", "4");
     JsonNode flag = run("--model", "mixtral-8x7b", "--tp", "2", "--dp", "2", "--enable-expert-parallel");
