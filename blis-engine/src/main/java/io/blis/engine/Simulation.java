@@ -452,16 +452,16 @@ public final class Simulation {
         long blocks = p.totalKvBlocks() / p.pipelineParallel();
         for (int i = 0; i < p.instances(); i++) {
           firstRanks.add(configs.size());
-          StepGate[] gates = new StepGate[p.pipelineParallel()];
+          // the data-parallel ranks of an MoE instance step together, one gate per virtual engine
+          StepGate[] gates = p.lockstep() && p.dataParallel() > 1 ? new StepGate[p.pipelineParallel()] : null;
           for (int j = 0; j < ranks; j++) {
             int model = i * ranks + j;
             LatencyModel m = Objects.requireNonNull(p.latencyModels().apply(model),
                 "latency model of instance " + i + (ranks > 1 ? " rank " + j : "")
                     + (p.name().isEmpty() ? "" : " of pool " + p.name()));
-            // ranks with the same virtual engine across data-parallel ranks step together
-            int ve = j % p.pipelineParallel();
             StepGate gate = null;
-            if (p.lockstep() && p.dataParallel() > 1) {
+            if (gates != null) {
+              int ve = j % p.pipelineParallel();
               gate = gates[ve] != null ? gates[ve] : (gates[ve] = new StepGate());
             }
             configs.add(new Engine.InstanceConfig(p.name(), m, scheduler,

@@ -286,7 +286,7 @@ final class ObserveCommand implements Callable<Integer> {
         p.hasMatchedOption("--pp") ? server.pp : null,
         p.hasMatchedOption("--dp") ? server.dp : null,
         p.hasMatchedOption("--ep") || p.hasMatchedOption("--enable-expert-parallel")
-            ? (server.ep() == io.blis.engine.cluster.PoolSpec.EP_ENABLED ? server.tp * server.dp : server.ep()) : null);
+            ? server.resolvedEp() : null);
   }
 
   private String defaultId(String model) {

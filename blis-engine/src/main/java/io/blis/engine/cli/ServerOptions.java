@@ -52,10 +52,12 @@ final class ServerOptions {
 
   /** The expert-parallel degree the flags give: 1, tp x dp, or {@link PoolSpec#EP_ENABLED}. */
   int ep() {
-    if (enableExpertParallel) {
-      return io.blis.engine.cluster.PoolSpec.EP_ENABLED;
-    }
-    return epDegree == null ? 1 : epDegree;
+    return enableExpertParallel ? io.blis.engine.cluster.PoolSpec.EP_ENABLED : resolvedEp();
+  }
+
+  /** The expert-parallel degree the flags give, resolved: 1 or tp x dp. */
+  int resolvedEp() {
+    return enableExpertParallel ? tp * dp : epDegree == null ? 1 : epDegree;
   }
 
   @Option(names = {"--max-num-seqs", "--max-num-running-reqs"},

@@ -77,9 +77,10 @@ public final class ExperimentsFile {
     int dp = f.has("dp") ? f.positiveInt("dp") : 1;
     int pp = f.has("pp") ? f.positiveInt("pp") : 1;
     int ep = f.has("ep") ? f.positiveInt("ep") : 1;
-    if (ep != 1 && ep != tp * dp) {
-      throw f.error("ep", "must be 1 or tp x dp = " + tp * dp + " (vLLM spreads the experts over every GPU"
-          + " of the tensor- and data-parallel ranks), got " + ep);
+    try {
+      new io.blis.latency.layout.Layout(tp, pp, dp, ep);
+    } catch (IllegalArgumentException e) {
+      throw f.error("ep", e.getMessage());
     }
     int maxModelLen = f.positiveInt("vllm.max_model_len");
     int maxBatched = f.positiveInt("vllm.max_num_batched_tokens");

@@ -73,6 +73,8 @@ class ExperimentsFileTest {
         Arguments.of("remove", "vllm.max_num_seqs", "field 'vllm.max_num_seqs': missing"),
         Arguments.of("set:-4", "vllm.max_num_batched_tokens", "field 'vllm.max_num_batched_tokens': expected a positive integer"),
         Arguments.of("set:\"x\"", "tp", "field 'tp': expected an integer"),
+        Arguments.of("set:3", "ep", "field 'ep': expert parallelism spreads the experts over the tp x dp = 1 GPUs"),
+        Arguments.of("set:0", "pp", "field 'pp': expected a positive integer"),
         Arguments.of("set:1.5", "vllm.gpu_memory_utilization", "expected a fraction in (0, 1]"),
         Arguments.of("set:0", "workload.data.output_len", "output_len"),
         Arguments.of("set:\"random\"", "workload.data.type", "type"),
@@ -105,6 +107,18 @@ class ExperimentsFileTest {
         .hasMessageContaining(file.toString())
         .hasMessageContaining("test-llama-2-7b-tp1-codegen-first300")
         .hasMessageContaining(expected);
+  }
+
+  @Test
+  void pipelineDataAndExpertParallelismAreReadIntoTheLayout(@TempDir Path dir) throws Exception {
+    ObjectNode root = (ObjectNode) JSON.readTree(TraceFixtures.resource("experiments-small.json").toFile());
+    ObjectNode exp = (ObjectNode) root.get("experiments").get(0);
+    exp.put("tp", 2).put("pp", 2).put("dp", 2).put("ep", 4);
+    Path file = dir.resolve("layout.json");
+    JSON.writeValue(file.toFile(), root);
+    assertThat(only(file).layout()).isEqualTo(new io.blis.latency.layout.Layout(2, 2, 2, 4));
+    assertThat(only(TraceFixtures.resource("experiments-small.json")).layout())
+        .isEqualTo(io.blis.latency.layout.Layout.tensorParallel(1));
   }
 
   private static Path withHardware(Path dir, String gpu, String spec) throws Exception {

@@ -100,6 +100,7 @@ public final class KvCapacity {
     double replicated = (double) ModelSizes.mlaReplicatedParamsPerLayer(model) * model.numLayers()
         * (layout.tp() - 1) / layout.tp() * model.weightBytesPerParam() / layout.pp();
     if (layout.moeGroup() == layout.tp()) {
+      // every weight split tp ways: the same arithmetic as before layouts, so the same block counts
       return ModelSizes.weightBytes(model) / layout.tp() / layout.pp() + replicated;
     }
     double experts = model.isMoe()

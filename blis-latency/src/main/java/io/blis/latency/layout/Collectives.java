@@ -24,7 +24,7 @@ public final class Collectives {
 
   /** Bytes one GPU sends in a ring all-reduce of {@code bytes} over {@code n} GPUs. */
   public static double ringAllReduceBytes(double bytes, int n) {
-    return n > 1 ? 2.0 * (n - 1) / n * bytes : 0.0;
+    return n > 1 ? bytes * 2.0 * (n - 1) / n : 0.0;
   }
 
   /**
@@ -50,37 +50,41 @@ public final class Collectives {
   }
 
   /**
-   * Microseconds to send {@code bytes} within a collective over {@code group} GPUs at peak link
-   * rates: within a node over its link, across nodes over the inter-node network. For an
-   * all-to-all over more than a node, {@code remoteShare} of the bytes go to other nodes and the two
-   * kinds of traffic run side by side (the slower sets the time); otherwise pass 1.
+   * Microseconds to send {@code bytes} at peak link rates, over the node's link or, when {@code
+   * acrossNodes}, over the inter-node network (a ring or a point-to-point transfer).
    */
-  public static double transferUs(HardwareSpec gpu, int group, double bytes, double remoteShare) {
-    if (bytes <= 0) {
-      return 0.0;
-    }
-    double intraPerUs = gpu.interconnectBandwidthBytesPerS() / 1e6;
-    if (!Layout.crossesNodes(gpu, group)) {
-      return bytes / intraPerUs;
-    }
-    double interPerUs = gpu.interNodeBandwidthBytesPerS() / 1e6;
-    return Math.max(bytes * (1 - remoteShare) / intraPerUs, bytes * remoteShare / interPerUs);
-  }
-
-  /** Latency of one transfer of a collective over {@code group} GPUs, microseconds. */
-  public static double latencyUs(HardwareSpec gpu, int group) {
-    return (Layout.crossesNodes(gpu, group) ? gpu.interNodeLatencyS() : gpu.interconnectLatencyS()) * 1e6;
+  public static double transferUs(HardwareSpec gpu, boolean acrossNodes, double bytes) {
+    double bytesPerS = acrossNodes ? gpu.interNodeBandwidthBytesPerS() : gpu.interconnectBandwidthBytesPerS();
+    return bytes / (bytesPerS / 1e6);
   }
 
   /**
-   * Share of an expert-parallel all-to-all's bytes that leave the node: of the {@code ep - 1}
-   * other GPUs, those beyond the sender's node.
+   * Microseconds for one GPU to send {@code bytes} to the other GPUs of a group of {@code group}:
+   * within one node over its link; over more than a node, the share bound for other nodes ({@link
+   * #remoteShare}) over the network beside the rest over the link, the slower setting the time.
    */
-  public static double remoteShare(HardwareSpec gpu, int ep) {
-    if (ep <= 1 || !Layout.crossesNodes(gpu, ep)) {
+  public static double allToAllUs(HardwareSpec gpu, int group, double bytes) {
+    if (!Layout.crossesNodes(gpu, group)) {
+      return transferUs(gpu, false, bytes);
+    }
+    double remote = remoteShare(gpu, group);
+    return Math.max(transferUs(gpu, false, bytes * (1 - remote)), transferUs(gpu, true, bytes * remote));
+  }
+
+  /** Latency of one transfer, over the node's link or across nodes, microseconds. */
+  public static double latencyUs(HardwareSpec gpu, boolean acrossNodes) {
+    return (acrossNodes ? gpu.interNodeLatencyS() : gpu.interconnectLatencyS()) * 1e6;
+  }
+
+  /**
+   * Share of the bytes one GPU sends to the others of a group of {@code group} that leave its
+   * node: of the {@code group - 1} other GPUs, those beyond the sender's node.
+   */
+  public static double remoteShare(HardwareSpec gpu, int group) {
+    if (!Layout.crossesNodes(gpu, group)) {
       return 0.0;
     }
     int g = gpu.gpusPerNode();
-    return (double) (ep - g) / (ep - 1);
+    return (double) (group - g) / (group - 1);
   }
 }

@@ -108,11 +108,6 @@ public record Layout(int tp, int pp, int dp, int ep) {
     return (m.numLayers() + pp - 1) / pp;
   }
 
-  /** Nodes the instance occupies. */
-  public int nodes(HardwareSpec gpu) {
-    return (gpus() + gpu.gpusPerNode() - 1) / gpu.gpusPerNode();
-  }
-
   /** Whether a collective over {@code group} consecutive GPUs leaves one node. */
   public static boolean crossesNodes(HardwareSpec gpu, int group) {
     return group > gpu.gpusPerNode();

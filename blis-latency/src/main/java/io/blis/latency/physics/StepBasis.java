@@ -192,8 +192,7 @@ final class StepBasis {
     // the experts are divided over the tp x dp GPUs of the MoE group, whole (EP) or split (TP)
     double expertBytesPerMoeLayerPerExpert = w * expertParams / layout.moeGroup();
     this.missRatio = m.isMoe() ? (double) (m.numExperts() - k) / m.numExperts() : 1.0;
-    double allReduceBytesPerToken =
-        tp > 1 ? d * m.activationBytes() * 2.0 * (tp - 1) / tp : 0.0;
+    double allReduceBytesPerToken = Collectives.ringAllReduceBytes(d * m.activationBytes(), tp);
     double routingBytesPerToken = 4.0 * k * d * m.activationBytes();
     this.linearUsPerToken = linearFlopsPerToken / flopsPerUs;
     this.prefillPairUs = prefillPairFlops / flopsPerUs;
@@ -204,33 +203,31 @@ final class StepBasis {
     this.denseWeightUs = denseWeightBytes / hbmBytesPerUs;
     this.expertUsPerDistinctExpert = moeLayers * expertBytesPerMoeLayerPerExpert / hbmBytesPerUs;
     this.routingUsPerToken = moeLayers * routingBytesPerToken / hbmBytesPerUs;
-    this.tpCommUsPerToken = Collectives.transferUs(gpu, tp, allReducesPerStep * allReduceBytesPerToken, 1.0);
+    this.tpCommUsPerToken = Collectives.transferUs(gpu, Layout.crossesNodes(gpu, tp),
+        allReducesPerStep * allReduceBytesPerToken);
 
     // MoE collectives across the group: expert-parallel dispatch and combine (all-to-all), or,
     // without EP but with data-parallel ranks, the all-gather of every rank's tokens and the
     // reduce-scatter of the results
     int group = layout.moeGroup();
     double moeBytesPerToken = 0.0;
-    double share = 1.0;
     if (moeLayers > 0 && layout.expertParallel()) {
       moeBytesPerToken = 2.0 * moeLayers
           * Collectives.allToAllBytes(1.0 / tp, k, m.hiddenSize(), m.activationBytes(), layout.ep());
-      share = Collectives.remoteShare(gpu, layout.ep());
     } else if (moeLayers > 0 && layout.dp() > 1) {
       moeBytesPerToken = 2.0 * moeLayers * (layout.dp() - 1) * d * m.activationBytes();
-      share = Collectives.remoteShare(gpu, group);
     }
-    this.moeCommUsPerToken = Collectives.transferUs(gpu, group, moeBytesPerToken, share);
-    double moeLatency = moeBytesPerToken > 0 ? 2.0 * moeLayers * Collectives.latencyUs(gpu, group) : 0.0;
+    this.moeCommUsPerToken = Collectives.allToAllUs(gpu, group, moeBytesPerToken);
+    double moeLatency = moeBytesPerToken > 0
+        ? 2.0 * moeLayers * Collectives.latencyUs(gpu, Layout.crossesNodes(gpu, group)) : 0.0;
 
     // pipeline stages hand each batch's hidden states and residual to the next
     int crossing = layout.stageBoundariesCrossingNodes(gpu);
     int local = layout.pp() - 1 - crossing;
     double handOver = Collectives.stageHandOverBytes(1.0, m.hiddenSize(), m.activationBytes(), tp);
-    this.ppCommUsPerToken = local * Collectives.transferUs(gpu, 1, handOver, 1.0)
-        + crossing * Collectives.transferUs(gpu, gpu.gpusPerNode() + 1, handOver, 1.0);
-    double ppLatency = local * Collectives.latencyUs(gpu, 1)
-        + crossing * Collectives.latencyUs(gpu, gpu.gpusPerNode() + 1);
+    this.ppCommUsPerToken = local * Collectives.transferUs(gpu, false, handOver)
+        + crossing * Collectives.transferUs(gpu, true, handOver);
+    double ppLatency = local * Collectives.latencyUs(gpu, false) + crossing * Collectives.latencyUs(gpu, true);
     this.commLatencyPerStepUs = moeLatency + ppLatency;
     this.kiloVocabSampled = truncates ? m.vocabSize() / 1000.0 : 0.0;
     this.logitsPassUs = truncates ? m.vocabSize() * 4.0 / hbmBytesPerUs : 0.0;
