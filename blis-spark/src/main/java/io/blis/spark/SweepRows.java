@@ -21,11 +21,11 @@ import org.apache.spark.sql.types.StructType;
  */
 final class SweepRows {
 
-  private static final Set<String> WHOLE = Set.of("index", "tp", "pp", "dp", "ep", "replicas", "gpus", "max_num_seqs",
+  static final Set<String> WHOLE = Set.of("index", "tp", "pp", "dp", "ep", "replicas", "gpus", "max_num_seqs",
       "max_num_batched_tokens", "points_simulated", "measured", "completed");
-  private static final Set<String> FLAGS = Set.of("capacity_lower_bound", "saturation_lower_bound", "meets_slo",
+  static final Set<String> FLAGS = Set.of("capacity_lower_bound", "saturation_lower_bound", "meets_slo",
       "steady", "example_price", "pareto", "best");
-  private static final Set<String> TEXT = Set.of("key", "model", "gpu", "router", "scheduler", "status", "reason",
+  static final Set<String> TEXT = Set.of("key", "model", "gpu", "router", "scheduler", "status", "reason",
       "violations", "price_source", "note");
 
   private SweepRows() {}

@@ -117,6 +117,7 @@ public final class CapacitySearch {
   private final SloSet slos;
   private final Settings settings;
 
+  /** @param slos the targets, or null to simulate points without any (their violations are empty) */
   public CapacitySearch(DeploymentFactory deployment, RateWorkload workload, SloSet slos, Settings settings) {
     this.deployment = deployment;
     this.workload = workload;
@@ -131,7 +132,7 @@ public final class CapacitySearch {
     SimulationResult result;
     Simulation.Builder b = deployment.builder(instances, coefficients);
     java.util.Map<String, io.blis.engine.SloTarget> classes = b.sloTargets();
-    if (slos.classTargets() && classes.isEmpty()) {
+    if (slos != null && slos.classTargets() && classes.isEmpty()) {
       throw new IllegalArgumentException("goodput without per-request targets counts each request against its SLO"
           + " class's targets, and the deployment sets none: give them in a policy bundle's slo: section, or"
           + " write the targets, for example goodput=99%,ttft=500ms,e2e=20s");
@@ -140,7 +141,7 @@ public final class CapacitySearch {
       result = b.source(source).recordRequests(true).streamingMetrics(true).build().run();
     }
     PointMetrics m = PointMetrics.of(result.requests(), settings.warmup());
-    List<String> v = new ArrayList<>(slos.violations(m, classes));
+    List<String> v = new ArrayList<>(slos == null ? List.of() : slos.violations(m, classes));
     if (!m.steady()) {
       v.add(0, "not steady: " + m.steadiness());
     }

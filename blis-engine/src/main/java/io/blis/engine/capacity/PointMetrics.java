@@ -206,15 +206,26 @@ public final class PointMetrics {
     return a;
   }
 
-  /** Linear-interpolation percentile of sorted values; NaN when there are none. */
-  static double percentile(double[] s, double p) {
-    if (s.length == 0) {
-      return Double.NaN;
+  /** Mean prompt tokens of the measured requests that completed; NaN when none did. */
+  public double meanInputTokens() {
+    return meanCompleted(RequestRecord::inputTokens);
+  }
+
+  /** Mean output tokens of the measured requests that completed; NaN when none did. */
+  public double meanOutputTokens() {
+    return meanCompleted(RequestRecord::outputTokens);
+  }
+
+  private double meanCompleted(java.util.function.ToLongFunction<RequestRecord> tokens) {
+    long sum = 0;
+    int done = 0;
+    for (RequestRecord r : window) {
+      if (r.outcome() == RequestOutcome.COMPLETED) {
+        done++;
+        sum += tokens.applyAsLong(r);
+      }
     }
-    double rank = p / 100 * (s.length - 1);
-    int lo = (int) Math.floor(rank);
-    int hi = Math.min(lo + 1, s.length - 1);
-    return s[lo] + (s[hi] - s[lo]) * (rank - lo);
+    return done == 0 ? Double.NaN : (double) sum / done;
   }
 
   /**
@@ -244,7 +255,7 @@ public final class PointMetrics {
       throw new IllegalArgumentException("unknown statistic in " + key);
     }
     double p = stat.equals("p999") ? 99.9 : Double.parseDouble(stat.substring(1));
-    return percentile(v, p);
+    return io.blis.engine.validate.RunStatsCalculator.percentile(v, p);
   }
 
   /**

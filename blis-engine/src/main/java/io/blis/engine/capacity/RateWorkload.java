@@ -83,7 +83,6 @@ public interface RateWorkload {
     };
   }
 
-  /** An inference-perf profile's data and timeout, as one load stage at the rate asked for. */
   /**
    * A workload spec file in either format: its clients scaled as {@link #spec}, or for a Go BLIS
    * {@code inference_perf} block its profile as {@link #inferencePerf} with {@code seed}.
@@ -92,6 +91,7 @@ public interface RateWorkload {
     return f.spec() != null ? spec(f.spec(), name) : inferencePerf(f.inferencePerf(), name, seed);
   }
 
+  /** An inference-perf profile's data and timeout, as one load stage at the rate asked for. */
   static RateWorkload inferencePerf(InferencePerfProfile p, String name, long seed) {
     return new RateWorkload() {
       @Override

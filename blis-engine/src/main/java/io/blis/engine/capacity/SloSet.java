@@ -139,21 +139,14 @@ public record SloSet(Map<String, Double> aggregate, Map<String, Double> perReque
     return f;
   }
 
-  /**
-   * Which targets {@code m} misses, one phrase each ({@code "ttft_p99 612.3 ms > 500 ms"}); empty
-   * when every target holds.
-   */
-  public List<String> violations(PointMetrics m) {
-    return violations(m, Map.of());
-  }
-
   /** Whether goodput counts each request against its SLO class's targets (no per-request targets given). */
   public boolean classTargets() {
     return !Double.isNaN(goodput) && perRequest.isEmpty();
   }
 
   /**
-   * As {@link #violations(PointMetrics)}, with the SLO classes' targets for a {@link
+   * Which targets {@code m} misses, one phrase each ({@code "ttft_p99 612.3 ms > 500 ms"}); empty
+   * when every target holds. {@code classes} are the SLO classes' targets, used by a {@link
    * #classTargets()} goodput.
    */
   public List<String> violations(PointMetrics m, Map<String, io.blis.engine.SloTarget> classes) {

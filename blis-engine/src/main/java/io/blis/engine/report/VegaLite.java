@@ -52,15 +52,6 @@ public final class VegaLite {
     return NODES.numberNode(b.scale() < 0 ? b.setScale(0) : b);
   }
 
-  /** Numbers to draw, as {@link #num} each. */
-  public static ArrayNode nums(double[] values) {
-    ArrayNode a = array();
-    for (double v : values) {
-      a.add(num(v));
-    }
-    return a;
-  }
-
   /** A chart of the given plot size, in pixels. */
   public static ObjectNode chart(int width, int height) {
     ObjectNode c = object();

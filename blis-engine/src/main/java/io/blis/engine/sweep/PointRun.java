@@ -7,11 +7,7 @@ import io.blis.engine.capacity.CapacityReport;
 import io.blis.engine.capacity.CapacitySearch;
 import io.blis.engine.capacity.PointMetrics;
 import io.blis.engine.capacity.SloSet;
-import io.blis.engine.result.RequestRecord;
 import io.blis.latency.catalog.GpuCatalog;
-import io.blis.engine.result.SimulationResult;
-import io.blis.workload.RequestOutcome;
-import io.blis.workload.RequestSource;
 import java.math.BigDecimal;
 import java.math.MathContext;
 import java.math.RoundingMode;
@@ -32,9 +28,6 @@ final class PointRun {
 
   private PointRun() {}
 
-  /** A simulated load point with the token counts the capacity search does not keep. */
-  record Measured(CapacitySearch.Point point, double meanInputTokens, double meanOutputTokens) {}
-
   /** The record of one configuration (without the fingerprint and key, which the caller adds). */
   static ObjectNode run(SweepGrid grid, SweepConfig c) {
     ObjectNode out = NODES.objectNode();
@@ -42,7 +35,7 @@ final class PointRun {
     String gpuName;
     try {
       factory.builder(0, null); // resolves the model, GPU, TP split, memory fit and policies
-      gpuName = GpuCatalog.resolve(absolute(grid, c.gpu())).name();
+      gpuName = GpuCatalog.resolve(grid.deployment().resolve(c.gpu())).name();
     } catch (IllegalArgumentException e) {
       out.put("status", "skipped");
       out.put("reason", e.getMessage());
@@ -54,20 +47,14 @@ final class PointRun {
     if (grid.question() == SweepGrid.Question.RATES) {
       ArrayNode rates = out.putArray("rates");
       for (double r : grid.rates()) {
-        rates.add(point(measure(grid, factory, r), grid.slo()));
+        rates.add(point(search.evaluate(r, 0, null), grid.slo()));
       }
       return out;
     }
     CapacitySearch.Found max = search.maxRate(null);
-    ObjectNode cap = out.putObject("capacity");
-    num(cap, "rate_rps", max.rateRps());
-    cap.put("lower_bound", max.atLeast());
-    cap.put("points_simulated", max.points().size());
-    cap.set("points", curve(max.points()));
+    ObjectNode cap = search(out, "capacity", max);
     if (max.at() != null) {
-      Measured m = measure(grid, factory, max.at().rateRps());
-      check(max.at(), m.point(), c);
-      cap.set("at", point(m, grid.slo()));
+      cap.set("at", point(max.at(), grid.slo()));
     } else {
       ArrayNode v = cap.putArray("violations_at_lowest_rate");
       ordered(max.points().get(max.points().size() - 1).violations()).forEach(v::add);
@@ -80,77 +67,24 @@ final class PointRun {
       ri.writeTo(cap.putObject("interval"), PointRun::round);
     }
     if (grid.saturation()) {
-      CapacitySearch.Found sat = search.saturationRate(null);
-      ObjectNode s = out.putObject("saturation");
-      num(s, "rate_rps", sat.rateRps());
-      s.put("lower_bound", sat.atLeast());
-      s.put("points_simulated", sat.points().size());
-      s.set("points", curve(sat.points()));
+      search(out, "saturation", search.saturationRate(null));
     }
     return out;
   }
 
-  private static String absolute(SweepGrid grid, String gpu) {
-    return SweepGrid.looksLikePath(gpu) ? grid.deployment().baseDir().resolve(gpu).toString() : gpu;
+  /** A search's answer under {@code key}: its rate, whether it is a lower bound, and its load points. */
+  private static ObjectNode search(ObjectNode out, String key, CapacitySearch.Found f) {
+    ObjectNode n = out.putObject(key);
+    num(n, "rate_rps", f.rateRps());
+    n.put("lower_bound", f.atLeast());
+    n.put("points_simulated", f.points().size());
+    n.set("points", curve(f.points()));
+    return n;
   }
 
   /**
-   * Simulates one load point as {@link CapacitySearch#evaluate} does (same duration, same window,
-   * same targets) and also counts the measured requests' tokens.
-   */
-  static Measured measure(SweepGrid grid, CapacitySearch.DeploymentFactory factory, double rateRps) {
-    CapacitySearch.Settings s = grid.settings();
-    double duration = Math.min(Math.max(s.durationS(), s.minRequests() / rateRps), s.maxRequests() / rateRps);
-    SimulationResult result;
-    try (RequestSource source = grid.workload().at(rateRps, duration)) {
-      result = factory.builder(0, null).source(source).recordRequests(true).build().run();
-    }
-    List<RequestRecord> records = result.requests();
-    PointMetrics m = PointMetrics.of(records, s.warmup());
-    List<String> v = new ArrayList<>(grid.slo() == null ? List.of() : grid.slo().violations(m));
-    if (!m.steady()) {
-      v.add(0, "not steady: " + m.steadiness());
-    }
-    // the window PointMetrics measures: arrivals from the end of the warm-up on
-    long first = Long.MAX_VALUE;
-    long last = Long.MIN_VALUE;
-    for (RequestRecord r : records) {
-      first = Math.min(first, r.arrivalUs());
-      last = Math.max(last, r.arrivalUs());
-    }
-    long w0 = first + (long) Math.floor((last - first) * s.warmup());
-    long in = 0;
-    long outTokens = 0;
-    int done = 0;
-    for (RequestRecord r : records) {
-      if (r.arrivalUs() >= w0 && r.outcome() == RequestOutcome.COMPLETED) {
-        done++;
-        in += r.inputTokens();
-        outTokens += r.outputTokens();
-      }
-    }
-    if (done != m.completed()) {
-      throw new IllegalStateException("token count window disagrees with PointMetrics: " + done + " != " + m.completed());
-    }
-    return new Measured(new CapacitySearch.Point(rateRps, 0, m, v), done == 0 ? Double.NaN : (double) in / done,
-        done == 0 ? Double.NaN : (double) outTokens / done);
-  }
-
-  /** The capacity point simulated again must be the one the search found. */
-  private static void check(CapacitySearch.Point found, CapacitySearch.Point again, SweepConfig c) {
-    PointMetrics a = found.metrics();
-    PointMetrics b = again.metrics();
-    if (a.measured() != b.measured() || a.completed() != b.completed() || a.achievedRps() != b.achievedRps()
-        || Double.compare(a.value("e2e_p99"), b.value("e2e_p99")) != 0 || !found.violations().equals(again.violations())) {
-      throw new IllegalStateException(c.key() + ": simulating the capacity point again gave other results"
-          + " (the simulation is not deterministic)");
-    }
-  }
-
-  /**
-   * A point's violations in a fixed order: "not steady" first, then the missed targets sorted (the
-   * targets' map keeps no order from one JVM run to the next, and a resumed sweep mixes records of
-   * several runs).
+   * A point's violations in a fixed order: "not steady" first, then the missed targets sorted, so
+   * that targets given in another order give the same records and the same bytes.
    */
   static List<String> ordered(List<String> violations) {
     List<String> out = new ArrayList<>(violations);
@@ -187,8 +121,7 @@ final class PointRun {
   }
 
   /** One load point's fields. */
-  static ObjectNode point(Measured x, SloSet slo) {
-    CapacitySearch.Point p = x.point();
+  static ObjectNode point(CapacitySearch.Point p, SloSet slo) {
     PointMetrics m = p.metrics();
     ObjectNode n = NODES.objectNode();
     num(n, "rate_rps", p.rateRps());
@@ -204,9 +137,9 @@ final class PointRun {
     num(n, "achieved_rps", m.achievedRps());
     n.put("measured", m.measured());
     n.put("completed", m.completed());
-    num(n, "mean_input_tokens", x.meanInputTokens());
-    num(n, "mean_output_tokens", x.meanOutputTokens());
-    num(n, "output_tokens_per_s", m.achievedRps() * x.meanOutputTokens());
+    num(n, "mean_input_tokens", m.meanInputTokens());
+    num(n, "mean_output_tokens", m.meanOutputTokens());
+    num(n, "output_tokens_per_s", m.achievedRps() * m.meanOutputTokens());
     latencies(n, m);
     return n;
   }

@@ -1,5 +1,6 @@
 package io.blis.engine.sweep;
 
+import io.blis.engine.result.OutputFiles;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
@@ -202,10 +203,10 @@ public final class Sweep {
   public static void write(SweepTable table, Path dir) {
     try {
       Files.createDirectories(dir);
-      writeAtomically(dir.resolve(CSV), table.csv());
-      writeAtomically(dir.resolve(JSONL), table.jsonLines());
-      writeAtomically(dir.resolve(SUMMARY), pretty(table.summary()));
-      writeAtomically(dir.resolve(REPORT), SweepReport.html(table, table.records()));
+      OutputFiles.write(dir.resolve(CSV), table.csv());
+      OutputFiles.write(dir.resolve(JSONL), table.jsonLines());
+      OutputFiles.write(dir.resolve(SUMMARY), pretty(table.summary()));
+      OutputFiles.write(dir.resolve(REPORT), SweepReport.html(table));
     } catch (IOException e) {
       throw new UncheckedIOException(dir + ": cannot write the tables: " + e.getMessage(), e);
     }
@@ -439,14 +440,4 @@ public final class Sweep {
     }
   }
 
-  /** Writes {@code text} to a temporary file beside {@code file} and moves it into place. */
-  static void writeAtomically(Path file, String text) throws IOException {
-    Path tmp = file.resolveSibling("." + file.getFileName() + ".tmp");
-    Files.writeString(tmp, text, StandardCharsets.UTF_8);
-    try {
-      Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-    } catch (AtomicMoveNotSupportedException e) {
-      Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
-    }
-  }
 }

@@ -101,14 +101,6 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
     }
   }
 
-  /** A grid without intervals. */
-  public SweepGrid(String source, Question question, SloSet slo, List<Double> rates, RateWorkload workload,
-      String workloadIdentity, Deployment deployment, List<SweepConfig> configs, CapacitySearch.Settings settings,
-      boolean saturation, String paretoLatency) {
-    this(source, question, slo, rates, workload, workloadIdentity, deployment, configs, settings, saturation,
-        paretoLatency, null);
-  }
-
   /** What each configuration is asked. */
   public enum Question {
     /** The highest rate meeting the SLO, the saturation rate, and the metrics at the highest rate. */
@@ -176,7 +168,7 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
           c.expertParallel() ? PoolSpec.EP_ENABLED : 1);
     }
 
-    private String resolve(String modelOrGpu) {
+    String resolve(String modelOrGpu) {
       return looksLikePath(modelOrGpu) ? baseDir.resolve(modelOrGpu).toString() : modelOrGpu;
     }
   }
@@ -253,9 +245,8 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
   }
 
   /**
-   * The targets as {@link SloSet#describe()} writes them, but in a fixed order (by key): a set's
-   * maps do not keep an order from one JVM run to the next, and the fingerprint and the summary
-   * must not change between runs. Empty for null.
+   * The targets as {@link SloSet#describe()} writes them, but in a fixed order (by key): targets
+   * given in another order give the same fingerprint and the same summary. Empty for null.
    */
   public static String describe(SloSet slo) {
     if (slo == null) {

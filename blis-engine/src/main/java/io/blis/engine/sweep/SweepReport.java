@@ -49,12 +49,8 @@ final class SweepReport {
 
   private SweepReport() {}
 
-  /**
-   * The page.
-   *
-   * @param records the configurations' records, in grid order (as the table was computed from)
-   */
-  static String html(SweepTable table, List<JsonNode> records) {
+  /** The page, from the table and its configurations' records. */
+  static String html(SweepTable table) {
     SweepGrid grid = table.grid();
     ObjectNode summary = table.summary();
     String latency = grid.paretoLatency() + "_ms";
@@ -72,7 +68,7 @@ final class SweepReport {
       page.note("Costs use the bundled EXAMPLE GPU prices, which are illustrative, not quotes; give real ones with"
           + " --prices FILE.");
     }
-    ObjectNode curves = curves(grid, table, records, labels, latency);
+    ObjectNode curves = curves(grid, table, labels, latency);
     page.heading("Latency against throughput");
     page.note(String.format(Locale.ROOT, "Every load point each configuration's %s simulated: completed requests per"
         + " second against %s (log scale), the line joining them by offered rate. Past saturation (not steady)"
@@ -167,8 +163,8 @@ final class SweepReport {
   }
 
   /** Latency against achieved rate, one line per configuration, rings at the capacities, the SLO's target dashed. */
-  static ObjectNode curves(SweepGrid grid, SweepTable table, List<JsonNode> records, Map<Integer, String> labels,
-      String latency) {
+  static ObjectNode curves(SweepGrid grid, SweepTable table, Map<Integer, String> labels, String latency) {
+    List<JsonNode> records = table.records();
     ObjectNode spec = chart(720, 380);
     ArrayNode points = array();
     Set<String> drawn = new LinkedHashSet<>();
@@ -321,7 +317,7 @@ final class SweepReport {
       r.set("cost_per_hour_usd", row.get("cost_per_hour_usd"));
       r.set("usd_per_million_output_tokens", row.get("usd_per_million_output_tokens"));
       r.put("role", row.path("best").asBoolean() ? BEST : row.path("pareto").asBoolean() ? FRONTIER
-          : candidate(grid, row) ? DOMINATED : NOT_CANDIDATE);
+          : SweepTable.answersQuestion(grid, row) ? DOMINATED : NOT_CANDIDATE);
     }
     ObjectNode data = dataset(spec, "rows", rows);
     ArrayNode layers = spec.putArray("layer");
@@ -386,13 +382,6 @@ final class SweepReport {
   }
 
   /** Whether a row competes for the frontier, as {@link SweepTable} decides. */
-  private static boolean candidate(SweepGrid grid, ObjectNode row) {
-    if (grid.question() == SweepGrid.Question.CAPACITY) {
-      return row.path("meets_slo").asBoolean();
-    }
-    return row.path("steady").asBoolean() && (grid.slo() == null || row.path("meets_slo").asBoolean());
-  }
-
   private static List<String> tableHeader(SweepGrid grid) {
     return List.of("configuration", "status", grid.question() == SweepGrid.Question.CAPACITY ? "capacity, req/s"
         : "rate, req/s", "completed, req/s", grid.paretoLatency() + ", ms", "USD per hour", "req/s per USD-hour",

@@ -183,6 +183,14 @@ public final class SweepTable {
         || !row.path(latency).isNumber()) {
       return false;
     }
+    return answersQuestion(grid, row);
+  }
+
+  /**
+   * Whether a row answers the grid's question: its capacity meets the targets, or its fixed rate
+   * is steady (and meets the targets when there are some).
+   */
+  static boolean answersQuestion(SweepGrid grid, JsonNode row) {
     if (grid.question() == SweepGrid.Question.CAPACITY) {
       return row.path("meets_slo").asBoolean();
     }
@@ -355,12 +363,12 @@ public final class SweepTable {
     return s;
   }
 
-  /** The rows in grid order. */
   /** The records the table was computed from, in grid order (the report draws their load points). */
   public List<JsonNode> records() {
     return records;
   }
 
+  /** The rows in grid order. */
   public List<ObjectNode> rows() {
     return rows;
   }

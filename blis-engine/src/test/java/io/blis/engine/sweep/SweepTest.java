@@ -374,7 +374,8 @@ class SweepTest {
 
   @Test
   void theFingerprintAndTheSummaryDoNotDependOnTheOrderOfTheTargetsMaps() {
-    // SloSet keeps its targets in maps whose order changes from one JVM run to the next
+    // SloSet keeps its targets in the order given; the sweep's fingerprint and summary must not
+    // depend on that order
     SweepGrid a = SweepGrid.parse(GRID, "a.yaml", tmp);
     SweepGrid b = SweepGrid.parse(GRID.replace("\"ttft_p99=500ms,e2e_p99=20s\"", "\"e2e_p99=20s,ttft_p99=500ms\""), "b.yaml", tmp);
     assertThat(a.fingerprintText()).contains("\nslo=e2e_p99=20000ms,ttft_p99=500ms\n");
