@@ -303,16 +303,6 @@ final class Engine implements EventLoop {
       throw new IllegalArgumentException("request source: request " + spec.id() + " arrives at "
           + spec.arrivalTimeUs() + " us, before the current simulation time " + nowUs + " us");
     }
-    if (spec.arrivalTimeUs() > Simulation.MAX_SIMULATED_TIME_US) {
-      throw new IllegalArgumentException("request source: request " + spec.id() + " arrives at "
-          + spec.arrivalTimeUs() + " us, after the simulated-time limit of "
-          + Simulation.MAX_SIMULATED_TIME_US + " us (365 days)");
-    }
-    if (spec.timeoutUs() > Simulation.MAX_SIMULATED_TIME_US) {
-      throw new IllegalArgumentException("request source: request " + spec.id() + " has a timeout of "
-          + spec.timeoutUs() + " us, more than the simulated-time limit of "
-          + Simulation.MAX_SIMULATED_TIME_US + " us (365 days)");
-    }
   }
 
   /**
@@ -600,7 +590,7 @@ final class Engine implements EventLoop {
         r.firstScheduledUs < 0 ? -1 : r.firstScheduledUs - r.arrivalUs, r.preemptions,
         Math.max(0, r.cachedPromptTokens), reason == null ? "" : reason,
         r.instance == null ? -1 : r.instance.index(),
-        r.spec.sloClass() == null ? RequestRecord.DEFAULT_SLO_CLASS : r.spec.sloClass());
+        r.spec.sloClass());
   }
 
   // ---------------------------------------------------------------- end of run

@@ -159,6 +159,15 @@ public final class StrictYaml {
   }
 
   /**
+   * {@code source:line:column} of the key at {@code path} in YAML {@code text} (as {@link
+   * #position(String, String)}), or {@code source} alone when the path is not there.
+   */
+  public static String location(String source, String text, String path) {
+    String pos = position(text, path);
+    return pos == null ? source : source + ":" + pos;
+  }
+
+  /**
    * {@code s} as a YAML double-quoted scalar (backslash escapes for quotes, backslashes and control
    * characters), which every YAML reader reads back as {@code s}.
    */

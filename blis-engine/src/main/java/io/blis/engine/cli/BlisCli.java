@@ -141,7 +141,6 @@ public final class BlisCli implements Runnable {
   }
 
   public static void main(String[] args) {
-    configureLogging(args);
     PrintWriter out = new PrintWriter(System.out, true);
     PrintWriter err = new PrintWriter(System.err, true);
     System.exit(execute(args, out, err));

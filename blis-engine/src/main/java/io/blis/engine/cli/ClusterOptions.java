@@ -95,7 +95,8 @@ final class ClusterOptions {
       DeploymentOptions.require(cl, w == null || (w >= 0 && Double.isFinite(w)),
           "--routing-cache-weight and --routing-load-weight must be finite numbers >= 0, got " + w);
     }
-    DeploymentOptions.require(cl, !goWeights || weight(routingCacheWeight, 0.6) + weight(routingLoadWeight, 0.4) > 0,
+    DeploymentOptions.require(cl,
+        !goWeights || PolicyBundle.goWeightedScorers(routingCacheWeight, routingLoadWeight) != null,
         "--routing-cache-weight and --routing-load-weight cannot both be 0");
     for (Map.Entry<String, Long> e : new TreeMap<>(Map.of("--admission-latency-us", nz(admissionLatencyUs),
         "--routing-latency-us", nz(routingLatencyUs), "--snapshot-refresh-us", nz(snapshotRefreshUs))).entrySet()) {
@@ -115,10 +116,6 @@ final class ClusterOptions {
     return policyConfig == null ? PolicyBundle.empty() : PolicyBundle.load(policyConfig);
   }
 
-  private static double weight(Double w, double dflt) {
-    return w == null ? dflt : w;
-  }
-
   /**
    * The weighted router's scorers the flags give: {@code --routing-scorers}, or Go BLIS's cache and
    * load weights as {@code prefix-cache} and {@code load} scorers; null when neither was given.
@@ -130,7 +127,7 @@ final class ClusterOptions {
     if (routingCacheWeight == null && routingLoadWeight == null) {
       return null;
     }
-    return "prefix-cache:" + weight(routingCacheWeight, 0.6) + ",load:" + weight(routingLoadWeight, 0.4);
+    return PolicyBundle.goWeightedScorers(routingCacheWeight, routingLoadWeight);
   }
 
   /** Applies the flags to {@code b}: explicit policies and latencies override the bundle's. */

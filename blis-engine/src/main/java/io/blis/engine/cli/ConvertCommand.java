@@ -176,20 +176,6 @@ final class ConvertCommand implements Callable<Integer> {
     return "policy bundle; load it with --policy-config";
   }
 
-  /** A UTF-8 writer to {@code tmp}, gzip-compressed when {@link #out} ends in .gz. */
-  private java.io.Writer writer(Path tmp) {
-    try {
-      java.io.OutputStream os = java.nio.file.Files.newOutputStream(tmp);
-      if (out.getFileName().toString().endsWith(".gz")) {
-        os = new java.util.zip.GZIPOutputStream(os, 1 << 16);
-      }
-      return new java.io.BufferedWriter(new java.io.OutputStreamWriter(os, java.nio.charset.StandardCharsets.UTF_8),
-          1 << 16);
-    } catch (java.io.IOException e) {
-      throw new java.io.UncheckedIOException("--out: cannot write " + out + ": " + e.getMessage(), e);
-    }
-  }
-
   private String trace(List<String> notes) {
     NotedSource s;
     String what;
@@ -205,7 +191,7 @@ final class ConvertCommand implements Callable<Integer> {
     Path tmp = OutputFiles.temporary(Cli.parentsCreated("--out", out));
     long rows = 0;
     TraceHeader th = TraceHeader.of(seed, true, BlisCli.oneLine(String.join(" ", header(what, notes))));
-    try (RequestSource source = s.source(); TraceWriter w = new TraceWriter(writer(tmp), th)) {
+    try (RequestSource source = s.source(); TraceWriter w = TraceWriter.create(tmp, th, out.getFileName().toString().endsWith(".gz"))) {
       RequestSpec r;
       while ((r = source.next()) != null) {
         w.write(r);

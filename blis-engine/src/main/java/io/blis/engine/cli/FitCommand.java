@@ -106,10 +106,10 @@ final class FitCommand implements Callable<Integer> {
         String.format(Locale.ROOT, "blis fit of %s on %s TP%d from %s: %d steps, test MAPE %.2f%%",
             m.name(), g.name(), tp, traces.getFileName(), o.stepsWithBatch(), o.beta().testMapePct()),
         o.coefficients());
-    write("--out", out, yaml);
+    Cli.write("--out", out, yaml);
     String json = report(o);
     if (report != null) {
-      write("--report", report, json);
+      Cli.write("--report", report, json);
     }
     StepFit.Result b = o.beta();
     spec.commandLine().getOut().printf(Locale.ROOT,
@@ -247,9 +247,5 @@ final class FitCommand implements Callable<Integer> {
       throw new UncheckedIOException(e);
     }
     return w + "\n";
-  }
-
-  private static void write(String flag, Path file, String text) {
-    Cli.write(flag, file, text);
   }
 }

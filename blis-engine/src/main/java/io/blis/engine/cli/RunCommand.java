@@ -6,17 +6,9 @@ import io.blis.engine.validate.Ensemble;
 import io.blis.workload.RequestSource;
 import io.blis.workload.trace.TraceHeader;
 import io.blis.workload.trace.TraceWriter;
-import java.io.BufferedWriter;
-import java.io.IOException;
-import java.io.OutputStream;
-import java.io.OutputStreamWriter;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.zip.GZIPOutputStream;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
@@ -117,15 +109,7 @@ final class RunCommand implements Callable<Integer> {
     TraceHeader header = TraceHeader.of(effectiveSeed(), traceTokenIds,
         "blis run: " + workload.description(spec.commandLine()));
     Path tmp = OutputFiles.temporary(Cli.parentsCreated("--trace-out", traceOut));
-    try {
-      OutputStream os = Files.newOutputStream(tmp);
-      if (traceOut.getFileName().toString().endsWith(".gz")) {
-        os = new GZIPOutputStream(os, 1 << 16);
-      }
-      return new TracingSource(source, new TraceWriter(
-          new BufferedWriter(new OutputStreamWriter(os, StandardCharsets.UTF_8), 1 << 16), header));
-    } catch (IOException e) {
-      throw new UncheckedIOException("--trace-out: cannot write " + traceOut + ": " + e.getMessage(), e);
-    }
+    return new TracingSource(source,
+        TraceWriter.create(tmp, header, traceOut.getFileName().toString().endsWith(".gz")));
   }
 }

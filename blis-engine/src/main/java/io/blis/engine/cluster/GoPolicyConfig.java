@@ -4,7 +4,6 @@ import io.blis.api.AdmissionPolicyProvider;
 import io.blis.api.PriorityPolicyProvider;
 import io.blis.api.RouterProvider;
 import io.blis.api.SchedulerProvider;
-import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -43,8 +42,8 @@ final class GoPolicyConfig {
       "kv-utilization", "kv-utilization",
       "load-balance", "load",
       "active-requests", "in-flight");
-  private static final double DEFAULT_CACHE_WEIGHT = 0.6;
-  private static final double DEFAULT_LOAD_WEIGHT = 0.4;
+  static final double DEFAULT_CACHE_WEIGHT = 0.6;
+  static final double DEFAULT_LOAD_WEIGHT = 0.4;
 
   private final PolicyBundle.Reader reader;
 
@@ -162,12 +161,12 @@ final class GoPolicyConfig {
     if (m.containsKey("scorers")) {
       scorers = scorers(m.get("scorers"), notes);
     } else {
-      double cache = m.containsKey("cache_weight") ? weight(m.get("cache_weight"), "cache_weight") : DEFAULT_CACHE_WEIGHT;
-      double load = m.containsKey("load_weight") ? weight(m.get("load_weight"), "load_weight") : DEFAULT_LOAD_WEIGHT;
-      if (cache + load <= 0) {
+      Double cache = m.containsKey("cache_weight") ? weight(m.get("cache_weight"), "cache_weight") : null;
+      Double load = m.containsKey("load_weight") ? weight(m.get("load_weight"), "load_weight") : null;
+      scorers = PolicyBundle.goWeightedScorers(cache, load);
+      if (scorers == null) {
         throw reader.error(n, "cache_weight and load_weight cannot both be 0");
       }
-      scorers = "prefix-cache:" + cache + ",load:" + load;
     }
     return new PolicySpec(name, Map.of("scorers", scorers));
   }
@@ -184,7 +183,7 @@ final class GoPolicyConfig {
     if (n.list() == null || n.list().isEmpty()) {
       throw reader.error(n, "scorers must be a list of {name, weight}, got " + (n.map() != null ? "a mapping" : "'" + n.text() + "'"));
     }
-    List<String> parts = new ArrayList<>();
+    Map<String, Double> weights = new LinkedHashMap<>(); // summed when two map to the same scorer here
     double total = 0;
     for (PolicyBundle.Node item : n.list()) {
       Map<String, PolicyBundle.Node> s = reader.mapping(item, "a scorer", SCORER);
@@ -204,23 +203,12 @@ final class GoPolicyConfig {
       }
       double w = weight(s.get("weight"), "weight");
       total += w;
-      parts.add(mine + ":" + w);
+      weights.merge(mine, w, Double::sum);
     }
     if (total <= 0) {
       throw reader.error(n, "the scorer weights cannot all be 0");
     }
-    return mergeSame(parts);
-  }
-
-  /** Sums the weights of scorers that map to the same one here, in first-seen order. */
-  private static String mergeSame(List<String> parts) {
-    Map<String, Double> sum = new LinkedHashMap<>();
-    for (String p : parts) {
-      int c = p.lastIndexOf(':');
-      sum.merge(p.substring(0, c), Double.parseDouble(p.substring(c + 1)), Double::sum);
-    }
-    List<String> out = new ArrayList<>();
-    sum.forEach((k, v) -> out.add(k + ":" + v));
-    return String.join(",", out);
+    return weights.entrySet().stream().map(e -> e.getKey() + ":" + e.getValue())
+        .collect(java.util.stream.Collectors.joining(","));
   }
 }

@@ -14,6 +14,7 @@ import io.blis.api.SchedulerProvider;
 import io.blis.engine.Simulation;
 import io.blis.engine.SloTarget;
 import io.blis.latency.coeff.InputTrees;
+import io.blis.workload.StrictYaml;
 import io.blis.workload.TextFiles;
 import io.blis.workload.synthetic.ClientSpec;
 import java.io.IOException;
@@ -111,25 +112,12 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
    * the defaults in its name would be a result nobody asked for.
    */
   public static PolicyBundle load(Path file) {
-    PolicyBundle b = parse(InputTrees.readText(file, "policy bundle"), file.toString());
-    if (b.equals(empty())) {
-      throw new IllegalArgumentException(file + ": the policy bundle sets nothing (it is empty, only"
-          + " comments, ~ or {}); give at least one of " + String.join(", ", TOP)
-          + ", or leave out --policy-config to run the defaults");
-    }
-    return b;
+    return read(file).bundle();
   }
 
   /** Parses and checks bundle text; {@code source} names it in errors. */
   public static PolicyBundle parse(String text, String source) {
-    Node root = root(text, source);
-    if (root == null) {
-      return empty();
-    }
-    if (GoPolicyConfig.isGoBlis(root)) {
-      return new GoPolicyConfig(new Reader(source)).bundle(root, new ArrayList<>());
-    }
-    return new Reader(source).bundle(root);
+    return read(text, source).bundle();
   }
 
   /**
@@ -145,14 +133,38 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
 
   /** As {@link #load}, telling the format and the notes. */
   public static Read read(Path file) {
-    String text = InputTrees.readText(file, "policy bundle");
-    Node root = root(text, file.toString());
-    if (root != null && GoPolicyConfig.isGoBlis(root)) {
+    Read r = read(InputTrees.readText(file, "policy bundle"), file.toString());
+    if (r.bundle().equals(empty())) {
+      throw new IllegalArgumentException(file + ": the policy bundle sets nothing (it is empty, only"
+          + " comments, ~ or {}); give at least one of " + String.join(", ", TOP)
+          + ", or leave out --policy-config to run the defaults");
+    }
+    return r;
+  }
+
+  /** Bundle text read in either format; an empty document is the {@link #empty} bundle. */
+  private static Read read(String text, String source) {
+    Node root = root(text, source);
+    if (root == null) {
+      return new Read(empty(), false, List.of());
+    }
+    if (GoPolicyConfig.isGoBlis(root)) {
       List<String> notes = new ArrayList<>();
-      PolicyBundle b = new GoPolicyConfig(new Reader(file.toString())).bundle(root, notes);
+      PolicyBundle b = new GoPolicyConfig(new Reader(source)).bundle(root, notes);
       return new Read(b, true, notes);
     }
-    return new Read(load(file), false, List.of());
+    return new Read(new Reader(source).bundle(root), false, List.of());
+  }
+
+  /**
+   * Go BLIS's weighted-routing cache and load weights as this project's weighted-router scorers,
+   * {@code prefix-cache:CACHE,load:LOAD}; a null weight is Go BLIS's default (0.6 for the cache,
+   * 0.4 for the load). Null when both weights are 0, which routes on nothing.
+   */
+  public static String goWeightedScorers(Double cache, Double load) {
+    double c = cache != null ? cache : GoPolicyConfig.DEFAULT_CACHE_WEIGHT;
+    double l = load != null ? load : GoPolicyConfig.DEFAULT_LOAD_WEIGHT;
+    return c + l > 0 ? "prefix-cache:" + c + ",load:" + l : null;
   }
 
   /** The YAML tree of {@code text}, or null for an empty document. */
@@ -179,7 +191,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
     if (!pools.isEmpty()) {
       y.append("pools:\n");
       for (PoolSpec p : pools) {
-        y.append("  - name: ").append(quoted(p.name())).append('\n');
+        y.append("  - name: ").append(StrictYaml.quote(p.name())).append('\n');
         y.append("    instances: ").append(p.instances()).append('\n');
         field(y, "model", p.model());
         field(y, "gpu", p.gpu());
@@ -206,7 +218,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
     policy(y, "admission", admission);
     policy(y, "priority", priority);
     if (scheduler != null) {
-      y.append("scheduler: ").append(quoted(scheduler)).append('\n');
+      y.append("scheduler: ").append(StrictYaml.quote(scheduler)).append('\n');
     }
     if (admissionLatencyUs != null || routingLatencyUs != null || snapshotRefreshUs != null) {
       y.append("cluster:\n");
@@ -222,7 +234,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
     }
     if (!slo.isEmpty()) {
       y.append("slo:\n");
-      slo.forEach((k, v) -> y.append("  ").append(quoted(k)).append(": {ttft_ms: ")
+      slo.forEach((k, v) -> y.append("  ").append(StrictYaml.quote(k)).append(": {ttft_ms: ")
           .append(v.ttftMs()).append(", e2e_ms: ").append(v.e2eMs()).append("}\n"));
     }
     return y.toString();
@@ -231,7 +243,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
   private static void field(StringBuilder y, String key, Object v) {
     if (v != null) {
       y.append("    ").append(key).append(": ")
-          .append(v instanceof String s ? quoted(s) : v.toString()).append('\n');
+          .append(v instanceof String s ? StrictYaml.quote(s) : v.toString()).append('\n');
     }
   }
 
@@ -239,23 +251,9 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
     if (p == null) {
       return;
     }
-    y.append(key).append(":\n  policy: ").append(quoted(p.name())).append('\n');
-    p.params().forEach((k, v) -> y.append("  ").append(k).append(": ").append(quoted(v)).append('\n'));
-  }
-
-  /** A YAML double-quoted scalar. */
-  private static String quoted(String s) {
-    StringBuilder b = new StringBuilder("\"");
-    for (char c : s.toCharArray()) {
-      switch (c) {
-        case '"' -> b.append("\\\"");
-        case '\\' -> b.append("\\\\");
-        case '\n' -> b.append("\\n");
-        case '\t' -> b.append("\\t");
-        default -> b.append(c);
-      }
-    }
-    return b.append('"').toString();
+    y.append(key).append(":\n  policy: ").append(StrictYaml.quote(p.name())).append('\n');
+    p.params().forEach((k, v) ->
+        y.append("  ").append(k).append(": ").append(StrictYaml.quote(v)).append('\n'));
   }
 
   // ---------------------------------------------------------------- reading

@@ -4,7 +4,6 @@ import io.blis.api.ClusterView;
 import io.blis.api.InstanceSnapshot;
 import io.blis.api.RequestView;
 import io.blis.api.Router;
-import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -125,7 +124,6 @@ final class Weighted implements Router {
     if (total.length < n) {
       total = new double[n];
     }
-    Arrays.fill(total, 0, n, 0.0);
     int prompt = request.inputTokens();
     for (int i = 0; i < n; i++) {
       InstanceSnapshot s = cluster.get(i);

@@ -112,7 +112,6 @@ public record Ensemble(String latencyModel, List<Member> members, Map<Metric, Do
   /** Classpath resource of the default ensemble (next to the default coefficients). */
   public static final String BUNDLED = "/io/blis/latency/coefficients/trained-physics-ensemble.yaml";
 
-
   /**
    * One refit.
    *

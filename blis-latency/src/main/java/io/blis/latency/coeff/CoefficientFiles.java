@@ -32,7 +32,6 @@ public final class CoefficientFiles {
   /** The only file version this reader understands. */
   public static final int VERSION = 1;
 
-
   private static final Set<String> TEXT_KEYS =
       Set.of("latency_model", "description", "source", "notes", "model", "gpu", "hardware");
   private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_.-]*");

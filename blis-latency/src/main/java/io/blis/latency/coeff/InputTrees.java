@@ -48,9 +48,9 @@ public final class InputTrees {
   private static final YAMLFactory YAML = new YAMLFactory();
   private static final JsonFactory JSON = new JsonFactory();
   private static final JsonNodeFactory NODES = JsonNodeFactory.instance;
-  /** How Jackson names a location inside a message: "[Source: ...; line: 3, column: 7]". */
   /** Characters a one-line message must not hold as they are. */
   private static final Pattern CONTROL = Pattern.compile("[\\p{Cntrl}\\u0080-\\u009F\\u2028\\u2029]");
+  /** How Jackson names a location inside a message: "[Source: ...; line: 3, column: 7]". */
   private static final Pattern SOURCE_REF =
       Pattern.compile("\\s*\\[Source: [^\\]]*?; line: (\\d+), column: (\\d+)\\]");
 
@@ -90,9 +90,9 @@ public final class InputTrees {
 
   /**
    * Why {@code file} could not be opened or read ({@code e}), in words: "no such file", "is a
-   * directory, expected a file", "permission denied", "not UTF-8 text", else the system's message.
+   * directory, expected a file", "permission denied", else the system's message.
    */
-  public static String reason(Path file, IOException e) {
+  private static String reason(Path file, IOException e) {
     if (e instanceof NoSuchFileException || !Files.exists(file)) {
       return "no such file";
     }
@@ -101,9 +101,6 @@ public final class InputTrees {
     }
     if (e instanceof AccessDeniedException || !Files.isReadable(file)) {
       return "permission denied";
-    }
-    if (e instanceof java.nio.charset.CharacterCodingException) {
-      return "not UTF-8 text";
     }
     return e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
   }
@@ -117,13 +114,7 @@ public final class InputTrees {
    *     second document, a duplicate key, an anchor or an alias
    */
   public static JsonNode yaml(String text, String source) {
-    try (JsonParser p = YAML.createParser(text)) {
-      return document(p, source);
-    } catch (JacksonException e) {
-      throw new IllegalArgumentException(source + ", " + problem(e, "not valid YAML"), e);
-    } catch (IOException e) {
-      throw new IllegalArgumentException(source + ": cannot read: " + e.getMessage(), e);
-    }
+    return parse(YAML, text, source, "YAML");
   }
 
   /**
@@ -133,10 +124,15 @@ public final class InputTrees {
    *     than one value, or a duplicate key
    */
   public static JsonNode json(String text, String source) {
-    try (JsonParser p = JSON.createParser(text)) {
+    return parse(JSON, text, source, "JSON");
+  }
+
+  /** {@code text} in the format of {@code factory} ({@code format} names it) to a tree. */
+  private static JsonNode parse(JsonFactory factory, String text, String source, String format) {
+    try (JsonParser p = factory.createParser(text)) {
       return document(p, source);
     } catch (JacksonException e) {
-      throw new IllegalArgumentException(source + ", " + problem(e, "not valid JSON"), e);
+      throw new IllegalArgumentException(source + ", " + problem(e, "not valid " + format), e);
     } catch (IOException e) {
       throw new IllegalArgumentException(source + ": cannot read: " + e.getMessage(), e);
     }

@@ -54,8 +54,7 @@ final class GoSpecs {
 
   /** {@code source:line:column} of the key at {@code path}, or the source alone. */
   private String at(String path) {
-    String pos = StrictYaml.position(text, path);
-    return pos == null ? source : source + ":" + pos;
+    return StrictYaml.location(source, text, path);
   }
 
   private IllegalArgumentException error(String path, String message) {
@@ -90,7 +89,8 @@ final class GoSpecs {
     }
   }
 
-  private static String key(String path) {
+  /** The last key of {@code path} ("clients[0].network" names "network"). */
+  static String key(String path) {
     int dot = path.lastIndexOf('.');
     return dot < 0 ? path : path.substring(dot + 1);
   }

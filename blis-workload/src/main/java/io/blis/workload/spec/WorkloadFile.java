@@ -129,27 +129,18 @@ public record WorkloadFile(Format format, String goVersion, WorkloadSpec spec,
       }
     }
     if (!go.isEmpty() && !blis.isEmpty()) {
-      throw new IllegalArgumentException(at(text, source, blis.get(0)) + ": '" + name(blis.get(0))
-          + "' is a key of this project's workload spec, but '" + name(go.get(0)) + "' (at "
+      throw new IllegalArgumentException(StrictYaml.location(source, text, blis.get(0)) + ": '"
+          + GoSpecs.key(blis.get(0)) + "' is a key of this project's workload spec, but '"
+          + GoSpecs.key(go.get(0)) + "' (at "
           + position(text, go.get(0)) + ") is Go BLIS's: write the file in one format"
           + " (blis convert turns a Go BLIS spec into this project's; see docs/go-blis.md)");
     }
     return go.isEmpty() ? Format.BLIS : Format.GO_BLIS;
   }
 
-  private static String name(String path) {
-    int dot = path.lastIndexOf('.');
-    return dot < 0 ? path : path.substring(dot + 1);
-  }
-
   private static String position(String text, String path) {
     String pos = StrictYaml.position(text, path);
     return pos == null ? "?" : "line " + pos.replace(":", ", column ");
-  }
-
-  private static String at(String text, String source, String path) {
-    String pos = StrictYaml.position(text, path);
-    return pos == null ? source : source + ":" + pos;
   }
 
   /** A fresh request stream of the workload with {@code seed}. */

@@ -33,7 +33,7 @@ public final class TokenArrayTraceReader {
 
   /** Whether {@code file} starts with this format's header row (in any column order). */
   public static boolean isTokenArrayTrace(Path file) {
-    try (LineReader lines = new LineReader(TextFiles.requireFile(file))) {
+    try (LineReader lines = new LineReader(file)) {
       String first = lines.line();
       if (first == null) {
         return false;
@@ -48,7 +48,7 @@ public final class TokenArrayTraceReader {
   /** Reads and checks every row; the requests are kept in memory (they carry their token ids). */
   public static NotedSource open(Path file) {
     List<Row> rows = new ArrayList<>();
-    try (LineReader lines = new LineReader(TextFiles.requireFile(file))) {
+    try (LineReader lines = new LineReader(file)) {
       String first = lines.firstLine("a trace CSV with the header " + String.join(",", COLUMNS));
       List<String> columns = List.of(first.strip().split(",", -1));
       if (columns.size() != COLUMNS.size() || !columns.containsAll(COLUMNS)) {

@@ -60,7 +60,7 @@ public final class TraceV2Reader {
 
   /** Whether {@code file} is a TraceV2 header: YAML with a top-level {@code trace_version}. */
   public static boolean isHeader(Path file) {
-    try (LineReader lines = new LineReader(TextFiles.requireFile(file))) {
+    try (LineReader lines = new LineReader(file)) {
       String line;
       for (int i = 0; i < 200 && (line = lines.line()) != null; i++) {
         if (HEADER_KEY.matcher(line).find()) {
@@ -73,7 +73,7 @@ public final class TraceV2Reader {
 
   /** Whether {@code file} is TraceV2 data: a CSV whose first line starts with its columns. */
   public static boolean isData(Path file) {
-    try (LineReader lines = new LineReader(TextFiles.requireFile(file))) {
+    try (LineReader lines = new LineReader(file)) {
       String first = lines.line();
       return first != null && first.startsWith("request_id,client_id,");
     }
@@ -132,7 +132,7 @@ public final class TraceV2Reader {
     LongSet ids = new LongSet();
     int zeroOutputs = 0;
     String firstZeroOutput = null;
-    try (LineReader lines = new LineReader(TextFiles.requireFile(data))) {
+    try (LineReader lines = new LineReader(data)) {
       String first = lines.firstLine("a TraceV2 data file (a first line request_id,client_id,...)");
       List<String> columns = List.of(first.strip().split(",", -1));
       Map<String, Integer> at = columnIndex(data, columns);
@@ -279,24 +279,26 @@ public final class TraceV2Reader {
   }
 
   private static void header(Path file, List<String> notes) {
-    String text = TextFiles.readConfig(TextFiles.requireFile(file));
+    String text = TextFiles.readConfig(file);
     HeaderFile h = StrictYaml.parse(text, file.toString(), HeaderFile.class);
     String source = file.toString();
     if (h.traceVersion() == null || h.traceVersion() < 1 || h.traceVersion() > 3) {
-      throw new IllegalArgumentException(at(text, source, "trace_version")
+      throw new IllegalArgumentException(StrictYaml.location(source, text, "trace_version")
           + ": trace_version must be 1, 2 or 3 (Go BLIS TraceV2), got " + h.traceVersion());
     }
     if (h.timeUnit() != null && !h.timeUnit().equals("us")) {
-      throw new IllegalArgumentException(at(text, source, "time_unit")
+      throw new IllegalArgumentException(StrictYaml.location(source, text, "time_unit")
           + ": time_unit must be us (microseconds), got '" + h.timeUnit() + "'");
     }
     if (h.warmUpRequests() != null && h.warmUpRequests() > 0) {
-      notes.add(at(text, source, "warm_up_requests") + ": warm_up_requests has no meaning here: the"
-          + " warm-up rows are simulated like the others (Go BLIS leaves them out only when calibrating)");
+      notes.add(StrictYaml.location(source, text, "warm_up_requests")
+          + ": warm_up_requests has no meaning here: the warm-up rows are simulated like the others"
+          + " (Go BLIS leaves them out only when calibrating)");
     }
     if (h.server() != null) {
-      notes.add(at(text, source, "server") + ": server is not applied: the simulated deployment comes"
-          + " from --model, --tp, --max-num-seqs, --block-size, --gpu-memory-utilization, --max-model-len");
+      notes.add(StrictYaml.location(source, text, "server")
+          + ": server is not applied: the simulated deployment comes from --model, --tp, --max-num-seqs,"
+          + " --block-size, --gpu-memory-utilization, --max-model-len");
     }
     String[][] noted = {
         {"network", "there is no client network in the simulation"},
@@ -308,13 +310,9 @@ public final class TraceV2Reader {
         h.observedKvMetrics()};
     for (int i = 0; i < noted.length; i++) {
       if (values[i] != null && !(values[i] instanceof JsonNode n && n.isNull())) {
-        notes.add(at(text, source, noted[i][0]) + ": " + noted[i][0] + " has no meaning here: " + noted[i][1]);
+        notes.add(StrictYaml.location(source, text, noted[i][0]) + ": " + noted[i][0]
+            + " has no meaning here: " + noted[i][1]);
       }
     }
-  }
-
-  private static String at(String text, String source, String key) {
-    String pos = StrictYaml.position(text, key);
-    return pos == null ? source : source + ":" + pos;
   }
 }

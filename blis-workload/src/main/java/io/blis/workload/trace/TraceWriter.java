@@ -57,9 +57,17 @@ public final class TraceWriter implements AutoCloseable {
 
   /** Creates {@code file} (gzip-compressed when the name ends in {@code .gz}). */
   public static TraceWriter create(Path file, TraceHeader header) {
+    return create(file, header, file.toString().endsWith(".gz"));
+  }
+
+  /**
+   * Creates {@code file}, gzip-compressed when {@code gzip} (for a temporary file whose final
+   * name tells the compression).
+   */
+  public static TraceWriter create(Path file, TraceHeader header, boolean gzip) {
     try {
       OutputStream raw = Files.newOutputStream(file);
-      OutputStream os = file.toString().endsWith(".gz") ? new GZIPOutputStream(raw, 1 << 16) : raw;
+      OutputStream os = gzip ? new GZIPOutputStream(raw, 1 << 16) : raw;
       return new TraceWriter(
           new BufferedWriter(new OutputStreamWriter(os, StandardCharsets.UTF_8), 1 << 16), header);
     } catch (IOException e) {
