@@ -47,6 +47,7 @@ public final class BlisCli implements Runnable {
     m.put("capacity", CapacityCommand::new);
     m.put("sweep", SweepCommand::new);
     m.put("convert", ConvertCommand::new);
+    m.put("gpu-profile", GpuProfileCommand::new);
     return Collections.unmodifiableMap(m);
   }
 

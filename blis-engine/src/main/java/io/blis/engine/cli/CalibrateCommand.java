@@ -65,6 +65,11 @@ public final class CalibrateCommand implements Callable<Integer> {
       description = "Coefficients to keep at their --start value instead of searching them (comma-separated names).")
   List<String> fix = List.of();
 
+  @Option(names = "--tie", split = ",", paramLabel = "NAME=OTHER",
+      description = "Coefficients that take the value of another instead of being searched (comma-separated"
+          + " NAME=OTHER pairs), e.g. decode_memory=weight_load: KV reads stream like the weights.")
+  List<String> tie = List.of();
+
   @Option(names = "--include-saturated", description = "Also fit to saturated (overloaded) runs.")
   boolean includeSaturated;
 
@@ -169,6 +174,17 @@ public final class CalibrateCommand implements Callable<Integer> {
         }
         fixed.add(new Calibrator.Tie(name, null, startValues[i]));
       }
+      for (String pair : tie) {
+        int eq = pair.indexOf('=');
+        String name = eq < 0 ? pair : pair.substring(0, eq).trim();
+        String other = eq < 0 ? "" : pair.substring(eq + 1).trim();
+        if (eq < 0 || !space.names().contains(name) || !space.names().contains(other) || name.equals(other)
+            || fix.contains(name)) {
+          throw new IllegalArgumentException("--tie: expected NAME=OTHER with two different coefficients, NAME not"
+              + " also in --fix, got '" + pair + "'; coefficients: " + space.names());
+        }
+        fixed.add(new Calibrator.Tie(name, other, 0));
+      }
       cal.onUnexercised(training -> {
         List<Calibrator.Tie> ties = new ArrayList<>(fixed);
         ties.addAll(TrainedPhysicsCalibration.unexercised(training));
@@ -256,7 +272,8 @@ public final class CalibrateCommand implements Callable<Integer> {
         + (run.only == null ? "" : " --only '" + run.only + "'")
         + (run.exclude == null ? "" : " --exclude '" + run.exclude + "'")
         + (start == null ? "" : " --start '" + start + "'")
-        + (fix.isEmpty() ? "" : " --fix " + String.join(",", fix));
+        + (fix.isEmpty() ? "" : " --fix " + String.join(",", fix))
+        + (tie.isEmpty() ? "" : " --tie " + String.join(",", tie));
   }
 
   /** A fold's coefficient file from an earlier run, when resuming; null otherwise. */

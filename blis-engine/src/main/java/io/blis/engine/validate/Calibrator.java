@@ -213,8 +213,12 @@ public final class Calibrator implements AutoCloseable {
 
   private double[] applyTies(double[] x, List<Tie> ties) {
     double[] out = x.clone();
-    for (Tie t : ties) {
-      out[space.indexOf(t.parameter())] = t.follows() != null ? x[space.indexOf(t.follows())] : t.value();
+    // a tie may follow a parameter that is tied itself (moe_routing follows decode_memory, which
+    // may follow weight_load): settle the chain, at most one pass per tie
+    for (int pass = 0; pass < Math.max(1, ties.size()); pass++) {
+      for (Tie t : ties) {
+        out[space.indexOf(t.parameter())] = t.follows() != null ? out[space.indexOf(t.follows())] : t.value();
+      }
     }
     return space.clamp(out);
   }

@@ -93,7 +93,7 @@ public record Ensemble(String latencyModel, List<Member> members, Map<Metric, Do
   /**
    * The log standard deviation that {@code distances} add to an interval of {@code m}: the root of
    * the sum of their kinds' squared scales (each kind once). A kind no run measured takes the
-   * largest scale there is.
+   * largest scale there is; an estimated GPU takes at least a measured GPU's.
    */
   public double extrapolationLogSd(List<Extrapolation> distances, Metric m) {
     double largest = extrapolation.values().stream().mapToDouble(s -> s.of(m)).max().orElse(0);
@@ -101,6 +101,10 @@ public record Ensemble(String latencyModel, List<Member> members, Map<Metric, Do
     for (Extrapolation.Kind k : distances.stream().map(Extrapolation::kind).distinct().toList()) {
       Scale s = extrapolation.get(k);
       double v = s == null ? largest : s.of(m);
+      for (Extrapolation.Kind f = Extrapolation.floorOf(k); f != null; f = Extrapolation.floorOf(f)) {
+        Scale fs = extrapolation.get(f);
+        v = Math.max(v, fs == null ? largest : fs.of(m));
+      }
       ss += v * v;
     }
     return Math.sqrt(ss);

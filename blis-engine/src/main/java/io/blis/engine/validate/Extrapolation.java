@@ -15,8 +15,22 @@ public record Extrapolation(Kind kind, String reason) {
 
   /** What a prediction can be outside of. */
   public enum Kind {
-    /** A GPU type no fitted run ran on. */
+    /**
+     * A GPU type no fitted run ran on, whose kernel efficiency is measured (the step model scales
+     * the fitted GPU's coefficients by measured kernel timings of both).
+     */
     GPU,
+    /**
+     * A GPU type no fitted run ran on, whose kernel efficiency is estimated from a GPU of the same
+     * kernel family: its interval is never narrower than a measured GPU's.
+     */
+    GPU_ESTIMATE,
+    /**
+     * A GPU type no fitted run ran on, none of whose kernels is measured (its efficiency taken from a
+     * GPU of another architecture, or no entry at all): never narrower than an estimated GPU's; no
+     * run measures it, so it takes the largest scale there is.
+     */
+    GPU_ASSUMED,
     /** A tensor-parallel degree outside the fitted range. */
     TP,
     /** A weight precision (bytes per parameter) no fitted model had. */
@@ -50,6 +64,18 @@ public record Extrapolation(Kind kind, String reason) {
       throw new IllegalArgumentException("unknown extrapolation kind '" + key + "', expected one of "
           + java.util.Arrays.stream(values()).map(Kind::key).toList());
     }
+  }
+
+  /**
+   * The kind whose scale is the floor of {@code k}'s: an estimated GPU is at least as uncertain as
+   * a measured one, an assumed one at least as an estimated one; null for the other kinds.
+   */
+  public static Kind floorOf(Kind k) {
+    return switch (k) {
+      case GPU_ESTIMATE -> Kind.GPU;
+      case GPU_ASSUMED -> Kind.GPU_ESTIMATE;
+      default -> null;
+    };
   }
 
   /** Mean TTFT above which a predicted run counts as overloaded, ms (as the ground truth marks runs). */

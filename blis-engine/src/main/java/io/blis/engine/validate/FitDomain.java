@@ -77,7 +77,7 @@ public record FitDomain(SortedSet<String> gpus, int minTp, int maxTp, SortedSet<
     int tp = layout.tp();
     List<Extrapolation> out = new ArrayList<>();
     if (!gpus.contains(gpu.name())) {
-      out.add(new Extrapolation(Extrapolation.Kind.GPU, "gpu " + gpu.name() + " not in fit (" + String.join(", ", gpus) + ")"));
+      out.add(gpuDistance(gpu));
     }
     if (tp > maxTp) {
       out.add(new Extrapolation(Extrapolation.Kind.TP, "tp " + tp + " > " + maxTp));
@@ -106,6 +106,32 @@ public record FitDomain(SortedSet<String> gpus, int minTp, int maxTp, SortedSet<
           "multi-head latent attention not in fit (no measured run checks it)"));
     }
     return out;
+  }
+
+  /**
+   * The distance of a GPU no fitted run ran on: {@link Extrapolation.Kind#GPU} when its kernel
+   * efficiency is measured, {@link Extrapolation.Kind#GPU_ESTIMATE} when it is estimated from
+   * another GPU or not known at all.
+   */
+  private Extrapolation gpuDistance(HardwareSpec gpu) {
+    String base = "gpu " + gpu.name() + " not in fit (" + String.join(", ", gpus) + ")";
+    io.blis.latency.catalog.GpuEfficiency e = io.blis.latency.catalog.KernelScales.efficiencyOf(gpu);
+    if (e == null) {
+      return new Extrapolation(Extrapolation.Kind.GPU_ASSUMED, base + ", no kernel-efficiency entry, taken to"
+          + " realize the " + io.blis.latency.catalog.GpuEfficiency.ANCHOR + "'s shares of its datasheet");
+    }
+    if (e.measured()) {
+      return new Extrapolation(Extrapolation.Kind.GPU, base + ", kernel efficiency measured");
+    }
+    // an estimate's source reads "<basis> from <GPU>: why"
+    String src = e.source();
+    String lead = e.basis() + " from ";
+    int colon = src.indexOf(':');
+    String from = src.startsWith(lead) && colon > lead.length() ? src.substring(lead.length(), colon) : "another GPU";
+    return e.basis().equals(io.blis.latency.catalog.GpuEfficiency.ASSUMED)
+        ? new Extrapolation(Extrapolation.Kind.GPU_ASSUMED, base + ", kernel efficiency assumed from " + from
+            + " (none of its kernels measured)")
+        : new Extrapolation(Extrapolation.Kind.GPU_ESTIMATE, base + ", kernel efficiency estimated from " + from);
   }
 
   private static String bytes(double b) {

@@ -79,6 +79,9 @@ public final class IntervalScales {
       double v = residualLogSd * residualLogSd;
       for (Extrapolation.Kind k : kinds) {
         double s = kindLogSd.getOrDefault(k, largest);
+        for (Extrapolation.Kind f = Extrapolation.floorOf(k); f != null; f = Extrapolation.floorOf(f)) {
+          s = Math.max(s, kindLogSd.getOrDefault(f, largest));
+        }
         v += s * s;
       }
       return Math.sqrt(v);

@@ -77,6 +77,26 @@ class CalibrateCommandTest {
   }
 
   @Test
+  void aTiedCoefficientTakesTheValueItFollows(@TempDir Path dir) throws Exception {
+    Path coeffs = dir.resolve("fit.yaml");
+    StringWriter err = new StringWriter();
+    int code = run(new StringWriter(), err, "calibrate", "--experiments", small(), "--out", coeffs.toString(),
+        "--tie", "decode_memory=weight_load", "--budget", "0.03", "--subsample", "0", "--joint-subsample", "0",
+        "--threads", "1");
+    assertThat(code).as(err.toString()).isZero();
+    List<String> names = TrainedPhysicsCoefficients.names();
+    double[] v = TrainedPhysicsCoefficients.toArray(CoefficientFiles.load(coeffs));
+    assertThat(v[names.indexOf("decode_memory")]).isEqualTo(v[names.indexOf("weight_load")]);
+    assertThat(Files.readString(coeffs)).contains(" --tie decode_memory=weight_load");
+    for (String bad : List.of("decode_memory", "decode_memory=warp", "weight_load=weight_load")) {
+      StringWriter e = new StringWriter();
+      assertThat(run(new StringWriter(), e, "calibrate", "--experiments", small(), "--tie", bad)).isEqualTo(2);
+      assertThat(e.toString()).contains("--tie: expected NAME=OTHER with two different coefficients").contains(bad);
+      assertThat(e.toString().strip().lines().count()).isEqualTo(1);
+    }
+  }
+
+  @Test
   void badOptionsAreOneLineErrors() throws Exception {
     StringWriter err = new StringWriter();
     assertThat(run(new StringWriter(), err, "calibrate", "--experiments", small(), "--cross-validate", "sometimes"))

@@ -147,7 +147,7 @@ class IntervalCliTest {
     assertThat(out.code()).as(out.err()).isZero();
     JsonNode piIn = new ObjectMapper().readTree(in.out()).path("prediction_interval");
     JsonNode piOut = new ObjectMapper().readTree(out.out()).path("prediction_interval");
-    assertThat(piOut.path("extrapolation").get(0).asText()).isEqualTo("gpu A100-80GB not in fit (H100)");
+    assertThat(piOut.path("extrapolation").get(0).asText()).isEqualTo("gpu A100-80GB not in fit (H100), kernel efficiency measured");
     assertThat(piOut.path("e2e_mean_ms").path("extrapolation_log_sd").asDouble())
         .isEqualTo(Ensemble.bundled().extrapolationLogSd(
             List.of(new io.blis.engine.validate.Extrapolation(io.blis.engine.validate.Extrapolation.Kind.GPU, "g")),

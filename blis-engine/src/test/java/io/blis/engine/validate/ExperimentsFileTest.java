@@ -155,24 +155,24 @@ class ExperimentsFileTest {
   void anUnbundledGpuIsReadFromItsSpecEntry(@TempDir Path dir) throws Exception {
     Files.writeString(dir.resolve("gpus.json"), """
         {"_note": "two GPUs",
-         "B200_192GB": {"bf16_dense_tflops": 2250, "fp8_dense_tflops": 4500, "hbm_bandwidth_tb_s": 8.0,
-                        "memory_gb": 192, "nvlink_bandwidth_gb_s": 1800}}
+         "B300_288GB": {"bf16_dense_tflops": 2250, "fp8_dense_tflops": 4500, "hbm_bandwidth_tb_s": 8.0,
+                        "memory_gb": 288, "nvlink_bandwidth_gb_s": 1800}}
         """);
-    Experiment e = only(withHardware(dir, "NVIDIA B200", "gpus.json#B200_192GB"));
+    Experiment e = only(withHardware(dir, "NVIDIA B300", "gpus.json#B300_288GB"));
     var gpu = EngineRunSimulator.gpu(e);
     assertThat(gpu.memoryBandwidthBytesPerS()).isEqualTo(8.0e12);
     assertThat(gpu.peakFlopsBf16()).isEqualTo(2250e12);
-    assertThat(gpu.memoryBytes()).isEqualTo((long) (192 * 0.99 * Math.pow(2, 30)));
+    assertThat(gpu.memoryBytes()).isEqualTo((long) (288 * 0.99 * Math.pow(2, 30)));
 
-    Path noSpec = withHardware(dir, "NVIDIA B200", null);
+    Path noSpec = withHardware(dir, "NVIDIA B300", null);
     assertThatThrownBy(() -> ExperimentsFile.read(noSpec))
         .hasMessageContaining(noSpec.toString())
-        .hasMessageContaining("field 'hardware.gpu': unknown GPU 'NVIDIA B200'")
+        .hasMessageContaining("field 'hardware.gpu': unknown GPU 'NVIDIA B300'")
         .hasMessageContaining("hardware.spec");
-    Path wrongKey = withHardware(dir, "NVIDIA B200", "gpus.json#B300");
+    Path wrongKey = withHardware(dir, "NVIDIA B300", "gpus.json#B300");
     assertThatThrownBy(() -> ExperimentsFile.read(wrongKey))
         .hasMessageContaining("field 'hardware.spec'")
-        .hasMessageContaining("no GPU entry 'B300' (entries: B200_192GB)");
+        .hasMessageContaining("no GPU entry 'B300' (entries: B300_288GB)");
     // An unknown variant of a bundled family is an error, not the family's default.
     Path variant = withHardware(dir, "NVIDIA H100 64GB", null);
     assertThatThrownBy(() -> ExperimentsFile.read(variant)).hasMessageContaining("unknown GPU 'NVIDIA H100 64GB'");

@@ -42,7 +42,9 @@ class ExtrapolationTest {
     ModelSpec llama8b = ModelCatalog.byName("meta-llama/Llama-3.1-8B-Instruct");
     assertThat(e.distances(llama8b, GpuCatalog.byName("H100"), 2)).isEmpty();
     assertThat(e.distances(llama8b, GpuCatalog.resolve("A100-80GB"), 1)).extracting(Extrapolation::reason)
-        .containsExactly("gpu A100-80GB not in fit (H100)");
+        .containsExactly("gpu A100-80GB not in fit (H100), kernel efficiency measured");
+    assertThat(e.distances(llama8b, GpuCatalog.resolve("A100-80GB"), 1)).extracting(Extrapolation::kind)
+        .containsExactly(Extrapolation.Kind.GPU);
     assertThat(e.distances(ModelCatalog.byName("mistralai/Mixtral-8x22B-Instruct-v0.1"), GpuCatalog.byName("H100"), 8))
         .extracting(Extrapolation::reason).containsExactly("tp 8 > 4");
     assertThat(e.distances(ModelCatalog.byName("RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic"),
@@ -50,7 +52,43 @@ class ExtrapolationTest {
         .containsExactly(Extrapolation.Kind.PRECISION, Extrapolation.Kind.EXPERTS, Extrapolation.Kind.FAMILY);
     assertThat(e.distances(ModelCatalog.byName("Qwen/Qwen3-14B"), GpuCatalog.resolve("L40S"), 1))
         .extracting(Extrapolation::reason)
-        .containsExactly("gpu L40S not in fit (H100)", "family qwen3 not in fit (llama, mistral, mixtral, qwen2)");
+        .containsExactly("gpu L40S not in fit (H100), kernel efficiency estimated from A40",
+            "family qwen3 not in fit (llama, mistral, mixtral, qwen2)");
+    assertThat(e.distances(ModelCatalog.byName("Qwen/Qwen3-14B"), GpuCatalog.resolve("L40S"), 1))
+        .extracting(Extrapolation::kind).containsExactly(Extrapolation.Kind.GPU_ESTIMATE, Extrapolation.Kind.FAMILY);
+    // a GPU nothing is known of: its datasheet with the anchor's shares, an estimate
+    io.blis.latency.catalog.GpuSpec bare = new io.blis.latency.catalog.GpuSpec("X9", 500e12, 0, 3e12, 80L << 30, 200e9);
+    assertThat(e.distances(llama8b, GpuCatalog.byName("MI300X"), 1)).singleElement().satisfies(x -> {
+      assertThat(x.kind()).isEqualTo(Extrapolation.Kind.GPU_ASSUMED);
+      assertThat(x.reason()).isEqualTo("gpu MI300X not in fit (H100), kernel efficiency assumed from H100 (none of"
+          + " its kernels measured)");
+    });
+    assertThat(e.distances(llama8b, bare, 1)).singleElement().satisfies(x -> {
+      assertThat(x.kind()).isEqualTo(Extrapolation.Kind.GPU_ASSUMED);
+      assertThat(x.reason()).isEqualTo("gpu X9 not in fit (H100), no kernel-efficiency entry, taken to realize the"
+          + " H100's shares of its datasheet");
+    });
+  }
+
+  @Test
+  void anEstimatedGpusIntervalIsNeverNarrowerThanAMeasuredOnes() {
+    List<Extrapolation> measured = List.of(new Extrapolation(Extrapolation.Kind.GPU, "g"));
+    List<Extrapolation> estimated = List.of(new Extrapolation(Extrapolation.Kind.GPU_ESTIMATE, "e"));
+    Ensemble narrow = bundledWith(Map.of(Extrapolation.Kind.GPU, 0.2, Extrapolation.Kind.GPU_ESTIMATE, 0.05));
+    assertThat(narrow.extrapolationLogSd(estimated, Metric.E2E_MEAN)).isEqualTo(0.2);
+    Ensemble wide = bundledWith(Map.of(Extrapolation.Kind.GPU, 0.2, Extrapolation.Kind.GPU_ESTIMATE, 0.3));
+    assertThat(wide.extrapolationLogSd(estimated, Metric.E2E_MEAN)).isEqualTo(0.3);
+    assertThat(wide.extrapolationLogSd(measured, Metric.E2E_MEAN)).isEqualTo(0.2);
+    IntervalScales.Scales s = new IntervalScales.Scales(0, Map.of(Extrapolation.Kind.GPU, 0.2,
+        Extrapolation.Kind.GPU_ESTIMATE, 0.05));
+    assertThat(s.logSd(java.util.Set.of(Extrapolation.Kind.GPU_ESTIMATE))).isCloseTo(0.2, within(1e-12));
+    // an assumed GPU no run measured takes the largest scale, never less than an estimated one's
+    List<Extrapolation> assumed = List.of(new Extrapolation(Extrapolation.Kind.GPU_ASSUMED, "a"));
+    Ensemble both = bundledWith(Map.of(Extrapolation.Kind.GPU, 0.2, Extrapolation.Kind.GPU_ESTIMATE, 0.3,
+        Extrapolation.Kind.TP, 0.25));
+    assertThat(both.extrapolationLogSd(assumed, Metric.E2E_MEAN)).isEqualTo(0.3);
+    Ensemble withAssumed = bundledWith(Map.of(Extrapolation.Kind.GPU, 0.2, Extrapolation.Kind.GPU_ASSUMED, 0.1));
+    assertThat(withAssumed.extrapolationLogSd(assumed, Metric.E2E_MEAN)).isEqualTo(0.2);
   }
 
   @Test

@@ -76,6 +76,21 @@ public final class GpuCatalog {
   /** How a device description names a bundled GPU: family token, nominal GB, form factor. */
   private record Match(String family, int memoryGb, String form, boolean isDefault) {}
 
+  /** The measured kernel-efficiency entries, by GPU name ({@code gpus/efficiency.json}). */
+  private static final Map<String, GpuEfficiency> MEASURED = new LinkedHashMap<>();
+
+  static {
+    String table = "/io/blis/latency/gpus/efficiency.json";
+    try (InputStream in = GpuCatalog.class.getResourceAsStream(table)) {
+      if (in == null) {
+        throw new IllegalStateException("bundled GPU efficiency table missing: " + table);
+      }
+      MEASURED.putAll(GpuEfficiency.parseAll(JSON.readTree(in), "bundled " + table.substring(1)));
+    } catch (IOException e) {
+      throw new UncheckedIOException("cannot read " + table, e);
+    }
+  }
+
   static {
     String resource = "/io/blis/latency/gpus/gpus.json";
     try (InputStream in = GpuCatalog.class.getResourceAsStream(resource)) {
@@ -282,12 +297,101 @@ public final class GpuCatalog {
     double interNode = f.optionalDouble(lender.interNodeBandwidthBytesPerS() / 1e9, "inter_node_gb_s");
     double linkLatency = seconds(f, "interconnect_latency_us", lender.interconnectLatencyS());
     double interNodeLatency = seconds(f, "inter_node_latency_us", lender.interNodeLatencyS());
+    GpuEfficiency efficiency = efficiency(name, source, node.get("efficiency"), bundled);
     try {
       return new GpuSpec(name, bf16 * 1e12, fp8 * 1e12, bw * 1e12, (long) (memGib * GIB), link * 1e9,
-          perNode, interNode * 1e9, linkLatency, interNodeLatency);
+          perNode, interNode * 1e9, linkLatency, interNodeLatency, efficiency);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
     }
+  }
+
+  /**
+   * The kernel-efficiency entry a GPU description names: {@code "NAME"} (the measured entry of that
+   * name; an estimate when it is another GPU's), {@code {"from": "NAME", "source": "why"}} (an
+   * estimate from that measured entry, the reason in words), or an entry written out in full (as
+   * {@code blis gpu-profile} writes it). Absent: a Go BLIS entry borrows the bundled GPU's; otherwise
+   * none (null).
+   */
+  private static GpuEfficiency efficiency(String gpu, String source, JsonNode e, Optional<GpuSpec> bundled) {
+    String where = source + ": efficiency";
+    if (e == null || e.isNull()) {
+      return bundled.map(GpuSpec::efficiency).orElse(null);
+    }
+    if (e.isTextual()) {
+      GpuEfficiency m = measuredEntry(e.asText(), where);
+      return e.asText().equalsIgnoreCase(gpu) ? m
+          : m.as(GpuEfficiency.ESTIMATED, "estimated from " + e.asText() + ": its measured entry (" + m.source() + ")");
+    }
+    if (e.isObject() && e.has("from")) {
+      Iterator<String> keys = e.fieldNames();
+      while (keys.hasNext()) {
+        String k = keys.next();
+        if (!Set.of("from", "source", "allreduce", "basis").contains(k)) {
+          throw new IllegalArgumentException(where + ": " + ESTIMATE_FORM + "; unknown key '" + k + "'");
+        }
+      }
+      String basis = e.path("basis").asText(GpuEfficiency.ESTIMATED);
+      if (!e.get("from").isTextual() || (e.has("source") && !e.get("source").isTextual())
+          || (e.has("allreduce") && !e.get("allreduce").isBoolean())
+          || !(basis.equals(GpuEfficiency.ESTIMATED) || basis.equals(GpuEfficiency.ASSUMED))) {
+        throw new IllegalArgumentException(where + ": " + ESTIMATE_FORM + ", got " + e);
+      }
+      GpuEfficiency m = measuredEntry(e.get("from").asText(), where);
+      String why = e.path("source").asText("the measured entry of " + e.get("from").asText());
+      GpuEfficiency est = m.as(basis, basis + " from " + e.get("from").asText() + ": " + why);
+      // the measured all-reduce belongs to the measured GPU's link; kept only when the estimate says
+      // the links are alike
+      return e.path("allreduce").asBoolean(false) ? est : est.withoutAllReduce();
+    }
+    return GpuEfficiency.parse(e, where);
+  }
+
+  private static final String ESTIMATE_FORM =
+      "an estimate is {\"from\": \"GPU\", \"source\": \"why\", \"allreduce\": true|false, \"basis\":"
+          + " \"estimated\"|\"assumed\"}";
+
+  private static GpuEfficiency measuredEntry(String name, String where) {
+    for (Map.Entry<String, GpuEfficiency> m : MEASURED.entrySet()) {
+      if (m.getKey().equalsIgnoreCase(name)) {
+        return m.getValue();
+      }
+    }
+    throw new IllegalArgumentException(where + ": no measured efficiency entry '"
+        + io.blis.latency.coeff.InputTrees.oneLine(name) + "' (measured: "
+        + String.join(", ", MEASURED.keySet()) + ")");
+  }
+
+  /** Names of the GPUs whose kernel efficiency is measured (the bundled {@code gpus/efficiency.json}). */
+  public static List<String> measuredEfficiencies() {
+    return List.copyOf(MEASURED.keySet());
+  }
+
+  /** The measured efficiency entry of that name (case-insensitive). */
+  public static GpuEfficiency measuredEfficiency(String name) {
+    return measuredEntry(name, "efficiency");
+  }
+
+  /**
+   * {@code gpu} as a GPU file ({@link #fromFile} reads it back to an equal {@link GpuSpec}), its
+   * efficiency entry written out in full.
+   */
+  public static ObjectNode toJson(GpuSpec gpu) {
+    ObjectNode o = JSON.createObjectNode();
+    o.put("name", gpu.name());
+    o.put("bf16_dense_tflops", gpu.peakFlopsBf16() / 1e12);
+    o.put("fp8_dense_tflops", gpu.peakFlopsFp8() / 1e12);
+    o.put("hbm_bandwidth_tb_s", gpu.memoryBandwidthBytesPerS() / 1e12);
+    o.put("memory_gib", Math.round(gpu.memoryBytes() / GIB * 1e4) / 1e4); // what was read, to 0.1 MiB
+    o.put("interconnect_gb_s", gpu.interconnectBandwidthBytesPerS() / 1e9);
+    o.put("gpus_per_node", gpu.gpusPerNode());
+    o.put("inter_node_gb_s", gpu.interNodeBandwidthBytesPerS() / 1e9);
+    o.put("interconnect_latency_us", gpu.interconnectLatencyS() * 1e6);
+    o.put("inter_node_latency_us", gpu.interNodeLatencyS() * 1e6);
+    if (gpu.efficiency() != null) {
+      o.set("efficiency", gpu.efficiency().toJson());
+    }
+    return o;
   }
 
   /** Go BLIS's name of the dense bf16 peak; its presence marks a Go BLIS hardware_config.json entry. */

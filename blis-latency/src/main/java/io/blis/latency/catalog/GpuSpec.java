@@ -19,6 +19,9 @@ import io.blis.api.HardwareSpec;
  *     RoCE), bytes/s
  * @param interconnectLatencyS latency of one transfer over the link within a node, seconds
  * @param interNodeLatencyS latency of one transfer between nodes, seconds
+ * @param efficiency how much of this datasheet the GPU's kernels realize, measured or estimated
+ *     ({@link GpuEfficiency}); null when nothing is known, and the step model then takes the GPU to
+ *     realize the same shares as the {@linkplain GpuEfficiency#ANCHOR anchor GPU}
  */
 public record GpuSpec(
     String name,
@@ -30,7 +33,8 @@ public record GpuSpec(
     int gpusPerNode,
     double interNodeBandwidthBytesPerS,
     double interconnectLatencyS,
-    double interNodeLatencyS)
+    double interNodeLatencyS,
+    GpuEfficiency efficiency)
     implements HardwareSpec {
 
   /**
@@ -90,6 +94,30 @@ public record GpuSpec(
     positive(name, "inter_node_gb_s", interNodeBandwidthBytesPerS);
     nonNegative(name, "interconnect_latency_us", interconnectLatencyS);
     nonNegative(name, "inter_node_latency_us", interNodeLatencyS);
+  }
+
+  /** A GPU without a kernel-efficiency entry (taken to realize the anchor GPU's shares). */
+  public GpuSpec(
+      String name,
+      double peakFlopsBf16,
+      double peakFlopsFp8,
+      double memoryBandwidthBytesPerS,
+      long memoryBytes,
+      double interconnectBandwidthBytesPerS,
+      int gpusPerNode,
+      double interNodeBandwidthBytesPerS,
+      double interconnectLatencyS,
+      double interNodeLatencyS) {
+    this(name, peakFlopsBf16, peakFlopsFp8, memoryBandwidthBytesPerS, memoryBytes,
+        interconnectBandwidthBytesPerS, gpusPerNode, interNodeBandwidthBytesPerS, interconnectLatencyS,
+        interNodeLatencyS, null);
+  }
+
+  /** This GPU with another kernel-efficiency entry. */
+  public GpuSpec withEfficiency(GpuEfficiency e) {
+    return new GpuSpec(name, peakFlopsBf16, peakFlopsFp8, memoryBandwidthBytesPerS, memoryBytes,
+        interconnectBandwidthBytesPerS, gpusPerNode, interNodeBandwidthBytesPerS, interconnectLatencyS,
+        interNodeLatencyS, e);
   }
 
   /**

@@ -27,7 +27,10 @@ import io.blis.latency.coeff.CoefficientVectors;
  * number hit, and two ring all-reduces per layer cross the interconnect when TP > 1. Efficiencies
  * come from the vector {@code efficiency} ([mfu_prefill, mfu_decode, hbm_fraction,
  * interconnect_fraction], each in (0, 1]) if given, else {@code efficiency_<GPU name>}, from the
- * user's coefficients first and then the bundled {@code coefficients/roofline.yaml}.
+ * user's coefficients first and then the bundled {@code coefficients/roofline.yaml}. A vector named
+ * for the GPU is that GPU's own shares of its datasheet; the generic {@code efficiency} is the
+ * anchor GPU's (H100), and the GPU's kernel-efficiency entry scales the ideal times as it does for
+ * trained-physics (docs/gpu-efficiency.md).
  */
 public final class RooflineProvider implements LatencyModelProvider {
 
@@ -66,9 +69,12 @@ public final class RooflineProvider implements LatencyModelProvider {
                 + "] must be in (0, 1], got " + eff[i]);
       }
     }
+    // a vector named for this GPU holds its own shares of its datasheet; the generic one is the
+    // anchor GPU's, carried to this GPU by its kernel-efficiency entry (docs/gpu-efficiency.md)
+    boolean ownFigures = key.equals(perGpu);
     return new RooflineModel(
         new StepBasis(context.model(), context.hardware(), Layout.of(context.deployment()),
-            ModelConfig.truncatesSampling(context.model())),
+            ModelConfig.truncatesSampling(context.model()), !ownFigures),
         eff,
         v.nonNegative("alpha", 3, 3),
         v.scalar("scheduling_us", 0),

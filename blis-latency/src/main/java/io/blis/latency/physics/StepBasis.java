@@ -6,6 +6,7 @@ import io.blis.api.ModelSpec;
 import io.blis.api.Phase;
 import io.blis.api.RequestView;
 import io.blis.latency.catalog.GpuSpec;
+import io.blis.latency.catalog.KernelScales;
 import io.blis.latency.catalog.ModelConfig;
 import io.blis.latency.catalog.ModelSizes;
 import io.blis.latency.layout.Collectives;
@@ -87,10 +88,12 @@ final class StepBasis {
   private final double missRatio; // (N - k) / N, chance that one token misses a given expert
   // ideal microseconds per unit of work, computed once here (no division per step)
   private final double linearUsPerToken;
+  private final double decodeLinearUsPerToken;
   private final double prefillPairUs;
   private final double decodePairUs;
   private final double contextUpUsPerToken;
   private final double lmHeadUsPerRequest;
+  private final double decodeLmHeadUsPerRequest;
   private final double kvUsPerToken;
   private final double denseWeightUs;
   private final double expertUsPerDistinctExpert;
@@ -101,6 +104,20 @@ final class StepBasis {
   private final double commLatencyPerStepUs;
   /** Data-parallel ranks whose tokens meet in every MoE layer (their batches assumed alike). */
   private final int dataParallel;
+
+  /**
+   * The GPU's kernel scales against the anchor GPU ({@link KernelScales}), applied to the ideal
+   * times above; all 1 on the anchor GPU and on a GPU without an efficiency entry.
+   */
+  final KernelScales scales;
+  /** {@link #layers} x the layer-kernel scale: what a fixed time per layer is multiplied by. */
+  final double layerUnits;
+  /** {@link #allReducesPerStep} x the all-reduce latency scale. */
+  final double allReduceUnits;
+  /** {@link #moeLayers} x the GEMM fixed-time scale (a fused MoE layer's kernels). */
+  final double moeLayerUnits;
+  /** {@link #kiloVocabSampled} x the element-wise-kernel scale (the per-step sampling chain). */
+  final double kiloVocabUnits;
 
   // results of the last compute(): ideal microseconds at peak rates
   double prefillComputeUs;
@@ -131,6 +148,14 @@ final class StepBasis {
 
   /** The terms of one data-parallel rank's step through every pipeline stage of {@code layout}. */
   StepBasis(ModelSpec m, HardwareSpec gpu, Layout layout, boolean truncates) {
+    this(m, gpu, layout, truncates, true);
+  }
+
+  /**
+   * As above; {@code kernelScales} false leaves the ideal times at the datasheet peaks (for
+   * efficiencies that are already this GPU's own, such as a roofline vector named for it).
+   */
+  StepBasis(ModelSpec m, HardwareSpec gpu, Layout layout, boolean truncates, boolean kernelScales) {
     layout.check(m);
     int tp = layout.tp();
     double d = m.hiddenSize();
@@ -140,6 +165,8 @@ final class StepBasis {
     this.moeLayers = m.isMoe() ? m.numMoeLayers() : 0;
     this.allReducesPerStep = tp > 1 ? 2 * layers : 0;
     this.dataParallel = layout.dp();
+    KernelScales k8 = kernelScales ? KernelScales.of(gpu, tp, m.hiddenSize()) : KernelScales.ONE;
+    this.scales = k8;
     double flopsPerUs = GpuSpec.peakFlopsFor(gpu, w) / 1e6;
     double hbmBytesPerUs = gpu.memoryBandwidthBytesPerS() / 1e6;
 
@@ -194,17 +221,20 @@ final class StepBasis {
     this.missRatio = m.isMoe() ? (double) (m.numExperts() - k) / m.numExperts() : 1.0;
     double allReduceBytesPerToken = Collectives.ringAllReduceBytes(d * m.activationBytes(), tp);
     double routingBytesPerToken = 4.0 * k * d * m.activationBytes();
-    this.linearUsPerToken = linearFlopsPerToken / flopsPerUs;
-    this.prefillPairUs = prefillPairFlops / flopsPerUs;
-    this.decodePairUs = decodePairFlops / flopsPerUs;
-    this.contextUpUsPerToken = contextUpFlopsPerToken / flopsPerUs;
-    this.lmHeadUsPerRequest = lmHeadFlopsPerRequest / flopsPerUs;
-    this.kvUsPerToken = kvBytesPerToken / hbmBytesPerUs;
-    this.denseWeightUs = denseWeightBytes / hbmBytesPerUs;
-    this.expertUsPerDistinctExpert = moeLayers * expertBytesPerMoeLayerPerExpert / hbmBytesPerUs;
-    this.routingUsPerToken = moeLayers * routingBytesPerToken / hbmBytesPerUs;
+    // ideal times at the datasheet peaks, times the GPU's kernel scales (1 on the anchor GPU)
+    this.linearUsPerToken = linearFlopsPerToken / flopsPerUs * k8.prefillFlops();
+    this.decodeLinearUsPerToken = linearFlopsPerToken / flopsPerUs * k8.decodeFlops();
+    this.prefillPairUs = prefillPairFlops / flopsPerUs * k8.prefillFlops();
+    this.decodePairUs = decodePairFlops / flopsPerUs * k8.decodeFlops();
+    this.contextUpUsPerToken = contextUpFlopsPerToken / flopsPerUs * k8.prefillFlops();
+    this.lmHeadUsPerRequest = lmHeadFlopsPerRequest / flopsPerUs * k8.prefillFlops();
+    this.decodeLmHeadUsPerRequest = lmHeadFlopsPerRequest / flopsPerUs * k8.decodeFlops();
+    this.kvUsPerToken = kvBytesPerToken / hbmBytesPerUs * k8.kv();
+    this.denseWeightUs = denseWeightBytes / hbmBytesPerUs * k8.weights();
+    this.expertUsPerDistinctExpert = moeLayers * expertBytesPerMoeLayerPerExpert / hbmBytesPerUs * k8.weights();
+    this.routingUsPerToken = moeLayers * routingBytesPerToken / hbmBytesPerUs * k8.weights();
     this.tpCommUsPerToken = Collectives.transferUs(gpu, Layout.crossesNodes(gpu, tp),
-        allReducesPerStep * allReduceBytesPerToken);
+        allReducesPerStep * allReduceBytesPerToken) * k8.allReduceBandwidth();
 
     // MoE collectives across the group: expert-parallel dispatch and combine (all-to-all), or,
     // without EP but with data-parallel ranks, the all-gather of every rank's tokens and the
@@ -230,7 +260,11 @@ final class StepBasis {
     double ppLatency = local * Collectives.latencyUs(gpu, false) + crossing * Collectives.latencyUs(gpu, true);
     this.commLatencyPerStepUs = moeLatency + ppLatency;
     this.kiloVocabSampled = truncates ? m.vocabSize() / 1000.0 : 0.0;
-    this.logitsPassUs = truncates ? m.vocabSize() * 4.0 / hbmBytesPerUs : 0.0;
+    this.logitsPassUs = truncates ? m.vocabSize() * 4.0 / hbmBytesPerUs * k8.weights() : 0.0;
+    this.layerUnits = layers * k8.layer();
+    this.allReduceUnits = allReducesPerStep * k8.allReduceLatency();
+    this.moeLayerUnits = moeLayers * k8.gemmFixed();
+    this.kiloVocabUnits = kiloVocabSampled * k8.smallKernels();
   }
 
   /** Computes every term for {@code batch}; the results are left in the fields. */
@@ -267,8 +301,8 @@ final class StepBasis {
         pfTokens * linearUsPerToken + pfPairs * prefillPairUs + pfRequests * lmHeadUsPerRequest
             + pfContext * contextUpUsPerToken;
     decodeComputeUs =
-        dcTokens * linearUsPerToken + dcPairs * decodePairUs
-            + (n - pfRequests) * lmHeadUsPerRequest;
+        dcTokens * decodeLinearUsPerToken + dcPairs * decodePairUs
+            + (n - pfRequests) * decodeLmHeadUsPerRequest;
     prefillMemoryUs = (pfContext + pfTokens) * kvUsPerToken;
     decodeMemoryUs = (dcContext + dcTokens) * kvUsPerToken;
     weightLoadUs = denseWeightUs;

@@ -113,8 +113,8 @@ public final class StepFit {
           basis.moeRoutingUs, basis.requests, b0[14] * basis.logitsPassUs * basis.requests};
       y[i] = sorted.get(i).durationUs();
     }
-    double constant = b0[8] * basis.layers + b0[9] * basis.allReducesPerStep + b0[12] * basis.moeLayers
-        + b0[13] * basis.kiloVocabSampled;
+    double constant = b0[8] * basis.layerUnits + b0[9] * basis.allReduceUnits + b0[12] * basis.moeLayerUnits
+        + b0[13] * basis.kiloVocabUnits;
     double[] lower = TrainedPhysicsCoefficients.lowerBounds();
     double[] upper = TrainedPhysicsCoefficients.upperBounds();
 

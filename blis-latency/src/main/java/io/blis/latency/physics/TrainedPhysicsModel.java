@@ -42,8 +42,8 @@ final class TrainedPhysicsModel extends RequestTimes {
     // per request: b10, plus the sampling passes over its logits (top-p/top-k models only)
     this.perRequestUs = b[10] + b[14] * basis.logitsPassUs;
     this.fixedPerStepUs =
-        b[8] * basis.layers + b[9] * basis.allReducesPerStep + b[11] + b[12] * basis.moeLayers
-            + b[13] * basis.kiloVocabSampled;
+        b[8] * basis.layerUnits + b[9] * basis.allReduceUnits + b[11] + b[12] * basis.moeLayerUnits
+            + b[13] * basis.kiloVocabUnits;
   }
 
   @Override

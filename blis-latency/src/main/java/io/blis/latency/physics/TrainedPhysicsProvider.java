@@ -14,16 +14,19 @@ import io.blis.latency.catalog.ModelConfig;
  *   compute = b0 x prefillCompute
  *   memory  = b4 x weightLoad + b5 x expertWeightLoad + b1 x prefillMemory + b3 x decodeMemory
  *   step    = max(compute, memory) + b2 x decodeCompute + b6 x tpComm + b7 x moeRouting
- *             + b8 x layers + b9 x allReduces + b10 x requests + b11 + b12 x moeLayers
- *             + b13 x vocab / 1000 + b14 x requests x logitsPass
+ *             + b8 x layers x sLayer + b9 x allReduces x sAllReduce + b10 x requests + b11
+ *             + b12 x moeLayers x sGemm + b13 x vocab / 1000 x sSmall + b14 x requests x logitsPass
  *               (b13, b14 only for top-p/top-k default sampling)               (us, >= 1)
- *   logitsPass = vocab x 4 bytes / peak HBM bandwidth (one read of a request's fp32 logits)
+ *   logitsPass = vocab x 4 bytes / peak HBM bandwidth x sWeights (one read of a request's fp32 logits)
  *   queueingTime = a0,  schedulingProcessingTime = a1,  outputTokenProcessingTime = a2,
  *   preemptionProcessingTime = a3                                                      (us)
  * </pre>
  *
- * The basis terms are ideal microseconds at the GPU's peak rates, per GPU of the TP group
- * (definitions in docs/latency-models.md): they read each scheduled request's {@code newTokens},
+ * The basis terms are ideal microseconds at the GPU's peak rates, per GPU of the TP group, each
+ * times the GPU's kernel scale for its kind of work ({@link io.blis.latency.catalog.KernelScales}:
+ * 1 on the H100 the bundled coefficients were fitted on, the GPU's measured or estimated kernel
+ * efficiency against the H100's elsewhere; the {@code s...} factors above are those of the fixed
+ * terms) (definitions in docs/latency-models.md): they read each scheduled request's {@code newTokens},
  * {@code progressIndex} (context already in the KV cache, prefix hits included) and {@code phase}.
  * {@code b0..b7} are dimensionless multipliers (inverse efficiencies), {@code b8..b13} and {@code
  * a0..a3} microseconds, {@code b14} a count of passes; names, bounds and defaults are in {@link TrainedPhysicsCoefficients}.

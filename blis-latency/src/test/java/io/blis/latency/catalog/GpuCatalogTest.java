@@ -21,7 +21,7 @@ class GpuCatalogTest {
   @Test
   void bundlesTheThreeGroundTruthGpusWithDenseRates() {
     assertThat(GpuCatalog.names()).startsWith("H100", "A100-80GB", "L40S")
-        .contains("H100-PCIE", "H100-NVL", "H200", "A100-40GB", "A100-80GB-PCIE");
+        .contains("H100-PCIE", "H100-NVL", "H200", "A100-40GB", "A100-80GB-PCIE", "A40", "B200", "MI300X");
     GpuSpec h100 = GpuCatalog.byName("H100");
     assertThat(h100.peakFlopsBf16()).isEqualTo(989.4e12); // dense, not the 1979 sparse figure
     assertThat(h100.peakFlopsFp8()).isEqualTo(1979e12);
@@ -67,7 +67,8 @@ class GpuCatalogTest {
     assertThat(GpuCatalog.describedBy("NVIDIA H200")).get().extracting(GpuSpec::name).isEqualTo("H200");
     // Not bundled, or a variant the catalog does not have: nothing, rather than a near miss.
     assertThat(GpuCatalog.describedBy("NVIDIA L40")).isEmpty();
-    assertThat(GpuCatalog.describedBy("NVIDIA B200")).isEmpty();
+    assertThat(GpuCatalog.describedBy("NVIDIA B200")).get().extracting(GpuSpec::name).isEqualTo("B200");
+    assertThat(GpuCatalog.describedBy("NVIDIA B100")).isEmpty();
     assertThat(GpuCatalog.describedBy("NVIDIA A100 40GB PCIe")).isEmpty();
     assertThat(GpuCatalog.describedBy("H100 SXM 94GB")).isEmpty();
     assertThat(GpuCatalog.resolve("NVIDIA A100-SXM4-40GB").memoryBandwidthBytesPerS()).isEqualTo(1.555e12);
@@ -125,9 +126,9 @@ class GpuCatalogTest {
 
   @Test
   void unknownGpuListsNames() {
-    assertThatThrownBy(() -> GpuCatalog.byName("B200"))
+    assertThatThrownBy(() -> GpuCatalog.byName("B300"))
         .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("unknown GPU 'B200'")
+        .hasMessageContaining("unknown GPU 'B300'")
         .hasMessageContaining("H100")
         .hasMessageContaining("L40S");
   }
