@@ -102,7 +102,7 @@ final class FitCommand implements Callable<Integer> {
       g = gpu.endsWith(".json") ? GpuCatalog.fromFile(Path.of(gpu)) : GpuCatalog.resolve(gpu);
     }
     TraceFit.Outcome o = TraceFit.fit(traces, m, g, tp, Cluster.loadCoefficients(coefficients));
-    String yaml = CoefficientFiles.toYaml(TrainedPhysicsCoefficients.LATENCY_MODEL,
+    String yaml = provenance(o) + CoefficientFiles.toYaml(TrainedPhysicsCoefficients.LATENCY_MODEL,
         String.format(Locale.ROOT, "blis fit of %s on %s TP%d from %s: %d steps, test MAPE %.2f%%",
             m.name(), g.name(), tp, traces.getFileName(), o.stepsWithBatch(), o.beta().testMapePct()),
         o.coefficients());
@@ -140,7 +140,7 @@ final class FitCommand implements Callable<Integer> {
     double[] values = TrainedPhysicsCoefficients.toArray(o.coefficients());
     for (int k = 0; k < terms.size(); k++) {
       spec.commandLine().getOut().printf(Locale.ROOT, "  %-22s %12.4f %s%n", terms.get(k).name(),
-          values[k], fitted(o, k) ? "fitted" : "kept");
+          values[k], fitted(o, k) ? "fitted" : "kept: " + o.notIdentified(k));
     }
     spec.commandLine().getOut().flush();
     return 0;
@@ -163,8 +163,27 @@ final class FitCommand implements Callable<Integer> {
 
   /** Whether coefficient {@code k} (in {@link TrainedPhysicsCoefficients#terms()} order) was fitted. */
   private static boolean fitted(TraceFit.Outcome o, int k) {
-    int betas = TrainedPhysicsCoefficients.BETA_LENGTH;
-    return k < betas ? o.beta().exercised()[k] : o.alpha().fitted()[k - betas];
+    return o.notIdentified(k) == null;
+  }
+
+  /**
+   * YAML comment lines naming the coefficients the trace determined and, for each other one, that
+   * it is the starting value and why the trace does not determine it.
+   */
+  private static String provenance(TraceFit.Outcome o) {
+    List<TrainedPhysicsCoefficients.Term> terms = TrainedPhysicsCoefficients.terms();
+    StringBuilder fittedNames = new StringBuilder();
+    StringBuilder kept = new StringBuilder();
+    for (int k = 0; k < terms.size(); k++) {
+      if (fitted(o, k)) {
+        fittedNames.append(fittedNames.length() == 0 ? "" : ", ").append(terms.get(k).name());
+      } else {
+        kept.append("#   ").append(terms.get(k).name()).append(": ")
+            .append(o.notIdentified(k).replace('\n', ' ')).append('\n');
+      }
+    }
+    return "# fitted from the trace: " + (fittedNames.length() == 0 ? "none" : fittedNames) + "\n"
+        + (kept.length() == 0 ? "" : "# kept at their starting values (not determined by this trace):\n" + kept);
   }
 
   private String report(TraceFit.Outcome o) {
@@ -203,6 +222,9 @@ final class FitCommand implements Callable<Integer> {
         g.writeStringField("name", terms.get(k).name());
         g.writeNumberField("value", values[k]);
         g.writeBooleanField("fitted", fitted(o, k));
+        if (!fitted(o, k)) {
+          g.writeStringField("not_identified", o.notIdentified(k));
+        }
         if (k < TrainedPhysicsCoefficients.BETA_LENGTH && b.exercised()[k]) {
           g.writeNumberField("standard_error", b.standardErrors()[k]);
         }

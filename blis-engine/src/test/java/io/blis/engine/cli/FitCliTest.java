@@ -37,6 +37,30 @@ class FitCliTest {
         .contains("with request snapshots, 0 rebuilt from journeys");
     assertThat(Files.readString(report)).contains("\"test_mape_pct\"").contains("decode_only")
         .contains("\"test_abs_error_pct\"");
+    // every coefficient written is either fitted or named, in the file, the report and the
+    // printout, as kept at its start with the reason the trace does not determine it
+    String yaml = Files.readString(coeffs);
+    var json = BlisCliTest.JSON.readTree(Files.readString(report)).path("coefficients");
+    assertThat(json.size()).isEqualTo(io.blis.latency.physics.TrainedPhysicsCoefficients.terms().size());
+    int kept = 0;
+    for (var c : json) {
+      String name = c.path("name").asText();
+      if (c.path("fitted").asBoolean()) {
+        assertThat(c.has("not_identified")).as(name).isFalse();
+        assertThat(yaml).as(name).doesNotContain("#   " + name + ":");
+      } else {
+        kept++;
+        String why = c.path("not_identified").asText();
+        assertThat(why).as(name).isNotBlank();
+        assertThat(yaml).contains("#   " + name + ": " + why);
+        assertThat(fit.out()).containsPattern(java.util.regex.Pattern.quote(name) + " +[-0-9.]+ kept: "
+            + java.util.regex.Pattern.quote(why));
+      }
+    }
+    assertThat(kept).isPositive();
+    assertThat(yaml).startsWith("# fitted from the trace: ")
+        .contains("# kept at their starting values (not determined by this trace):")
+        .contains("#   per_layer_us: a constant per step within one deployment: not separable from per_step_us");
     // the same trace fitted for the wrong deployment (70B on 4 GPUs) is rejected, not accepted
     BlisCliTest.Outcome wrong = blis("fit", "--traces", trace.toString(), "--model",
         "meta-llama/Llama-2-70b-hf", "--tp", "4", "--out", dir.resolve("wrong.yaml").toString());

@@ -29,8 +29,9 @@ public final class AlphaFit {
    * @param alpha queueing, scheduling, per-output-token and preemption times, microseconds
    * @param fitted which of the four the journeys determined (the others keep their start values)
    * @param requests journeys used
+   * @param notIdentified per alpha, why the journeys do not determine it (null when fitted)
    */
-  public record Result(double[] alpha, boolean[] fitted, int requests) {}
+  public record Result(double[] alpha, boolean[] fitted, int requests, String[] notIdentified) {}
 
   /** Fits from {@code journeys}, keeping {@code start} values for what they cannot determine. */
   public static Result fit(List<TracedJourney> journeys, double[] start) {
@@ -90,7 +91,12 @@ public final class AlphaFit {
       alpha[3] = Math.max(0, median(perPreemption));
       fitted[3] = true;
     }
-    return new Result(alpha, fitted, used);
+    String[] why = {
+        fitted[0] ? null : "no journey records both ARRIVED and QUEUED",
+        fitted[1] ? null : "no journey without preemption records its first token at both the engine and the client",
+        fitted[2] ? null : "no journey without preemption records its last token at both ends after 2 or more tokens",
+        fitted[3] ? null : "no preempted journey in the trace"};
+    return new Result(alpha, fitted, used, why);
   }
 
   private static TracedJourney.Event first(List<TracedJourney.Event> events, String name) {

@@ -77,6 +77,15 @@ public final class TraceFit {
     public long stepsWithoutBatch() {
       return stepsLeftOut.values().stream().mapToLong(Long::longValue).sum();
     }
+
+    /**
+     * Why coefficient {@code k} (in {@link TrainedPhysicsCoefficients#terms()} order: beta, then
+     * alpha) was kept at its starting value, or null when the trace determined it.
+     */
+    public String notIdentified(int k) {
+      int betas = TrainedPhysicsCoefficients.BETA_LENGTH;
+      return k < betas ? beta.notIdentified()[k] : alpha.notIdentified()[k - betas];
+    }
   }
 
   /** Reads {@code traces} and fits, starting from {@code start} (empty: the bundled defaults). */

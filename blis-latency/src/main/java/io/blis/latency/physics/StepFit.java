@@ -57,8 +57,11 @@ public final class StepFit {
   /** Largest standard error, relative to the value, of a coefficient the data determine. */
   private static final double MAX_RELATIVE_SE = 0.02;
 
-  /** A fitted beta with each free coefficient's standard error (NaN for held ones). */
-  private record Fitted(double[] beta, double[] sigma) {}
+  /**
+   * A fitted beta with each free coefficient's standard error (NaN for held ones) and the
+   * correlation of each pair of free coefficients' estimates (NaN where either is held).
+   */
+  private record Fitted(double[] beta, double[] sigma, double[][] correlation) {}
 
   private StepFit() {}
 
@@ -79,11 +82,15 @@ public final class StepFit {
    * @param testResiduals relative residuals (predicted / measured - 1) of the test split
    * @param testBatchSizes requests in each test step
    * @param testWithPrefill whether each test step had a request in prefill
+   * @param notIdentified per beta index, why the trace does not determine it (null when fitted):
+   *     its term is absent or under 1% of the step time, its standard error is too large (with
+   *     the coefficient it trades against, the one whose estimate is most correlated with it), or
+   *     it is a constant of the deployment that no trace of one deployment separates
    */
   public record Result(double[] beta, boolean[] exercised, double[] standardErrors,
       int trainSteps, int testSteps,
       double validationMapePct, double testMapePct, double testPearson, double[] testResiduals,
-      int[] testBatchSizes, boolean[] testWithPrefill) {}
+      int[] testBatchSizes, boolean[] testWithPrefill, String[] notIdentified) {}
 
   /**
    * Fits {@code steps} (any order) of one deployment, starting from {@code start}'s beta.
@@ -128,6 +135,17 @@ public final class StepFit {
     // backward elimination: hold the least determined coefficient until every free one is
     // determined (relative standard error <= MAX_RELATIVE_SE) and makes >= 1% of the time
     boolean[] exercised = all.clone();
+    String[] why = new String[b0.length];
+    List<TrainedPhysicsCoefficients.Term> terms = TrainedPhysicsCoefficients.terms();
+    for (int k = 0; k < b0.length; k++) {
+      if (!isFree(k)) {
+        why[k] = k == 14
+            ? "a constant per request within one deployment: not separable from per_request_us"
+            : "a constant per step within one deployment: not separable from per_step_us";
+      } else if (!all[k]) {
+        why[k] = "its term is zero in every training step";
+      }
+    }
     Fitted fitted = robustFit(b0, exercised, x, y, trainEnd, constant, lower, upper);
     while (true) {
       boolean[] shares = exercised(fitted.beta(), x, trainEnd, constant);
@@ -147,6 +165,10 @@ public final class StepFit {
       if (worst < 0) {
         break;
       }
+      why[worst] = !shares[worst]
+          ? String.format(java.util.Locale.ROOT, "its term is under %.0f%% of the training steps' time",
+              100 * EXERCISED_SHARE)
+          : tradeOff(worst, fitted, exercised, terms);
       exercised[worst] = false;
       fitted = robustFit(b0, exercised, x, y, trainEnd, constant, lower, upper);
     }
@@ -188,7 +210,35 @@ public final class StepFit {
       resid[i - validEnd] = pred[i - validEnd] / y[i] - 1;
     }
     return new Result(beta, exercised, fitted.sigma(), trainEnd, n - validEnd, validMape, testMape,
-        pearson(pred, meas), resid, sizes, withPrefill);
+        pearson(pred, meas), resid, sizes, withPrefill, why);
+  }
+
+  private static boolean isFree(int k) {
+    return Arrays.stream(FREE).anyMatch(f -> f == k);
+  }
+
+  /**
+   * Why coefficient {@code k} is not determined: its relative standard error, and the free
+   * coefficient whose estimate is most correlated with it (the one it trades against).
+   */
+  private static String tradeOff(int k, Fitted f, boolean[] free, List<TrainedPhysicsCoefficients.Term> terms) {
+    double rel = f.sigma()[k] / Math.max(1e-12, f.beta()[k]);
+    int partner = -1;
+    for (int j : FREE) {
+      if (j != k && free[j] && !Double.isNaN(f.correlation()[k][j])
+          && (partner < 0 || Math.abs(f.correlation()[k][j]) > Math.abs(f.correlation()[k][partner]))) {
+        partner = j;
+      }
+    }
+    String se = Double.isFinite(rel)
+        ? String.format(java.util.Locale.ROOT, "standard error %.0f%% of its value (at most %.0f%% to count as fitted)",
+            100 * rel, 100 * MAX_RELATIVE_SE)
+        : "the fit's covariance is singular";
+    if (partner < 0) {
+      return se;
+    }
+    return String.format(java.util.Locale.ROOT, "%s; trades against %s (correlation %.2f)", se,
+        terms.get(partner).name(), f.correlation()[k][partner]);
   }
 
   /**
@@ -202,12 +252,13 @@ public final class StepFit {
     if (idx.length == 0) {
       double[] none = new double[start.length];
       Arrays.fill(none, Double.NaN);
-      return new Fitted(beta, none);
+      return new Fitted(beta, none, nanMatrix(start.length));
     }
     double[] weights = new double[m];
     Arrays.fill(weights, 1.0);
     double[] sigma = new double[start.length];
     Arrays.fill(sigma, Double.NaN);
+    double[][] corr = nanMatrix(start.length);
     for (int round = 0; round < 4; round++) {
       double[] p0 = new double[idx.length];
       for (int k = 0; k < idx.length; k++) {
@@ -235,14 +286,29 @@ public final class StepFit {
         for (int k = 0; k < idx.length; k++) {
           sigma[idx[k]] = se.getEntry(k) * Math.sqrt(variance);
         }
+        RealMatrix cov = opt.getCovariances(1e-14);
+        for (int a = 0; a < idx.length; a++) {
+          for (int b = 0; b < idx.length; b++) {
+            corr[idx[a]][idx[b]] = cov.getEntry(a, b) / Math.sqrt(cov.getEntry(a, a) * cov.getEntry(b, b));
+          }
+        }
       } catch (org.hipparchus.exception.MathIllegalArgumentException singular) {
         for (int k : idx) {
           sigma[k] = Double.POSITIVE_INFINITY; // not determined by the data
+          Arrays.fill(corr[k], Double.NaN);
         }
       }
       weights = huber(beta, x, y, m, constant);
     }
-    return new Fitted(beta, sigma);
+    return new Fitted(beta, sigma, corr);
+  }
+
+  private static double[][] nanMatrix(int n) {
+    double[][] m = new double[n][n];
+    for (double[] row : m) {
+      Arrays.fill(row, Double.NaN);
+    }
+    return m;
   }
 
   /** Predicted step time of basis row {@code f} with full beta {@code b}. */
