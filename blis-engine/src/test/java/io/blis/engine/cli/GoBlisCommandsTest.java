@@ -67,31 +67,60 @@ class GoBlisCommandsTest {
     }
     JsonNode result = exit == 0 ? JSON.readTree(o.out()) : null;
     for (int i = 1; i < parts.length; i++) {
-      check(parts[i].strip(), result, o.err());
+      check(parts[i].strip(), args, result, o);
     }
   }
 
-  private static void check(String c, JsonNode result, String err) {
+  private void check(String c, List<String> args, JsonNode result, BlisCliTest.Outcome o) throws IOException {
     if (c.startsWith("exit=")) {
       return;
     }
     if (c.startsWith("stderr~")) {
-      assertThat(err).contains(c.substring("stderr~".length()));
+      assertThat(o.err()).contains(c.substring("stderr~".length()));
       return;
     }
-    int eq = c.indexOf('=');
-    int gt = c.indexOf('>');
-    int at = eq >= 0 && (gt < 0 || eq < gt) ? eq : gt;
-    assertThat(at).as("check '%s'", c).isPositive();
+    if (c.equals("results-path=stdout")) {
+      Path file = Path.of(args.get(args.indexOf("--results-path") + 1));
+      assertThat(file).as("--results-path").exists();
+      assertThat(Files.readString(file)).as("%s holds what stdout printed", file).isEqualTo(o.out());
+      return;
+    }
+    if (c.startsWith("shows=")) {
+      GoBlisShows.check(c.substring("shows=".length()), args, result, this::run);
+      return;
+    }
+    int at = c.length();
+    for (char op : new char[] {'=', '>', '<'}) {
+      int i = c.indexOf(op);
+      if (i >= 0 && i < at) {
+        at = i;
+      }
+    }
+    assertThat(at).as("check '%s'", c).isPositive().isLessThan(c.length());
     JsonNode v = result.at(c.substring(0, at));
     assertThat(v.isMissingNode()).as("%s in %s", c.substring(0, at), result).isFalse();
     String want = c.substring(at + 1);
-    if (at == gt) {
+    if (c.charAt(at) == '>') {
       assertThat(v.asDouble()).as(c).isGreaterThan(Double.parseDouble(want));
+    } else if (c.charAt(at) == '<') {
+      assertThat(v.asDouble()).as(c).isLessThan(Double.parseDouble(want));
     } else if (v.isNumber()) {
       assertThat(v.asDouble()).as(c).isEqualTo(Double.parseDouble(want));
     } else {
       assertThat(v.asText()).as(c).isEqualTo(want);
+    }
+  }
+
+  /** Runs {@code args} as a line's command is run (files beside the list) and returns its JSON. */
+  private JsonNode run(List<String> args) {
+    List<String> a = new ArrayList<>(args);
+    try {
+      localize(a);
+      BlisCliTest.Outcome o = BlisCliTest.blis(a.toArray(String[]::new));
+      assertThat(o.code()).as("exit status of %s; stderr: %s", a, o.err()).isZero();
+      return JSON.readTree(o.out());
+    } catch (IOException | URISyntaxException e) {
+      throw new IllegalStateException(e);
     }
   }
 
