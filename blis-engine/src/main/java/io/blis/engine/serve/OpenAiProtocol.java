@@ -24,10 +24,17 @@ import java.util.List;
  */
 public final class OpenAiProtocol {
 
-  /** Template tokens per chat message (role header and end marker). */
-  public static final int CHAT_TOKENS_PER_MESSAGE = 4;
-  /** Template tokens that open the assistant's reply in a chat prompt. */
-  public static final int CHAT_REPLY_TOKENS = 3;
+  /**
+   * Template tokens per chat message, as Llama 3's chat template renders one: the role header
+   * {@code <|start_header_id|>ROLE<|end_header_id|>\n\n} (four tokens: the role is one, the
+   * blank line another) before the content and {@code <|eot_id|>} after it.
+   */
+  public static final int CHAT_TOKENS_PER_MESSAGE = 5;
+  /**
+   * Template tokens that open the assistant's reply in a chat prompt: Llama 3's {@code
+   * <|start_header_id|>assistant<|end_header_id|>\n\n}.
+   */
+  public static final int CHAT_REPLY_TOKENS = 4;
   /** Token id of the beginning of a text prompt. */
   static final int BOS = 1;
   private static final int FIRST_WORD_ID = 3;

@@ -10,7 +10,6 @@ import io.blis.engine.LinearTestModel;
 import io.blis.engine.Simulation;
 import io.blis.engine.cli.BlisCli;
 import io.blis.engine.cluster.Cluster;
-import io.blis.engine.serve.OpenAiProtocol;
 import io.blis.engine.serve.ServeConfig;
 import io.blis.engine.serve.SimulatedServer;
 import io.blis.engine.validate.Experiment;
@@ -156,9 +155,9 @@ class ObserveLoopTest {
         Observer observer = Observer.create(ObserveConfig.builder(URI.create(server.baseUrl()), "chat-model")
             .api(ObserveConfig.Api.CHAT, ObserveConfig.PromptFormat.TEXT).timeoutUs(30_000_000).build())) {
       ServerInfo info = observer.probe();
-      // the beginning-of-sequence token, one message's template tokens, the reply header
-      assertThat(info.textOverheadTokens())
-          .isEqualTo(1 + OpenAiProtocol.CHAT_TOKENS_PER_MESSAGE + OpenAiProtocol.CHAT_REPLY_TOKENS);
+      // Llama 3's chat template around one message: <|begin_of_text|> 1, the user header and blank
+      // line 4, <|eot_id|> 1, the assistant header and blank line 4
+      assertThat(info.textOverheadTokens()).isEqualTo(1 + 4 + 1 + 4);
       assertThat(info.tokensPerWord()).isEqualTo(1.0);
       List<Observation> seen = new ArrayList<>();
       ObservedRun run = observer.run(spec.source(5), new ObservationListener() {

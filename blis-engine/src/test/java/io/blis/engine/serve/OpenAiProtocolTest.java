@@ -41,11 +41,15 @@ class OpenAiProtocolTest {
   @Test
   void chatPromptsAddTheTemplateTokens() {
     ServeRequest one = parse("{\"messages\":[{\"role\":\"user\",\"content\":\"a b c\"}],\"max_completion_tokens\":4}", true);
-    assertThat(one.promptTokens()).hasSize(1 + OpenAiProtocol.CHAT_TOKENS_PER_MESSAGE + 3 + OpenAiProtocol.CHAT_REPLY_TOKENS);
+    // Llama 3's chat template: <|begin_of_text|> (1); <|start_header_id|>user<|end_header_id|>\n\n
+    // (4); "a b c" (3, a token per word); <|eot_id|> (1); <|start_header_id|>assistant
+    // <|end_header_id|>\n\n (4): 13 (see SimulatedServerTest for the token ids)
+    assertThat(one.promptTokens()).hasSize(13);
     assertThat(one.maxTokens()).isEqualTo(4);
     ServeRequest two = parse("{\"messages\":[{\"role\":\"system\",\"content\":\"be brief\"},"
         + "{\"role\":\"user\",\"content\":[{\"type\":\"text\",\"text\":\"a b c\"}]}]}", true);
-    assertThat(two.promptTokens()).hasSize(1 + 2 * OpenAiProtocol.CHAT_TOKENS_PER_MESSAGE + 2 + 3 + OpenAiProtocol.CHAT_REPLY_TOKENS);
+    // 1 + system (4 + "be brief" 2 + 1) + user (4 + 3 + 1) + reply header 4 = 20
+    assertThat(two.promptTokens()).hasSize(20);
   }
 
   @Test

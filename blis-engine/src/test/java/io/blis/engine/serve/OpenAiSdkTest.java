@@ -70,9 +70,9 @@ class OpenAiSdkTest {
     assertThat(finishReasons).containsExactly("length");
     assertThat(usages).hasSize(1);
     assertThat(usages.get(0).completionTokens()).isEqualTo(12);
-    // 7 words + BOS + template tokens of one message and of the reply
-    assertThat(usages.get(0).promptTokens())
-        .isEqualTo(7 + 1 + OpenAiProtocol.CHAT_TOKENS_PER_MESSAGE + OpenAiProtocol.CHAT_REPLY_TOKENS);
+    // Llama 3's chat template: <|begin_of_text|> 1, the user header and blank line 4, 7 words, <|eot_id|>
+    // 1, the assistant header and blank line 4 (see SimulatedServerTest)
+    assertThat(usages.get(0).promptTokens()).isEqualTo(1 + 4 + 7 + 1 + 4);
   }
 
   @Test
