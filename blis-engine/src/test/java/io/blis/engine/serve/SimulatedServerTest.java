@@ -110,9 +110,8 @@ class SimulatedServerTest {
     assertThat(ttftMs).isGreaterThanOrEqualTo(predicted.ttftUs() / 1000.0 - 0.5);
     assertThat(e2eMs).isGreaterThanOrEqualTo(predicted.e2eUs() / 1000.0 - 0.5);
     assertThat(e2eMs).isLessThan(predicted.e2eUs() / 1000.0 + 1000);
-    // tokens are spread over the run, one decode step apart on average
-    double meanGapMs = (tokenNanos.get(29) - tokenNanos.get(0)) / 1e6 / 29;
-    assertThat(meanGapMs).isGreaterThan(3.0);
+    // each token's own time: eachStreamedTokenArrivesAtItsOwnSimulatedTime (a mean gap here was
+    // flaky on a loaded machine, where a late first token shortens the span)
     assertThat(server.deliveryLatenessUs().getTotalCount()).isEqualTo(30);
   }
 
