@@ -33,6 +33,7 @@ import java.util.Map;
  * fit_domain: {gpus: [H100], tp: [1, 4], weight_bytes: [2], experts: [0, 8], families: [llama]}
  * extrapolation_log_sd:
  *   gpu: {e2e_mean: 0.15, ttft_mean: 0.30, runs: 5}
+ * scales_estimated_on: [c-13-qwen3-14b-tp1-general-1, ...]
  * members:
  *   - held_out: meta-llama/Llama-2-7b-hf
  *     beta: [...]
@@ -47,10 +48,13 @@ import java.util.Map;
  *     prediction is known to extrapolate)
  * @param extrapolation per kind of {@link Extrapolation}, the log standard deviation it adds to an
  *     interval, estimated from the runs that measure it ({@link IntervalScales})
+ * @param scaleRuns the ids of the runs the residual and extrapolation scales were estimated from
+ *     ({@code scales_estimated_on}), so that coverage measured on them can be told to be in sample;
+ *     empty when the file does not say
  * @param source where it was read from, for messages
  */
 public record Ensemble(String latencyModel, List<Member> members, Map<Metric, Double> residualLogSd,
-    FitDomain domain, Map<Extrapolation.Kind, Scale> extrapolation, String source) {
+    FitDomain domain, Map<Extrapolation.Kind, Scale> extrapolation, List<String> scaleRuns, String source) {
 
   /**
    * The log standard deviation one kind of extrapolation adds, per metric, and how many runs it was
@@ -69,12 +73,30 @@ public record Ensemble(String latencyModel, List<Member> members, Map<Metric, Do
 
   /** An ensemble without a fit domain or extrapolation scales. */
   public Ensemble(String latencyModel, List<Member> members, Map<Metric, Double> residualLogSd, String source) {
-    this(latencyModel, members, residualLogSd, null, Map.of(), source);
+    this(latencyModel, members, residualLogSd, null, Map.of(), List.of(), source);
   }
 
-  /** This ensemble with another fit domain, residuals and extrapolation scales. */
+  /** An ensemble that does not say which runs its scales were estimated from. */
+  public Ensemble(String latencyModel, List<Member> members, Map<Metric, Double> residualLogSd,
+      FitDomain domain, Map<Extrapolation.Kind, Scale> extrapolation, String source) {
+    this(latencyModel, members, residualLogSd, domain, extrapolation, List.of(), source);
+  }
+
+  /**
+   * This ensemble with another fit domain, residuals and extrapolation scales, estimated from runs
+   * it does not record.
+   */
   public Ensemble withScales(FitDomain d, Map<Metric, Double> residual, Map<Extrapolation.Kind, Scale> scales) {
-    return new Ensemble(latencyModel, members, residual, d, scales, source);
+    return withScales(d, residual, scales, List.of());
+  }
+
+  /**
+   * This ensemble with another fit domain, residuals and extrapolation scales, estimated from the
+   * runs {@code runs} (their ids).
+   */
+  public Ensemble withScales(FitDomain d, Map<Metric, Double> residual, Map<Extrapolation.Kind, Scale> scales,
+      List<String> runs) {
+    return new Ensemble(latencyModel, members, residual, d, scales, runs, source);
   }
 
   /**
@@ -127,6 +149,10 @@ public record Ensemble(String latencyModel, List<Member> members, Map<Metric, Do
   public Ensemble {
     members = List.copyOf(members);
     residualLogSd = Map.copyOf(residualLogSd);
+    scaleRuns = List.copyOf(scaleRuns);
+    if (new java.util.HashSet<>(scaleRuns).size() != scaleRuns.size()) {
+      throw new IllegalArgumentException(source + ": scales_estimated_on lists a run twice");
+    }
     java.util.EnumMap<Extrapolation.Kind, Scale> ordered = new java.util.EnumMap<>(Extrapolation.Kind.class);
     ordered.putAll(extrapolation);
     extrapolation = java.util.Collections.unmodifiableMap(ordered); // kind order: files are deterministic
@@ -196,9 +222,9 @@ public record Ensemble(String latencyModel, List<Member> members, Map<Metric, Do
     for (Iterator<String> it = root.fieldNames(); it.hasNext(); ) {
       String k = it.next();
       if (!List.of("version", "latency_model", "description", "residual_log_sd", "fit_domain",
-          "extrapolation_log_sd", "members").contains(k)) {
+          "extrapolation_log_sd", "scales_estimated_on", "members").contains(k)) {
         throw new IllegalArgumentException(source + ": unknown key '" + k + "'; expected version, latency_model,"
-            + " description, residual_log_sd, fit_domain, extrapolation_log_sd, members");
+            + " description, residual_log_sd, fit_domain, extrapolation_log_sd, scales_estimated_on, members");
       }
     }
     JsonNode version = root.get("version");
@@ -267,7 +293,31 @@ public record Ensemble(String latencyModel, List<Member> members, Map<Metric, Do
         scales.put(k, new Scale(v, n.path("runs").asInt(0)));
       }
     }
-    return new Ensemble(model, out, sd, domain, scales, source);
+    return new Ensemble(model, out, sd, domain, scales, scaleRuns(root.get("scales_estimated_on"), source), source);
+  }
+
+  /** The run ids of {@code scales_estimated_on}: a list of distinct, non-blank strings (none when absent). */
+  private static List<String> scaleRuns(JsonNode n, String source) {
+    if (n == null) {
+      return List.of();
+    }
+    String key = source + ": key 'scales_estimated_on'";
+    if (!n.isArray()) {
+      throw new IllegalArgumentException(key + " must be a list of run ids");
+    }
+    List<String> ids = new ArrayList<>();
+    java.util.Set<String> seen = new java.util.HashSet<>();
+    for (int i = 0; i < n.size(); i++) {
+      JsonNode id = n.get(i);
+      if (!id.isTextual() || id.asText().isBlank()) {
+        throw new IllegalArgumentException(key + "[" + i + "] must be a run id, got " + id);
+      }
+      if (!seen.add(id.asText())) {
+        throw new IllegalArgumentException(key + "[" + i + "]: run '" + id.asText() + "' is listed twice");
+      }
+      ids.add(id.asText());
+    }
+    return ids;
   }
 
   /** The file text; {@link #read} gives back equal members and residuals. */
@@ -293,6 +343,12 @@ public record Ensemble(String latencyModel, List<Member> members, Map<Metric, Do
           sb.append(m.key()).append(": ").append(e.getValue().of(m)).append(", ");
         }
         sb.append("runs: ").append(e.getValue().runs()).append("}\n");
+      }
+    }
+    if (!scaleRuns.isEmpty()) {
+      sb.append("scales_estimated_on:\n");
+      for (String id : scaleRuns) {
+        sb.append("  - ").append(io.blis.workload.StrictYaml.quote(id)).append('\n');
       }
     }
     sb.append("members:\n");

@@ -181,14 +181,19 @@ public record EnsembleRuns(List<Ensemble.Member> members, List<Experiment> exper
   }
 
   /**
-   * The ensemble these runs define, with residuals estimated from their held-out runs and the fit
-   * domain of its experiments (every member was fitted on all of them but one group).
+   * The ensemble these runs define, with residuals estimated from their held-out runs (whose ids it
+   * records) and the fit domain of its experiments (every member was fitted on all of them but one
+   * group).
    */
   public Ensemble toEnsemble(String latencyModel, String source) {
     Map<Metric, Double> residual = new LinkedHashMap<>();
+    java.util.Set<String> used = new java.util.LinkedHashSet<>();
     for (Metric m : Ensemble.METRICS) {
-      residual.put(m, residualLogSd(heldOut(m)));
+      List<HeldOutRun> held = heldOut(m);
+      residual.put(m, residualLogSd(held));
+      held.stream().filter(r -> !r.saturated() && Double.isFinite(r.logError())).forEach(r -> used.add(r.id()));
     }
-    return new Ensemble(latencyModel, members, residual, fitDomain(experiments), Map.of(), source);
+    List<String> ids = experiments.stream().map(Experiment::id).filter(used::contains).distinct().toList();
+    return new Ensemble(latencyModel, members, residual, fitDomain(experiments), Map.of(), ids, source);
   }
 }

@@ -91,9 +91,17 @@ public final class IntervalScales {
   /** How many runs of a group the intervals covered. */
   public record Coverage(int runs, int inside) {}
 
-  /** The estimate: scales and coverage per metric. */
+  /**
+   * The estimate: scales and coverage per metric, and the ids of the runs it was estimated from
+   * (those with a finite log error of some metric), in the order given.
+   */
   public record Result(Map<Metric, Scales> scales, Map<Extrapolation.Kind, Integer> runsPerKind,
-      Map<Metric, Map<String, Coverage>> inSample, Map<Metric, Map<String, Coverage>> leaveOneOut) {}
+      Map<Metric, Map<String, Coverage>> inSample, Map<Metric, Map<String, Coverage>> leaveOneOut,
+      List<String> runs) {
+    public Result {
+      runs = List.copyOf(runs);
+    }
+  }
 
   /**
    * Estimates the scales of {@code metrics} from {@code runs} and measures their coverage at
@@ -138,7 +146,10 @@ public final class IntervalScales {
     for (Run r : runs) {
       r.kinds().forEach(k -> perKind.merge(k, 1, Integer::sum));
     }
-    return new Result(scales, perKind, inSample, loo);
+    List<String> used = runs.stream()
+        .filter(r -> metrics.stream().anyMatch(m -> Double.isFinite(r.logError().getOrDefault(m, Double.NaN))))
+        .map(Run::id).toList();
+    return new Result(scales, perKind, inSample, loo, used);
   }
 
   private static Map<String, Coverage> coverage(Map<String, int[]> counts) {
@@ -254,7 +265,10 @@ public final class IntervalScales {
     return x;
   }
 
-  /** The ensemble {@code base} with these scales (residual and one per kind, with their run counts). */
+  /**
+   * The ensemble {@code base} with these scales (residual and one per kind, with their run counts)
+   * and the ids of the runs they were estimated from.
+   */
   public static Ensemble apply(Ensemble base, Result result) {
     if (base.domain() == null) {
       throw new IllegalArgumentException(base.source() + " has no fit_domain: the distances of its predictions"
@@ -273,7 +287,7 @@ public final class IntervalScales {
     }
     Map<Extrapolation.Kind, Ensemble.Scale> scales = new EnumMap<>(Extrapolation.Kind.class);
     perKind.forEach((k, v) -> scales.put(k, new Ensemble.Scale(v, result.runsPerKind().getOrDefault(k, 0))));
-    return base.withScales(base.domain(), residual, scales);
+    return base.withScales(base.domain(), residual, scales, result.runs());
   }
 
   /** A run's log errors and spreads from arrays (metric order of {@code metrics}), for tests. */

@@ -14,6 +14,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 import java.util.function.Predicate;
 
 /**
@@ -46,12 +47,15 @@ public final class ValidationReport {
    * @param perRun one map per experiment, in the order of the comparisons, interval per metric
    * @param heldOut coverage on the runs held out of an ensemble member's fit, each judged with a
    *     residual estimated without its group; empty when no run's model was held out
+   * @param scaleRuns the ids of the runs the ensemble's residual and extrapolation scales were
+   *     estimated from ({@link Ensemble#scaleRuns}); empty when the ensemble does not say
    */
   public record Intervals(double level, String ensemble, List<Map<Metric, PredictionInterval>> perRun,
-      Map<Metric, EnsembleRuns.Coverage> heldOut) {
+      Map<Metric, EnsembleRuns.Coverage> heldOut, Set<String> scaleRuns) {
     public Intervals {
       perRun = List.copyOf(perRun);
       heldOut = Map.copyOf(heldOut);
+      scaleRuns = Set.copyOf(scaleRuns);
     }
 
     /**
@@ -82,7 +86,7 @@ public final class ValidationReport {
           held.put(metric, EnsembleRuns.heldOutCoverage(runs, level));
         }
       }
-      return new Intervals(level, ensemble.source(), per, held);
+      return new Intervals(level, ensemble.source(), per, held, Set.copyOf(ensemble.scaleRuns()));
     }
 
     /** How far experiment {@code e}, predicted as {@code predicted}, lies outside the fit. */
@@ -125,22 +129,54 @@ public final class ValidationReport {
 
   /** How many of the saturated or non-saturated experiments' observations fall in their interval. */
   public EnsembleRuns.Coverage coverage(Metric m, boolean saturated) {
+    int inside = 0;
+    List<Integer> counted = counted(m, saturated);
+    for (int i : counted) {
+      inside += intervals.perRun().get(i).get(m).contains(m.of(comparisons.get(i).observed().overall())) ? 1 : 0;
+    }
+    return new EnsembleRuns.Coverage(intervals.level(), counted.size(), inside);
+  }
+
+  /**
+   * How many of the runs {@link #coverage} counts are among the runs the ensemble's scales were
+   * estimated from (their coverage is in sample), or -1 when the ensemble does not record them.
+   */
+  public int inSample(Metric m, boolean saturated) {
     if (intervals == null) {
       throw new IllegalStateException("this report has no intervals");
     }
-    int runs = 0;
-    int inside = 0;
+    if (intervals.scaleRuns().isEmpty()) {
+      return -1;
+    }
+    return (int) counted(m, saturated).stream()
+        .filter(i -> intervals.scaleRuns().contains(comparisons.get(i).id())).count();
+  }
+
+  /** The experiments with an interval and an observation of {@code m}, saturated or not. */
+  private List<Integer> counted(Metric m, boolean saturated) {
+    if (intervals == null) {
+      throw new IllegalStateException("this report has no intervals");
+    }
+    List<Integer> out = new ArrayList<>();
     for (int i = 0; i < comparisons.size(); i++) {
       ExperimentComparison c = comparisons.get(i);
       double observed = m.of(c.observed().overall());
       PredictionInterval pi = intervals.perRun().get(i).get(m);
-      if (c.saturated() != saturated || pi == null || !Double.isFinite(observed) || !Double.isFinite(pi.low())) {
-        continue;
+      if (c.saturated() == saturated && pi != null && Double.isFinite(observed) && Double.isFinite(pi.low())) {
+        out.add(i);
       }
-      runs++;
-      inside += pi.contains(observed) ? 1 : 0;
     }
-    return new EnsembleRuns.Coverage(intervals.level(), runs, inside);
+    return out;
+  }
+
+  /** The note after a coverage line when some of its runs set the scales: empty when none did. */
+  private String inSampleNote(Metric m, boolean saturated, int runs) {
+    int k = inSample(m, saturated);
+    if (k <= 0) {
+      return "";
+    }
+    return k == runs ? " (in sample: scales estimated on these runs)"
+        : " (in sample: scales estimated on " + k + " of these runs)";
   }
 
   /** The per-experiment comparisons. */
@@ -218,7 +254,14 @@ public final class ValidationReport {
       for (boolean sat : new boolean[] {false, true}) {
         ObjectNode g = cov.putObject(sat ? "saturated" : "non_saturated");
         for (Metric m : Ensemble.METRICS) {
-          g.set(m.key(), coverageJson(coverage(m, sat)));
+          ObjectNode c = coverageJson(coverage(m, sat));
+          int k = inSample(m, sat);
+          if (k >= 0) {
+            c.put("scales_estimated_on", k);
+          } else {
+            c.putNull("scales_estimated_on");
+          }
+          g.set(m.key(), c);
         }
       }
       ObjectNode held = cov.putObject("held_out");
@@ -370,8 +413,8 @@ public final class ValidationReport {
       if (intervals != null) {
         for (Metric m : Ensemble.METRICS) {
           EnsembleRuns.Coverage cv = coverage(m, sat);
-          sb.append(String.format(Locale.ROOT, "  %.0f%% interval of %s covers %d of %d runs%n",
-              100 * intervals.level(), m.key(), cv.inside(), cv.runs()));
+          sb.append(String.format(Locale.ROOT, "  %.0f%% interval of %s covers %d of %d runs%s%n",
+              100 * intervals.level(), m.key(), cv.inside(), cv.runs(), inSampleNote(m, sat, cv.runs())));
         }
       }
     }

@@ -69,6 +69,24 @@ class IntervalCliTest {
   }
 
   @Test
+  void validateSaysWhenTheScalesWereEstimatedOnTheRunsItCovers(@TempDir Path dir) throws Exception {
+    String id = io.blis.engine.validate.ExperimentsFile.read(small()).get(0).id();
+    Ensemble base = Ensemble.load(ensemble(dir, "base.yaml", 0.02));
+    Path listed = dir.resolve("listed.yaml");
+    Files.writeString(listed, base.withScales(null, base.residualLogSd(), Map.of(), List.of("elsewhere", id))
+        .toYaml(List.of("scales estimated on the small experiment")));
+    Path json = dir.resolve("v.json");
+    ValidateCommandTest.Run r = run("validate", "--experiments", small().toString(), "--ensemble", listed.toString(),
+        "--out", json.toString(), "--threads", "1");
+    assertThat(r.code()).as(r.err()).isZero();
+    assertThat(r.out()).containsPattern(
+        "90% interval of e2e_mean covers [01] of 1 runs \\(in sample: scales estimated on these runs\\)\n");
+    JsonNode cov = new ObjectMapper().readTree(json.toFile()).path("summary").path("interval_coverage");
+    assertThat(cov.path("non_saturated").path("e2e_mean").path("scales_estimated_on").asInt()).isEqualTo(1);
+    assertThat(cov.path("non_saturated").path("ttft_mean").path("scales_estimated_on").asInt()).isEqualTo(1);
+  }
+
+  @Test
   void runAppendsAPredictionIntervalAndLeavesTheRestAsItWas() throws Exception {
     String[] base = {"run", "--num-requests", "60", "--rate", "4", "--output-tokens", "64", "--prompt-tokens", "256"};
     ValidateCommandTest.Run plain = run(base);

@@ -373,6 +373,54 @@ class SweepTest {
   }
 
   @Test
+  void outputTokensPerSecondIsTheWindowsCompletionsTimesTheirOutputWorkedByHand() throws IOException {
+    // a trace of 51 requests, one every 10 s from 0 to 500 s, of 100 prompt tokens and 10, 20, 30,
+    // 40, 50, 10, ... output tokens (request i: 10 + 10 (i mod 5)); at 0.1 req/s it plays as written
+    Path dir = tmp.resolve("tokens");
+    Files.createDirectories(dir);
+    StringBuilder trace = new StringBuilder("# blis-trace {\"version\":1,\"time_unit\":\"us\",\"token_seed\":1,"
+        + "\"token_ids\":false}\n"
+        + "id,arrival_us,input_tokens,output_tokens,prefix_group,prefix_length,content_id,session_id,round,slo_class,"
+        + "tenant,stage,timeout_us\n");
+    int[] output = new int[51];
+    for (int i = 0; i < 51; i++) {
+      output[i] = 10 + 10 * (i % 5);
+      trace.append(i).append(',').append(i * 10_000_000L).append(",100,").append(output[i])
+          .append(",,0,").append(1000 + i).append(",-1,0,standard,,0,0\n");
+    }
+    Files.writeString(dir.resolve("trace.csv"), trace.toString());
+    SweepGrid g = SweepGrid.parse("""
+        question: rates
+        rates: [0.1]
+        workload: {trace: trace.csv}
+        points:
+          - {model: llama-2-7b, gpu: H100}
+        search: {min_requests: 10}
+        """, "tokens.yaml", dir);
+    ObjectNode row = Sweep.of(g).run(dir.resolve("out")).table().rows().get(0);
+    // By hand, from the definitions (PointMetrics, docs/capacity.md): the first 20% of the arrival
+    // span (0-100 s) is warm-up; the measured requests are those arriving in [100 s, 500 s], i = 10..50.
+    // Each request is alone on the server and done well within its 10 s (at most 50 tokens), so the
+    // completions inside the window are those of i = 10..49 (i = 50 finishes after 500 s): 40 in
+    // 400 s, 0.1 req/s. Their output: the measured requests' mean, sum over i = 10..50 / 41 = 1210 / 41.
+    assertThat(row.get("e2e_p99_ms").asDouble()).isLessThan(10_000);
+    int sum = 0;
+    for (int i = 10; i <= 50; i++) {
+      sum += output[i];
+    }
+    assertThat(sum).isEqualTo(1210);
+    assertThat(row.get("measured").asInt()).isEqualTo(41);
+    assertThat(row.get("completed").asInt()).isEqualTo(41);
+    assertThat(row.get("achieved_rps").asDouble()).isEqualTo(0.1);
+    assertThat(row.get("mean_output_tokens").asDouble()).isCloseTo(sum / 41.0, within(1e-5));
+    // output_tokens_per_s = 40 completions / 400 s x 1210 / 41 tokens = 2.95122 (the prompt tokens
+    // would give 10, the whole trace's mean output 2.96)
+    double expected = 40 / 400.0 * sum / 41.0;
+    assertThat(row.get("output_tokens_per_s").asDouble()).isCloseTo(expected, within(1e-5 * expected));
+    assertThat(row.get("output_tokens_per_s").asDouble()).isCloseTo(2.95122, within(1e-5));
+  }
+
+  @Test
   void theFingerprintAndTheSummaryDoNotDependOnTheOrderOfTheTargetsMaps() {
     // SloSet keeps its targets in the order given; the sweep's fingerprint and summary must not
     // depend on that order

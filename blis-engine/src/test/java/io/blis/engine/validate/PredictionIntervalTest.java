@@ -133,26 +133,9 @@ class PredictionIntervalTest {
 
   @Test
   void validationJsonHasStableIntervalFields() throws Exception {
-    List<ExperimentComparison> point = new ArrayList<>();
-    List<List<ExperimentComparison>> memberRuns = List.of(new ArrayList<>(), new ArrayList<>());
-    List<Experiment> exps = new ArrayList<>();
-    Experiment base = ExperimentsFile.read(TraceFixtures.resource("experiments-small.json")).get(0);
-    String[] models = {"m/a", "m/b", "m/c"};
-    for (int i = 0; i < models.length; i++) {
-      Experiment e = new Experiment("run-" + i, models[i], base.modelConfig(), base.gpu(), 1, 1, 4096, 2048, 128,
-          0.9, 16, -1, 0, "w", base.profile(), false, summary(1000, 50), base.trace());
-      exps.add(e);
-      point.add(ExperimentComparison.of(e, summary(1000 + 20 * i, 48)));
-      memberRuns.get(0).add(ExperimentComparison.of(e, summary(1010 + 20 * i, 49)));
-      memberRuns.get(1).add(ExperimentComparison.of(e, summary(990 + 20 * i, 51)));
-    }
-    List<Ensemble.Member> members = List.of(
-        new Ensemble.Member("m/a", Coefficients.of("a", Map.of("beta", new double[] {1}))),
-        new Ensemble.Member("m/b", Coefficients.of("b", Map.of("beta", new double[] {1}))));
-    Ensemble ens = new Ensemble("trained-physics", members, Map.of(Metric.E2E_MEAN, 0.05, Metric.TTFT_MEAN, 0.1), "t");
-    EnsembleRuns runs = new EnsembleRuns(members, exps, memberRuns);
-    ValidationReport r = new ValidationReport(point, "replay", "test",
-        ValidationReport.Intervals.of(point, exps, ens, runs, 0.9));
+    ThreeRuns t = ThreeRuns.make();
+    ValidationReport r = t.report(new Ensemble("trained-physics", t.members(),
+        Map.of(Metric.E2E_MEAN, 0.05, Metric.TTFT_MEAN, 0.1), "t"));
     JsonNode root = new ObjectMapper().readTree(r.toJson());
     JsonNode iv = root.path("experiments").get(0).path("interval");
     assertThat(iv.path("level").asDouble()).isEqualTo(0.9);
@@ -186,6 +169,102 @@ class PredictionIntervalTest {
         .allMatch(x -> !x.has("low"));
     assertThat(across.at("/concat/0/layer").size()).isEqualTo(3);
     assertThat(across.at("/concat/1/layer").size()).isEqualTo(2);
+  }
+
+  @Test
+  void theRunsTheScalesCameFromRoundTripAndBadListsNameTheEntry(@TempDir Path dir) throws Exception {
+    Ensemble plain = new Ensemble("trained-physics", List.of(
+        new Ensemble.Member("org/model-a", Coefficients.of("a", Map.of("beta", new double[] {1.5}))),
+        new Ensemble.Member("org/model-b", Coefficients.of("b", Map.of("beta", new double[] {1.25})))),
+        Map.of(Metric.E2E_MEAN, 0.031, Metric.TTFT_MEAN, 0.2), "test");
+    Ensemble e = plain.withScales(null, plain.residualLogSd(), Map.of(), List.of("run-1", "c-2 \"quoted\"", "run-0"));
+    Path file = dir.resolve("ens.yaml");
+    Files.writeString(file, e.toYaml(List.of("made by a test")));
+    assertThat(Ensemble.load(file).scaleRuns()).containsExactly("run-1", "c-2 \"quoted\"", "run-0");
+    // a file that does not say has none, and writes no key
+    assertThat(read(plain.toYaml(List.of())).scaleRuns()).isEmpty();
+    assertThat(plain.toYaml(List.of())).doesNotContain("scales_estimated_on");
+
+    String text = Files.readString(file);
+    assertThat(text).contains("scales_estimated_on:\n  - \"run-1\"\n");
+    assertThatThrownBy(() -> read(text.replace("  - \"run-0\"\n", "  - \"run-1\"\n")))
+        .hasMessageContaining("x.yaml: key 'scales_estimated_on'[2]: run 'run-1' is listed twice");
+    assertThatThrownBy(() -> read(text.replace("  - \"run-0\"\n", "  - 7\n")))
+        .hasMessageContaining("x.yaml: key 'scales_estimated_on'[2] must be a run id, got 7");
+    assertThatThrownBy(() -> read(text.replace("  - \"run-0\"\n", "  - \" \"\n")))
+        .hasMessageContaining("x.yaml: key 'scales_estimated_on'[2] must be a run id");
+    String scalar = text.substring(0, text.indexOf("scales_estimated_on:")) + "scales_estimated_on: run-1\n"
+        + text.substring(text.indexOf("members:"));
+    assertThatThrownBy(() -> read(scalar)).hasMessageContaining("x.yaml: key 'scales_estimated_on' must be a list of run ids");
+    // still strict about keys
+    assertThatThrownBy(() -> read(text.replace("scales_estimated_on:", "scales_estimated_from:")))
+        .hasMessageContaining("x.yaml: unknown key 'scales_estimated_from'");
+  }
+
+  /** Three runs of models m/a, m/b, m/c; two members, fitted without m/a and without m/b. */
+  private record ThreeRuns(List<ExperimentComparison> point, List<Experiment> exps, List<Ensemble.Member> members,
+      EnsembleRuns runs) {
+
+    static ThreeRuns make() {
+      List<ExperimentComparison> point = new ArrayList<>();
+      List<List<ExperimentComparison>> memberRuns = List.of(new ArrayList<>(), new ArrayList<>());
+      List<Experiment> exps = new ArrayList<>();
+      Experiment base = ExperimentsFile.read(TraceFixtures.resource("experiments-small.json")).get(0);
+      String[] models = {"m/a", "m/b", "m/c"};
+      for (int i = 0; i < models.length; i++) {
+        Experiment e = new Experiment("run-" + i, models[i], base.modelConfig(), base.gpu(), 1, 1, 4096, 2048, 128,
+            0.9, 16, -1, 0, "w", base.profile(), false, summary(1000, 50), base.trace());
+        exps.add(e);
+        point.add(ExperimentComparison.of(e, summary(1000 + 20 * i, 48)));
+        memberRuns.get(0).add(ExperimentComparison.of(e, summary(1010 + 20 * i, 49)));
+        memberRuns.get(1).add(ExperimentComparison.of(e, summary(990 + 20 * i, 51)));
+      }
+      List<Ensemble.Member> members = List.of(
+          new Ensemble.Member("m/a", Coefficients.of("a", Map.of("beta", new double[] {1}))),
+          new Ensemble.Member("m/b", Coefficients.of("b", Map.of("beta", new double[] {1}))));
+      return new ThreeRuns(point, exps, members, new EnsembleRuns(members, exps, memberRuns));
+    }
+
+    ValidationReport report(Ensemble ens) {
+      return new ValidationReport(point, "replay", "test", ValidationReport.Intervals.of(point, exps, ens, runs, 0.9));
+    }
+  }
+
+  @Test
+  void coverageOnRunsTheScalesCameFromSaysItIsInSample() throws Exception {
+    ThreeRuns t = ThreeRuns.make();
+    Ensemble none = new Ensemble("trained-physics", t.members(), Map.of(Metric.E2E_MEAN, 0.05, Metric.TTFT_MEAN, 0.1), "t");
+    Map<String, String> lines = new java.util.LinkedHashMap<>();
+    Map<String, JsonNode> json = new java.util.LinkedHashMap<>();
+    Map<String, List<String>> cases = Map.of("not recorded", List.of(), "all", List.of("run-2", "x", "run-0", "run-1"),
+        "two", List.of("run-0", "elsewhere", "run-2"), "other runs", List.of("elsewhere"));
+    for (var c : cases.entrySet()) {
+      ValidationReport r = t.report(none.withScales(null, none.residualLogSd(), Map.of(), c.getValue()));
+      lines.put(c.getKey(), r.table().lines().filter(l -> l.contains("interval of e2e_mean covers")).findFirst().orElseThrow());
+      json.put(c.getKey(), new ObjectMapper().readTree(r.toJson()).path("summary").path("interval_coverage"));
+    }
+    assertThat(lines.get("not recorded")).isEqualTo("  90% interval of e2e_mean covers 3 of 3 runs");
+    assertThat(lines.get("other runs")).isEqualTo("  90% interval of e2e_mean covers 3 of 3 runs");
+    assertThat(lines.get("all"))
+        .isEqualTo("  90% interval of e2e_mean covers 3 of 3 runs (in sample: scales estimated on these runs)");
+    assertThat(lines.get("two"))
+        .isEqualTo("  90% interval of e2e_mean covers 3 of 3 runs (in sample: scales estimated on 2 of these runs)");
+    assertThat(json.get("not recorded").path("non_saturated").path("e2e_mean").path("scales_estimated_on").isNull()).isTrue();
+    assertThat(json.get("other runs").path("non_saturated").path("ttft_mean").path("scales_estimated_on").asInt()).isZero();
+    assertThat(json.get("all").path("non_saturated").path("ttft_mean").path("scales_estimated_on").asInt()).isEqualTo(3);
+    assertThat(json.get("two").path("non_saturated").path("e2e_mean").path("scales_estimated_on").asInt()).isEqualTo(2);
+    assertThat(json.get("two").path("saturated").path("e2e_mean").path("scales_estimated_on").asInt()).isZero();
+    assertThat(json.get("two").path("non_saturated").path("e2e_mean").fieldNames()).toIterable()
+        .containsExactly("runs", "inside", "fraction", "scales_estimated_on");
+  }
+
+  @Test
+  void aCrossValidationsEnsembleRecordsTheHeldOutRunsItsResidualCameFrom() {
+    ThreeRuns t = ThreeRuns.make();
+    // run-0 (m/a) and run-1 (m/b) were each held out of one member; run-2 (m/c) of none
+    Ensemble e = t.runs().toEnsemble("trained-physics", "cv");
+    assertThat(e.scaleRuns()).containsExactly("run-0", "run-1");
+    assertThat(t.report(e).table()).contains("covers 3 of 3 runs (in sample: scales estimated on 2 of these runs)");
   }
 
   private static RunSummary summary(double e2e, double ttft) {
