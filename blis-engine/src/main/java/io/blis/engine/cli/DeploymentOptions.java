@@ -103,7 +103,8 @@ final class DeploymentOptions {
   boolean perRequest;
 
   @Option(names = "--streaming-metrics",
-      description = "Bounded-memory percentiles (HdrHistogram, 3 significant digits) instead of exact ones.")
+      description = "Percentiles from an HdrHistogram (3 significant digits) instead of exact ones. Not needed for"
+          + " memory: exact percentiles count repeating values (kept for compatibility).")
   boolean streamingMetrics;
 
   @Mixin ClusterOptions cluster;
