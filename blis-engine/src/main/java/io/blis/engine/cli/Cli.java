@@ -71,6 +71,44 @@ final class Cli {
     }
   }
 
+  /** Writes text to a {@link java.io.Writer}; may fail with an I/O error. */
+  interface TextSink {
+    void writeTo(java.io.Writer w) throws IOException;
+  }
+
+  /**
+   * Streams text (UTF-8) into {@code file}'s temporary file and moves it into place when
+   * complete, as {@link #write} does for a string; errors name {@code flag}.
+   */
+  static void writeStreamed(String flag, Path file, TextSink text) {
+    Path tmp = OutputFiles.temporary(file);
+    try {
+      OutputFiles.createParents(file);
+      try (java.io.Writer w = java.nio.file.Files.newBufferedWriter(tmp, java.nio.charset.StandardCharsets.UTF_8)) {
+        text.writeTo(w);
+      }
+      OutputFiles.commit(tmp, file);
+    } catch (IOException e) {
+      OutputFiles.discard(tmp);
+      throw new UncheckedIOException(flag + ": cannot write " + file + ": " + e.getMessage(), e);
+    } catch (UncheckedIOException e) {
+      OutputFiles.discard(tmp);
+      throw new UncheckedIOException(flag + ": cannot write " + file + ": " + e.getCause().getMessage(), e.getCause());
+    } catch (RuntimeException | Error e) {
+      OutputFiles.discard(tmp);
+      throw e;
+    }
+  }
+
+  /** Copies the text of {@code file} (UTF-8) to {@code out}, a buffer at a time. */
+  static void copyTo(String flag, Path file, java.io.Writer out) {
+    try (java.io.Reader r = java.nio.file.Files.newBufferedReader(file, java.nio.charset.StandardCharsets.UTF_8)) {
+      r.transferTo(out);
+    } catch (IOException e) {
+      throw new UncheckedIOException(flag + ": cannot read back " + file + ": " + e.getMessage(), e);
+    }
+  }
+
   /**
    * Moves a streamed output's complete temporary file into place ({@link OutputFiles#commit});
    * errors name {@code flag}.
@@ -117,6 +155,16 @@ final class Cli {
     if (!body.endsWith("}")) {
       throw new IllegalStateException("not a JSON object");
     }
+    String head = body.substring(0, body.length() - 1).stripTrailing();
+    boolean empty = head.endsWith("{");
+    return head + (empty ? "\n" : ",\n") + field(key, value) + "\n}\n";
+  }
+
+  /**
+   * A top-level field as {@link #appendField} writes it, {@code   "key" : value} indented by two
+   * spaces, without the separator before it or a line end after it.
+   */
+  static String field(String key, com.fasterxml.jackson.databind.JsonNode value) {
     String rendered;
     try {
       rendered = new com.fasterxml.jackson.databind.ObjectMapper()
@@ -124,8 +172,6 @@ final class Cli {
     } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
       throw new IllegalStateException("cannot render " + key, e);
     }
-    String head = body.substring(0, body.length() - 1).stripTrailing();
-    boolean empty = head.endsWith("{");
-    return head + (empty ? "\n" : ",\n") + "  \"" + key + "\" : " + rendered.replace("\n", "\n  ") + "\n}\n";
+    return "  \"" + key + "\" : " + rendered.replace("\n", "\n  ");
   }
 }

@@ -103,7 +103,8 @@ final class DeploymentOptions {
   boolean perRequest;
 
   @Option(names = "--streaming-metrics",
-      description = "Bounded-memory percentiles (HdrHistogram, 3 significant digits) instead of exact ones.")
+      description = "Percentiles from an HdrHistogram (3 significant digits) instead of exact ones. Not needed for"
+          + " memory: exact percentiles count repeating values (kept for compatibility).")
   boolean streamingMetrics;
 
   @Mixin ClusterOptions cluster;
@@ -385,23 +386,39 @@ final class DeploymentOptions {
    * appended to the result JSON when {@code interval} is not null (the rest stays byte for byte).
    */
   void emit(CommandLine cl, SimulationResult result, com.fasterxml.jackson.databind.node.ObjectNode interval) {
-    String json = outputFormat.equals("go-blis") ? io.blis.engine.result.GoBlisResult.toJson(result, started,
-        java.time.Instant.now()) : result.toJson();
+    StringBuilder tail = new StringBuilder();
     if (version != null) {
       io.blis.engine.cluster.VllmVersion v = version;
       com.fasterxml.jackson.databind.node.ObjectNode n = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
       n.put("given", v.text());
       n.put("version", v.number());
       n.put("async_scheduling", asyncScheduling);
-      json = Cli.appendField(json, "vllm_version", n);
+      tail.append(",\n").append(Cli.field("vllm_version", n));
     }
     if (interval != null) {
-      json = Cli.appendField(json, "prediction_interval", interval);
+      tail.append(",\n").append(Cli.field("prediction_interval", interval));
     }
-    if (resultsPath != null) {
-      Cli.write("--results-path", resultsPath, json); // first: a failed write prints no result
+    if (outputFormat.equals("go-blis")) {
+      String json = io.blis.engine.result.GoBlisResult.toJson(result, started, java.time.Instant.now());
+      if (tail.length() > 0) {
+        String body = json.stripTrailing();
+        json = body.substring(0, body.length() - 1).stripTrailing() + tail + "\n}\n";
+      }
+      if (resultsPath != null) {
+        Cli.write("--results-path", resultsPath, json); // first: a failed write prints no result
+      }
+      cl.getOut().print(json);
+    } else {
+      // streamed: a result with a million per-request records or routing decisions is never one
+      // string; with --results-path the file is written (atomically) first, then copied to stdout
+      if (resultsPath != null) {
+        Cli.writeStreamed("--results-path", resultsPath, w -> result.writeJson(w, tail.toString()));
+        Cli.copyTo("--results-path", resultsPath, cl.getOut());
+      } else {
+        result.writeJson(cl.getOut(), tail.toString());
+      }
     }
-    cl.getOut().print(json);
+    cl.getOut().flush();
     result.fitness().ifPresent(f -> cl.getErr().printf(java.util.Locale.ROOT, "fitness: %.6f%n", f.score()));
     if (cluster.summarizeTrace) {
       cl.getErr().print(result.cluster().traceSummary());

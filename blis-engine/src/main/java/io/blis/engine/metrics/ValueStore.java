@@ -16,44 +16,195 @@ public abstract class ValueStore {
   }
 
   /**
-   * Keeps every value in a growable {@code long[]}: exact percentiles. Summarizing finds only the
-   * order statistics the percentiles read ({@link #orderStatistics}), in linear time: a run's
-   * inter-token latencies are millions of values, and sorting them all was the largest single cost
-   * of a 16,800-request replay.
+   * Exact percentiles in memory that grows with the number of distinct values. Values are kept as
+   * they come in a growable {@code long[]} while they are mostly distinct (end-to-end times of
+   * requests: 8 bytes a value, the least any exact store can use); once a sample of them shows
+   * that they repeat (inter-token latencies: millions of samples, a few thousand distinct step
+   * times), they are counted instead ({@link Counts}: 32 bytes per distinct value, none per
+   * sample). Both forms give the same order statistics, so the summary does not depend on the
+   * form. Summarizing finds only the order statistics the percentiles read ({@link
+   * #orderStatistics}), in linear time.
    */
   static final class Exact extends ValueStore {
+    /** Values kept while they look distinct: how many are counted before the first look. */
+    static final int FIRST_LOOK = 1 << 14;
+    /** Counted when a sample of this many values holds at most a quarter as many distinct ones. */
+    static final int SAMPLE = 1 << 12;
+
     private long[] values = new long[64];
     private int size;
+    private Counts counts;
+    private long n;
     private double sum;
+    private int nextLook = FIRST_LOOK;
 
     @Override
     public void add(long valueUs) {
+      n++;
+      sum += valueUs;
+      if (counts != null) {
+        counts.add(valueUs);
+        return;
+      }
+      if (size == nextLook) {
+        nextLook = size >= Integer.MAX_VALUE / 2 ? Integer.MAX_VALUE : size * 2;
+        if (repeats(values, size)) {
+          counts = new Counts();
+          for (int i = 0; i < size; i++) {
+            counts.add(values[i]);
+          }
+          values = null;
+          counts.add(valueUs);
+          return;
+        }
+      }
       if (size == values.length) {
-        values = Arrays.copyOf(values, size * 2);
+        if (size == Integer.MAX_VALUE - 8) {
+          throw new IllegalStateException("more than " + size + " distinct latency samples in one metric");
+        }
+        values = Arrays.copyOf(values, (int) Math.min(Integer.MAX_VALUE - 8L, 2L * size));
       }
       values[size++] = valueUs;
-      sum += valueUs;
+    }
+
+    /** Whether the last {@link #SAMPLE} of the first {@code size} values repeat (a quarter distinct). */
+    private static boolean repeats(long[] values, int size) {
+      Counts sample = new Counts();
+      for (int i = Math.max(0, size - SAMPLE); i < size; i++) {
+        sample.add(values[i]);
+      }
+      return sample.distinct() * 4L <= Math.min(size, SAMPLE);
+    }
+
+    /** Whether the values are counted (repeating) rather than kept one by one. */
+    boolean counted() {
+      return counts != null;
     }
 
     @Override
     public Distribution summarize() {
-      if (size == 0) {
+      if (n == 0) {
         return Distribution.EMPTY;
       }
-      int[] ranks = new int[2 * PERCENTILES.length];
+      long[] ranks = new long[2 * PERCENTILES.length];
       for (int i = 0; i < PERCENTILES.length; i++) {
-        double rank = PERCENTILES[i] / 100.0 * (size - 1);
-        ranks[2 * i] = (int) Math.floor(rank);
-        ranks[2 * i + 1] = (int) Math.ceil(rank);
+        double rank = PERCENTILES[i] / 100.0 * (n - 1);
+        ranks[2 * i] = (long) Math.floor(rank);
+        ranks[2 * i + 1] = (long) Math.ceil(rank);
       }
-      long[] at = orderStatistics(values, size, ranks);
+      long[] at;
+      if (counts != null) {
+        at = counts.orderStatistics(ranks);
+      } else {
+        int[] intRanks = new int[ranks.length];
+        for (int i = 0; i < ranks.length; i++) {
+          intRanks[i] = (int) ranks[i];
+        }
+        at = orderStatistics(values, size, intRanks);
+      }
       double[] p = new double[PERCENTILES.length];
       for (int i = 0; i < p.length; i++) {
-        double rank = PERCENTILES[i] / 100.0 * (size - 1);
+        double rank = PERCENTILES[i] / 100.0 * (n - 1);
         double a = at[2 * i];
         p[i] = a + (at[2 * i + 1] - a) * (rank - ranks[2 * i]);
       }
-      return new Distribution(size, sum / size, p[0], p[1], p[2], p[3]);
+      return new Distribution(n, sum / n, p[0], p[1], p[2], p[3]);
+    }
+  }
+
+  /**
+   * How often each non-negative value occurred: open addressing with linear probing over two
+   * parallel arrays (key, count), kept at most half full.
+   */
+  static final class Counts {
+    private static final long EMPTY = -1;
+    private long[] keys = filled(16);
+    private long[] counts = new long[16];
+    private int distinct;
+
+    private static long[] filled(int capacity) {
+      long[] k = new long[capacity];
+      Arrays.fill(k, EMPTY);
+      return k;
+    }
+
+    private static int slot(long key, int mask) {
+      long h = key * 0x9E3779B97F4A7C15L;
+      return (int) (h ^ (h >>> 32)) & mask;
+    }
+
+    void add(long value) {
+      if (value < 0) {
+        throw new IllegalArgumentException("negative latency sample " + value);
+      }
+      int mask = keys.length - 1;
+      int i = slot(value, mask);
+      while (keys[i] != EMPTY) {
+        if (keys[i] == value) {
+          counts[i]++;
+          return;
+        }
+        i = (i + 1) & mask;
+      }
+      keys[i] = value;
+      counts[i] = 1;
+      if (++distinct * 2 > keys.length) {
+        grow();
+      }
+    }
+
+    private void grow() {
+      long[] oldKeys = keys;
+      long[] oldCounts = counts;
+      keys = filled(oldKeys.length * 2);
+      counts = new long[oldKeys.length * 2];
+      int mask = keys.length - 1;
+      for (int j = 0; j < oldKeys.length; j++) {
+        if (oldKeys[j] != EMPTY) {
+          int i = slot(oldKeys[j], mask);
+          while (keys[i] != EMPTY) {
+            i = (i + 1) & mask;
+          }
+          keys[i] = oldKeys[j];
+          counts[i] = oldCounts[j];
+        }
+      }
+    }
+
+    int distinct() {
+      return distinct;
+    }
+
+    /**
+     * The values at 0-based ranks {@code ranks} (any order) of the counted values in ascending
+     * order: what a sorted list of every occurrence holds at those positions.
+     */
+    long[] orderStatistics(long[] ranks) {
+      long[] sortedKeys = new long[distinct];
+      long[] order = new long[distinct];
+      int d = 0;
+      for (int j = 0; j < keys.length; j++) {
+        if (keys[j] != EMPTY) {
+          sortedKeys[d++] = keys[j];
+        }
+      }
+      Arrays.sort(sortedKeys);
+      int mask = keys.length - 1;
+      long atMost = 0;
+      for (int v = 0; v < distinct; v++) {
+        int i = slot(sortedKeys[v], mask);
+        while (keys[i] != sortedKeys[v]) {
+          i = (i + 1) & mask;
+        }
+        atMost += counts[i];
+        order[v] = atMost; // occurrences up to and including sortedKeys[v]
+      }
+      long[] at = new long[ranks.length];
+      for (int r = 0; r < ranks.length; r++) {
+        int pos = Arrays.binarySearch(order, ranks[r] + 1);
+        at[r] = sortedKeys[pos >= 0 ? pos : -pos - 1];
+      }
+      return at;
     }
   }
 

@@ -20,7 +20,17 @@ final class ResultJson {
 
   static String write(SimulationResult result) {
     StringWriter out = new StringWriter();
-    try (JsonGenerator g = FACTORY.createGenerator(out)) {
+    write(result, out, "");
+    return out.toString();
+  }
+
+  /**
+   * Streams the result to {@code out} (never whole in memory: a million per-request records or
+   * routing decisions go out as they are written), with {@code tail} (further fields, rendered
+   * as {@code ,\n  "name" : value}) placed before the closing brace; ends with a newline.
+   */
+  static void write(SimulationResult result, java.io.Writer out, String tail) {
+    try (JsonGenerator g = FACTORY.createGenerator(out).disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET)) {
       g.setPrettyPrinter(new DefaultPrettyPrinter()
           .withObjectIndenter(new DefaultIndenter("  ", "\n"))
           .withArrayIndenter(new DefaultIndenter("  ", "\n")));
@@ -60,11 +70,15 @@ final class ResultJson {
         }
         g.writeEndArray();
       }
+      if (!tail.isEmpty()) {
+        g.writeRaw(tail);
+      }
       g.writeEndObject();
+      g.flush();
+      out.write('\n');
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    return out.toString() + "\n";
   }
 
   private static void cluster(JsonGenerator g, ClusterReport c, boolean manyInstances)

@@ -77,4 +77,13 @@ public final class SimulationResult {
   public String toJson() {
     return ResultJson.write(this);
   }
+
+  /**
+   * Streams {@link #toJson()}'s document to {@code out}, with {@code tail} (further top-level
+   * fields, each rendered as {@code ,\n  "name" : value} in the document's indentation, or empty)
+   * before its closing brace: the same bytes, never the whole document in memory.
+   */
+  public void writeJson(java.io.Writer out, String tail) {
+    ResultJson.write(this, out, tail);
+  }
 }

@@ -8,6 +8,7 @@ import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -75,6 +76,30 @@ class BlisCliTest {
     JsonNode root = JSON.readTree(o.out());
     assertThat(root.path("requests")).hasSize(12);
     assertThat(root.path("engine").path("kv_total_blocks").asLong()).isEqualTo(500);
+  }
+
+  /**
+   * The result is streamed to the file and to stdout (never one string): the same bytes as the
+   * document built whole with the appended fields, which stay last, in order, and parse.
+   */
+  @Test
+  void theStreamedResultIsTheWholeDocumentWithItsAppendedFields(@TempDir Path dir) throws Exception {
+    Path file = dir.resolve("r.json");
+    Outcome o = blis("run", "--num-requests", "40", "--per-request", "--intervals", "--results-path", file.toString());
+    assertThat(o.code()).as(o.err()).isZero();
+    assertThat(Files.readString(file)).isEqualTo(o.out());
+    assertThat(blis("run", "--num-requests", "40", "--per-request", "--intervals").out()).isEqualTo(o.out());
+    // what appendField makes of the document without the interval: byte for byte
+    JsonNode root = JSON.readTree(o.out());
+    Outcome bare = blis("run", "--num-requests", "40", "--per-request");
+    assertThat(o.out()).isEqualTo(Cli.appendField(bare.out(), "prediction_interval", root.get("prediction_interval")));
+    // two appended fields stay last, in order, after the streamed records
+    Outcome both = blis("run", "--num-requests", "40", "--per-request", "--intervals", "--vllm-version", "0.11.0");
+    List<String> names = new java.util.ArrayList<>();
+    JSON.readTree(both.out()).fieldNames().forEachRemaining(names::add);
+    assertThat(names.subList(names.size() - 3, names.size())).containsExactly("requests", "vllm_version",
+        "prediction_interval");
+    assertThat(both.out()).endsWith("\n}\n");
   }
 
   @Test

@@ -127,4 +127,62 @@ class ValueStoreTest {
     assertThat(d.p99Us()).isCloseTo(49.6, Offset.offset(1e-9));
     assertThat(d.meanUs()).isEqualTo(30.0);
   }
+
+  /** Adds every value and checks the summary against a full sort of them. */
+  private static ValueStore.Exact checkedAgainstSort(long[] v) {
+    ValueStore.Exact store = new ValueStore.Exact();
+    for (long x : v) {
+      store.add(x);
+    }
+    Distribution d = store.summarize();
+    assertThat(d.count()).isEqualTo(v.length);
+    assertThat(d.p50Us()).isEqualTo(sortedPercentile(v, 50));
+    assertThat(d.p90Us()).isEqualTo(sortedPercentile(v, 90));
+    assertThat(d.p95Us()).isEqualTo(sortedPercentile(v, 95));
+    assertThat(d.p99Us()).isEqualTo(sortedPercentile(v, 99));
+    return store;
+  }
+
+  /** Inter-token latencies: many samples, few distinct step times. Counted, same percentiles. */
+  @Test
+  void repeatingValuesAreCountedWithTheSortsPercentiles() {
+    SplittableRandom rnd = new SplittableRandom(7);
+    long[] v = new long[300_000];
+    for (int i = 0; i < v.length; i++) {
+      v[i] = 8_000 + rnd.nextInt(300) + (rnd.nextInt(1000) == 0 ? 2_000_000 : 0);
+    }
+    assertThat(checkedAgainstSort(v).counted()).isTrue();
+  }
+
+  /** End-to-end latencies: nearly every value distinct. Kept one by one, same percentiles. */
+  @Test
+  void distinctValuesStayListed() {
+    SplittableRandom rnd = new SplittableRandom(8);
+    long[] v = new long[100_000];
+    for (int i = 0; i < v.length; i++) {
+      v[i] = rnd.nextLong(10_000_000_000L);
+    }
+    assertThat(checkedAgainstSort(v).counted()).isFalse();
+  }
+
+  /** Distinct first, repeating later: switches at a later look, and the result is the same. */
+  @Test
+  void valuesThatStartRepeatingLateAreCountedThen() {
+    SplittableRandom rnd = new SplittableRandom(9);
+    long[] v = new long[200_000];
+    for (int i = 0; i < v.length; i++) {
+      v[i] = i < 40_000 ? rnd.nextLong(1_000_000_000L) : 30_000 + rnd.nextInt(64);
+    }
+    assertThat(checkedAgainstSort(v).counted()).isTrue();
+  }
+
+  /** Ties at the very ranks the percentiles read, in the counted form. */
+  @Test
+  void countedRanksLandOnTheRightValueAtTies() {
+    long[] v = new long[100_000];
+    for (int i = 0; i < v.length; i++) {
+      v[i] = i % 100 < 50 ? 10 : i % 100 < 90 ? 20 : i % 100 < 99 ? 30 : 40; // 50/90/99% boundaries
+    }
+    assertThat(checkedAgainstSort(v).counted()).isTrue();
+  }
 }
