@@ -79,7 +79,7 @@ class OutputFilesCliTest {
     BlisCliTest.Outcome fit = blis("fit", "--traces", trace.toString(), "--out", coeffs.toString(),
         "--report", dir.resolve("report.json").toString());
     assertThat(fit.code()).as(fit.err()).isZero();
-    assertThat(Files.readString(coeffs)).startsWith("version: 1\n");
+    assertThat(Files.readString(coeffs)).startsWith("# fitted from the trace: ").contains("\nversion: 1\n");
     assertNoTemporaries(dir);
   }
 }
