@@ -84,7 +84,8 @@ final class Cli {
     Path tmp = OutputFiles.temporary(file);
     try {
       OutputFiles.createParents(file);
-      try (java.io.Writer w = java.nio.file.Files.newBufferedWriter(tmp, java.nio.charset.StandardCharsets.UTF_8)) {
+      try (java.io.Writer w = new java.io.BufferedWriter(new java.io.OutputStreamWriter(OutputFiles.open(tmp),
+          java.nio.charset.StandardCharsets.UTF_8), 1 << 16)) {
         text.writeTo(w);
       }
       OutputFiles.commit(tmp, file);

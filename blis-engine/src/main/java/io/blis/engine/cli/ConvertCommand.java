@@ -191,7 +191,7 @@ final class ConvertCommand implements Callable<Integer> {
     Path tmp = OutputFiles.temporary(Cli.parentsCreated("--out", out));
     long rows = 0;
     TraceHeader th = TraceHeader.of(seed, true, BlisCli.oneLine(String.join(" ", header(what, notes))));
-    try (RequestSource source = s.source(); TraceWriter w = TraceWriter.create(tmp, th, out.getFileName().toString().endsWith(".gz"))) {
+    try (RequestSource source = s.source(); TraceWriter w = TraceWriter.create(OutputFiles.open(tmp), th, out.getFileName().toString().endsWith(".gz"))) {
       RequestSpec r;
       while ((r = source.next()) != null) {
         w.write(r);
@@ -200,6 +200,9 @@ final class ConvertCommand implements Callable<Integer> {
     } catch (RuntimeException e) {
       OutputFiles.discard(tmp);
       throw e;
+    } catch (java.io.IOException e) {
+      OutputFiles.discard(tmp);
+      throw new java.io.UncheckedIOException("--out: cannot write " + out + ": " + e.getMessage(), e);
     }
     Cli.commit("--out", tmp, out);
     return "BLIS trace of " + rows + " requests with their token ids; replay it with blis replay --trace";

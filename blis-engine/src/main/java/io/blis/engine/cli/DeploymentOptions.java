@@ -404,18 +404,22 @@ final class DeploymentOptions {
         String body = json.stripTrailing();
         json = body.substring(0, body.length() - 1).stripTrailing() + tail + "\n}\n";
       }
-      if (resultsPath != null) {
+      if (resultsPath != null && !io.blis.engine.result.OutputFiles.isStdout(resultsPath)) {
         Cli.write("--results-path", resultsPath, json); // first: a failed write prints no result
       }
       cl.getOut().print(json);
     } else {
       // streamed: a result with a million per-request records or routing decisions is never one
       // string; with --results-path the file is written (atomically) first, then copied to stdout
-      if (resultsPath != null) {
+      if (resultsPath != null && !io.blis.engine.result.OutputFiles.isStdout(resultsPath)) {
         Cli.writeStreamed("--results-path", resultsPath, w -> result.writeJson(w, tail.toString()));
-        Cli.copyTo("--results-path", resultsPath, cl.getOut());
+        if (io.blis.engine.result.OutputFiles.inPlace(resultsPath)) {
+          result.writeJson(cl.getOut(), tail.toString()); // a device or FIFO cannot be read back
+        } else {
+          Cli.copyTo("--results-path", resultsPath, cl.getOut());
+        }
       } else {
-        result.writeJson(cl.getOut(), tail.toString());
+        result.writeJson(cl.getOut(), tail.toString()); // "-": standard output, once
       }
     }
     cl.getOut().flush();

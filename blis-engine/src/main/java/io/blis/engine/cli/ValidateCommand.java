@@ -64,7 +64,8 @@ public final class ValidateCommand implements Callable<Integer> {
     Path htmlPath = html;
     if (out != null) {
       Cli.requireWritable("--out", out);
-      if (htmlPath == null) {
+      // the report goes beside a file, never beside a device, a FIFO or standard output
+      if (htmlPath == null && !io.blis.engine.result.OutputFiles.inPlace(out)) {
         String name = out.getFileName().toString();
         htmlPath = out.resolveSibling((name.endsWith(".json") ? name.substring(0, name.length() - 5) : name) + ".html");
       }

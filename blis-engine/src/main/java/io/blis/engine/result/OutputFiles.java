@@ -1,31 +1,132 @@
 package io.blis.engine.result;
 
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.FilterOutputStream;
 import java.io.IOException;
+import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.LinkOption;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 
 /**
- * Writes output files so that they are never half-written: the text goes to {@code FILE.tmp} in
- * the same directory, which is then moved over {@code FILE} in one atomic rename. A run that is
- * killed or fails while writing leaves the previous {@code FILE} (or none) and at most a stray
- * {@code FILE.tmp}; a reader never sees part of a file. Streamed outputs (traces) write to {@link
- * #temporary} themselves and {@link #commit} it when complete, or {@link #discard} it on failure.
+ * Writes output files so that they are never half-written and never destroy what a path points
+ * at. A plain file (new or existing) is written to {@code FILE.tmp} in the same directory, which
+ * is then moved over {@code FILE} in one atomic rename: a run that is killed or fails while
+ * writing leaves the previous {@code FILE} (or none) and at most a stray {@code FILE.tmp}; a
+ * reader never sees part of a file. A symbolic link is followed (through every hop) and its
+ * target replaced that way, so the link stays a link. A path that is not a plain file (a device
+ * such as {@code /dev/null}, a FIFO, a descriptor under {@code /proc} or {@code /dev/fd}) is
+ * written in place as a stream, never renamed over; {@code -} means standard output. Streamed
+ * outputs (traces) write to {@link #temporary} themselves (opened with {@link #open}) and {@link
+ * #commit} it when complete, or {@link #discard} it on failure.
  */
 public final class OutputFiles {
 
+  /** The name that means standard output wherever a file is written. */
+  public static final String STDOUT_NAME = "-";
+
+  private static final Path STDOUT = Path.of("/dev/stdout");
+
   private OutputFiles() {}
 
-  /** Where {@code file} is written before it is complete: {@code FILE.tmp}, next to it. */
-  public static Path temporary(Path file) {
-    return file.resolveSibling(file.getFileName() + ".tmp");
+  /** Whether {@code file} is {@code -}, standard output. */
+  public static boolean isStdout(Path file) {
+    return file.toString().equals(STDOUT_NAME);
   }
 
-  /** Writes {@code text} (UTF-8) to {@code file} atomically, creating its parent directories. */
+  /**
+   * Where writing {@code file} really goes: standard output for {@code -}; the end of a chain of
+   * symbolic links (a link into {@code /proc} or {@code /dev/fd}, as {@code /dev/stdout} is, ends
+   * the chain there); otherwise {@code file}.
+   */
+  public static Path target(Path file) {
+    if (isStdout(file)) {
+      return STDOUT;
+    }
+    Path p = file;
+    for (int hops = 0; hops < 40 && Files.isSymbolicLink(p); hops++) {
+      if (isDescriptor(p)) {
+        return p;
+      }
+      try {
+        Path next = Files.readSymbolicLink(p);
+        p = p.toAbsolutePath().getParent() == null ? next : p.toAbsolutePath().getParent().resolve(next).normalize();
+      } catch (IOException e) {
+        return p;
+      }
+    }
+    return p;
+  }
+
+  private static boolean isDescriptor(Path p) {
+    String s = p.toAbsolutePath().normalize().toString();
+    return s.startsWith("/proc/") || s.startsWith("/dev/fd/") || s.equals("/dev/stdout") || s.equals("/dev/stderr");
+  }
+
+  /**
+   * Whether {@code file} is written in place as a stream rather than through a temporary file
+   * and a rename: standard output, and anything that exists and is not a regular file (devices,
+   * FIFOs, descriptors).
+   */
+  public static boolean inPlace(Path file) {
+    Path t = target(file);
+    return t.equals(STDOUT) || isDescriptor(t) || (Files.exists(t) && !Files.isRegularFile(t));
+  }
+
+  /**
+   * Where {@code file} is written before it is complete: {@code FILE.tmp} beside the file a link
+   * points to, or the target itself when it is written in place ({@link #inPlace}).
+   */
+  public static Path temporary(Path file) {
+    Path t = target(file);
+    return inPlace(file) ? t : t.resolveSibling(t.getFileName() + ".tmp");
+  }
+
+  /**
+   * Opens {@code path} (what {@link #temporary} gave) for writing: a temporary file is created or
+   * truncated; a path written in place is appended to, never truncated (a descriptor of a
+   * redirected standard output keeps what is already there), and standard output itself is the
+   * process's own descriptor, left open when the stream is closed.
+   */
+  public static OutputStream open(Path path) throws IOException {
+    if (path.equals(STDOUT)) {
+      System.out.flush();
+      return new FilterOutputStream(new FileOutputStream(FileDescriptor.out)) {
+        @Override
+        public void write(byte[] b, int off, int len) throws IOException {
+          out.write(b, off, len);
+        }
+
+        @Override
+        public void close() throws IOException {
+          flush(); // the process's standard output stays open
+        }
+      };
+    }
+    if (inPlace(path)) {
+      return Files.newOutputStream(path, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
+    }
+    return Files.newOutputStream(path);
+  }
+
+  /**
+   * Writes {@code text} (UTF-8) to {@code file}: atomically through {@link #temporary} and a
+   * rename for a plain file or a link to one (creating the parent directories), in place for
+   * anything else ({@link #inPlace}).
+   */
   public static void write(Path file, CharSequence text) throws IOException {
-    createParents(file);
+    if (inPlace(file)) {
+      try (OutputStream out = open(target(file))) {
+        out.write(text.toString().getBytes(StandardCharsets.UTF_8));
+      }
+      return;
+    }
+    createParents(target(file));
     Path tmp = temporary(file);
     try {
       Files.writeString(tmp, text, StandardCharsets.UTF_8);
@@ -38,28 +139,42 @@ public final class OutputFiles {
 
   /** Creates the parent directories of {@code file}. */
   public static void createParents(Path file) throws IOException {
-    Path parent = file.toAbsolutePath().getParent();
+    if (inPlace(file)) {
+      return;
+    }
+    Path parent = target(file).toAbsolutePath().getParent();
     if (parent != null) {
       Files.createDirectories(parent);
     }
   }
 
   /**
-   * Moves the complete {@code tmp} over {@code file} in one rename (a plain replacing move where
-   * the file system cannot rename atomically).
+   * Moves the complete {@code tmp} over the file {@code file} names (through its links) in one
+   * rename (a plain replacing move where the file system cannot rename atomically); nothing when
+   * {@code file} was written in place.
    */
   public static void commit(Path tmp, Path file) throws IOException {
+    Path t = target(file);
+    if (tmp.equals(t)) {
+      return;
+    }
     try {
-      Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+      Files.move(tmp, t, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     } catch (AtomicMoveNotSupportedException e) {
-      Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
+      Files.move(tmp, t, StandardCopyOption.REPLACE_EXISTING);
     }
   }
 
-  /** Deletes an unfinished temporary file, if there is one; never fails. */
+  /**
+   * Deletes an unfinished temporary file, if there is one; never fails. Only a regular file named
+   * {@code *.tmp} is deleted: never a device, FIFO, link or a file written in place.
+   */
   public static void discard(Path tmp) {
     try {
-      Files.deleteIfExists(tmp);
+      if (tmp.getFileName() != null && tmp.getFileName().toString().endsWith(".tmp")
+          && Files.isRegularFile(tmp, LinkOption.NOFOLLOW_LINKS)) {
+        Files.deleteIfExists(tmp);
+      }
     } catch (IOException ignored) {
       // a stray FILE.tmp is harmless; the error that made us discard it is what matters
     }

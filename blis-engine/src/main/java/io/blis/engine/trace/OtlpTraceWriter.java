@@ -142,7 +142,7 @@ public final class OtlpTraceWriter implements EngineListener, AutoCloseable {
     this.requestSnapshots = requestSnapshots;
     this.seed = seed;
     try {
-      OutputStream os = new BufferedOutputStream(Files.newOutputStream(file), 1 << 16);
+      OutputStream os = new BufferedOutputStream(io.blis.engine.result.OutputFiles.open(file), 1 << 16);
       if (gzip) {
         os = new GZIPOutputStream(os, 1 << 16);
       }

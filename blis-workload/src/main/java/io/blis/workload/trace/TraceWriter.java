@@ -55,6 +55,16 @@ public final class TraceWriter implements AutoCloseable {
     }
   }
 
+  /**
+   * Writes to {@code raw} (gzip-compressed when {@code gzip}); closing the writer closes it. For
+   * a destination the caller opened itself (a device, a FIFO, standard output).
+   */
+  public static TraceWriter create(OutputStream raw, TraceHeader header, boolean gzip) throws IOException {
+    OutputStream os = gzip ? new GZIPOutputStream(raw, 1 << 16) : raw;
+    return new TraceWriter(
+        new BufferedWriter(new OutputStreamWriter(os, StandardCharsets.UTF_8), 1 << 16), header);
+  }
+
   /** Creates {@code file} (gzip-compressed when the name ends in {@code .gz}). */
   public static TraceWriter create(Path file, TraceHeader header) {
     return create(file, header, file.toString().endsWith(".gz"));
@@ -66,10 +76,7 @@ public final class TraceWriter implements AutoCloseable {
    */
   public static TraceWriter create(Path file, TraceHeader header, boolean gzip) {
     try {
-      OutputStream raw = Files.newOutputStream(file);
-      OutputStream os = gzip ? new GZIPOutputStream(raw, 1 << 16) : raw;
-      return new TraceWriter(
-          new BufferedWriter(new OutputStreamWriter(os, StandardCharsets.UTF_8), 1 << 16), header);
+      return create(Files.newOutputStream(file), header, gzip);
     } catch (IOException e) {
       if (Files.isDirectory(file)) {
         throw new IllegalArgumentException(file + ": is a directory, expected a file to write");
