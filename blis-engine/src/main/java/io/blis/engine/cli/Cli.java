@@ -67,7 +67,7 @@ final class Cli {
     try {
       OutputFiles.write(file, text);
     } catch (IOException e) {
-      throw new UncheckedIOException(flag + ": cannot write " + file + ": " + e.getMessage(), e);
+      throw new UncheckedIOException(flag + ": cannot write " + file + ": " + io.blis.workload.TextFiles.reason(e), e);
     }
   }
 
@@ -91,10 +91,10 @@ final class Cli {
       OutputFiles.commit(tmp, file);
     } catch (IOException e) {
       OutputFiles.discard(tmp);
-      throw new UncheckedIOException(flag + ": cannot write " + file + ": " + e.getMessage(), e);
+      throw new UncheckedIOException(flag + ": cannot write " + file + ": " + io.blis.workload.TextFiles.reason(e), e);
     } catch (UncheckedIOException e) {
       OutputFiles.discard(tmp);
-      throw new UncheckedIOException(flag + ": cannot write " + file + ": " + e.getCause().getMessage(), e.getCause());
+      throw new UncheckedIOException(flag + ": cannot write " + file + ": " + io.blis.workload.TextFiles.reason(e.getCause()), e.getCause());
     } catch (RuntimeException | Error e) {
       OutputFiles.discard(tmp);
       throw e;
@@ -119,7 +119,7 @@ final class Cli {
       OutputFiles.commit(tmp, file);
     } catch (IOException e) {
       OutputFiles.discard(tmp);
-      throw new UncheckedIOException(flag + ": cannot write " + file + ": " + e.getMessage(), e);
+      throw new UncheckedIOException(flag + ": cannot write " + file + ": " + io.blis.workload.TextFiles.reason(e), e);
     }
   }
 
