@@ -281,6 +281,10 @@ public final class ModelCatalog {
         sharedFfn = moeFfn; // Llama-4 MoE layers have one shared expert of the expert width
       }
       int step = f.optionalInt(1, "interleave_moe_layer_step", "decoder_sparse_step", "moe_layer_freq");
+      if (step < 1) {
+        throw new IllegalArgumentException(source + ": the MoE layer step (interleave_moe_layer_step,"
+            + " decoder_sparse_step or moe_layer_freq) must be at least 1 (every layer), got " + step);
+      }
       int firstDense = f.optionalInt(0, "first_k_dense_replace");
       if (firstDense > layers) {
         throw new IllegalArgumentException(

@@ -164,6 +164,19 @@ class ModelCatalogTest {
   }
 
   @Test
+  void aMoeLayerStepOfZeroIsOneClearMessage() throws IOException {
+    Path file = write("acme--moe0", """
+        {"num_hidden_layers": 2, "hidden_size": 64, "num_attention_heads": 4,
+         "intermediate_size": 128, "vocab_size": 1000, "num_local_experts": 8,
+         "num_experts_per_tok": 2, "moe_layer_freq": 0}
+        """);
+    assertThatThrownBy(() -> ModelCatalog.fromFile(file))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(file.toString())
+        .hasMessageContaining("must be at least 1 (every layer), got 0");
+  }
+
+  @Test
   void nonPositiveAndNegativeSizesAreRejected() throws IOException {
     Path zero = write("zero", """
         {"num_hidden_layers": 0, "hidden_size": 64, "num_attention_heads": 4,
