@@ -206,10 +206,16 @@ class ObserveCommandTest {
       List<GroundTruthTrace.Row> second = GroundTruthTrace.read(dir.resolve("b").resolve("requests.csv"));
       assertThat(second).extracting(GroundTruthTrace.Row::inputTokens)
           .containsExactlyElementsOf(first.stream().map(GroundTruthTrace.Row::inputTokens).toList());
+      // each send within 250 ms of its recorded time (a loaded 2-core machine stalls a thread for
+      // tens of ms now and then), and half of them within 15 ms: sending all at once, or on a
+      // schedule of its own, fails both (the 25 sends span about 2.5 s)
+      double[] off = new double[first.size()];
       for (int i = 0; i < first.size(); i++) {
-        assertThat(second.get(i).arrivalMs()).as("send time of request %d", i)
-            .isCloseTo(first.get(i).arrivalMs(), org.assertj.core.api.Assertions.within(15.0));
+        off[i] = Math.abs(second.get(i).arrivalMs() - first.get(i).arrivalMs());
+        assertThat(off[i]).as("send time of request %d", i).isLessThan(250.0);
       }
+      java.util.Arrays.sort(off);
+      assertThat(off[off.length / 2]).as("median send-time difference, ms").isLessThan(15.0);
     }
   }
 }
