@@ -149,14 +149,21 @@ public final class BlisCli implements Runnable {
 
   private static int onParameterError(CommandLine.ParameterException e, String[] args) {
     CommandLine cl = e.getCommandLine();
-    cl.getErr().println(qualifiedName(cl) + ": " + oneLine(e.getMessage())
+    String hint = "";
+    if (e instanceof CommandLine.UnmatchedArgumentException u && !u.getSuggestions().isEmpty()) {
+      // a mistyped command or option: name the nearest ones picocli finds
+      hint = "; did you mean " + String.join(" or ", u.getSuggestions().stream().limit(3)
+          .map(x -> "'" + x + "'").toList()) + "?";
+    }
+    cl.getErr().println(qualifiedName(cl) + ": " + oneLine(e.getMessage()) + hint
         + " (see '" + qualifiedName(cl) + " --help')");
     return USAGE_ERROR;
   }
 
   private static int onExecutionError(Exception e, CommandLine cl,
       CommandLine.ParseResult parseResult) {
-    if (e instanceof IllegalArgumentException || e instanceof java.io.UncheckedIOException) {
+    if ((e instanceof IllegalArgumentException || e instanceof java.io.UncheckedIOException)
+        && !oneLine(e.getMessage()).isEmpty()) {
       cl.getErr().println(qualifiedName(cl) + ": " + oneLine(e.getMessage()));
       return USAGE_ERROR;
     }

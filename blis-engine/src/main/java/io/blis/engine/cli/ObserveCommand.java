@@ -263,6 +263,8 @@ final class ObserveCommand implements Callable<Integer> {
       URI u = new URI(value);
       require(u.getScheme() != null && (u.getScheme().equals("http") || u.getScheme().equals("https"))
           && u.getHost() != null, flag + " must be an http:// or https:// URL with a host (e.g. http://127.0.0.1:8000/v1), got '" + value + "'");
+      require(u.getPort() >= -1 && u.getPort() <= 65535 && u.getPort() != 0,
+          flag + ": port " + u.getPort() + " is not a TCP port (1-65535), in '" + value + "'");
       return u;
     } catch (URISyntaxException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), flag + ": not a URL: '" + value + "' (" + e.getReason() + ")");

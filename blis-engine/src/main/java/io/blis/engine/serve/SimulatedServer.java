@@ -120,7 +120,12 @@ public final class SimulatedServer implements AutoCloseable {
                   new HttpObjectAggregator(MAX_BODY_BYTES), new Handler());
             }
           });
-      this.listening = b.bind(config.host(), config.port()).sync().channel();
+      InetSocketAddress address = new InetSocketAddress(config.host(), config.port());
+      if (address.isUnresolved()) {
+        throw new IllegalArgumentException("--host: '" + config.host()
+            + "' is not an address of this machine or a name that resolves to one");
+      }
+      this.listening = b.bind(address).sync().channel();
     } catch (Exception e) { // sync() rethrows a bind failure's checked exception undeclared
       shutdownGroups();
       driver.close();

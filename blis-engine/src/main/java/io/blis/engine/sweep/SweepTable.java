@@ -139,24 +139,8 @@ public final class SweepTable {
       row.put("pareto", false);
       row.put("best", false);
     }
-    List<ObjectNode> frontier = new ArrayList<>();
-    for (ObjectNode a : candidates) {
-      double ax = a.get("rps_per_usd_hour").asDouble();
-      double ay = a.get(latency).asDouble();
-      boolean dominated = false;
-      for (ObjectNode b : candidates) {
-        double bx = b.get("rps_per_usd_hour").asDouble();
-        double by = b.get(latency).asDouble();
-        if (bx >= ax && by <= ay && (bx > ax || by < ay)) {
-          dominated = true;
-          break;
-        }
-      }
-      if (!dominated) {
-        a.put("pareto", true);
-        frontier.add(a);
-      }
-    }
+    List<ObjectNode> frontier = frontier(candidates, latency);
+    frontier.forEach(a -> a.put("pareto", true));
     ObjectNode best = null;
     for (ObjectNode a : candidates) {
       if (best == null || better(a, best, latency)) {
@@ -167,6 +151,46 @@ public final class SweepTable {
       best.put("best", true);
     }
     return new SweepTable(grid, columns, rows, summary(grid, prices, rows, frontier, best, latency), records);
+  }
+
+  /**
+   * The rows no other row dominates (as high or higher throughput per dollar and as low or lower
+   * latency, better in one), in their given order. O(n log n): sorted by throughput per dollar
+   * (highest first, then lowest latency), a row is on the frontier when its latency is the lowest
+   * of its throughput and below every latency of a higher throughput.
+   */
+  static List<ObjectNode> frontier(List<ObjectNode> candidates, String latency) {
+    int n = candidates.size();
+    double[] x = new double[n];
+    double[] y = new double[n];
+    Integer[] order = new Integer[n];
+    for (int i = 0; i < n; i++) {
+      x[i] = candidates.get(i).get("rps_per_usd_hour").asDouble();
+      y[i] = candidates.get(i).get(latency).asDouble();
+      order[i] = i;
+    }
+    java.util.Arrays.sort(order, (a, b) -> x[a] != x[b] ? Double.compare(x[b], x[a]) : Double.compare(y[a], y[b]));
+    boolean[] on = new boolean[n];
+    double lowestAbove = Double.POSITIVE_INFINITY; // lowest latency of a strictly higher throughput
+    for (int i = 0; i < n;) {
+      int j = i;
+      double groupLowest = y[order[i]];
+      while (j < n && x[order[j]] == x[order[i]]) {
+        j++;
+      }
+      for (int k = i; k < j; k++) {
+        on[order[k]] = y[order[k]] == groupLowest && groupLowest < lowestAbove;
+      }
+      lowestAbove = Math.min(lowestAbove, groupLowest);
+      i = j;
+    }
+    List<ObjectNode> out = new ArrayList<>();
+    for (int i = 0; i < n; i++) {
+      if (on[i]) {
+        out.add(candidates.get(i));
+      }
+    }
+    return out;
   }
 
   private static boolean better(ObjectNode a, ObjectNode b, String latency) {

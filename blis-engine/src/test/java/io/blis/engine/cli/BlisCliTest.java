@@ -103,6 +103,25 @@ class BlisCliTest {
   }
 
   @Test
+  void aMistypedCommandOrOptionNamesTheNearestOnes() {
+    Outcome cmd = blis("runn");
+    assertThat(cmd.code()).isEqualTo(2);
+    assertThat(cmd.err().strip()).contains("'runn'").contains("did you mean 'run'?").doesNotContain("\n");
+    Outcome opt = blis("run", "--num-requets", "5");
+    assertThat(opt.code()).isEqualTo(2);
+    assertThat(opt.err()).contains("'--num-requets'").contains("'--num-requests'");
+  }
+
+  @Test
+  void anEndpointPortOutOfRangeNamesTheFlag() {
+    Outcome o = blis("observe", "--endpoint", "http://127.0.0.1:99999/v1", "--served-model", "x",
+        "--num-requests", "1", "--out", "unused-dir");
+    assertThat(o.code()).isEqualTo(2);
+    assertThat(o.err()).startsWith("blis observe: --endpoint: port 99999 is not a TCP port (1-65535)");
+    assertThat(java.nio.file.Path.of("unused-dir")).doesNotExist();
+  }
+
+  @Test
   void flagsChangeTheSimulation() throws Exception {
     JsonNode base = JSON.readTree(blis("run", "--num-requests", "30").out());
     JsonNode inline = JSON.readTree(blis("run", "--num-requests", "30", "--latency-model",

@@ -51,6 +51,16 @@ class ServeCommandTest {
   }
 
   @Test
+  void anAddressThatIsNoneIsOneLineNamingTheFlag() {
+    for (String host : new String[] {"999.1.1.1", "no-such-host.invalid"}) {
+      BlisCliTest.Outcome o = blis("serve", "--host", host, "--duration-s", "1");
+      assertThat(o.code()).as(host).isEqualTo(2);
+      assertThat(o.err().strip()).as(host).isEqualTo("blis serve: --host: '" + host
+          + "' is not an address of this machine or a name that resolves to one");
+    }
+  }
+
+  @Test
   void servesForItsDurationThenPrintsTheRunsResult() throws Exception {
     int port;
     try (ServerSocket free = new ServerSocket(0)) {
