@@ -192,12 +192,31 @@ final class WorkloadOptions {
     }
     if (workloadSpec != null) {
       Cli.requireFile("--workload-spec", workloadSpec);
+      requireSpecWithinLimits(cl, specFile().spec());
     }
     if (inferencePerf != null) {
       Cli.requireFile("--inference-perf", inferencePerf);
     }
     if (tracesFile != null) {
       Cli.requireFile("--workload-traces-filepath", tracesFile);
+    }
+  }
+
+  /**
+   * The bound the flags have, for a spec file too: its number of requests spread at its clients'
+   * total rate within the simulated-time limit, when no horizon cuts the arrivals first (its
+   * horizon_s is held to the same limit where the file is read).
+   */
+  private void requireSpecWithinLimits(CommandLine cl, io.blis.workload.spec.WorkloadSpec spec) {
+    long limitUs = io.blis.engine.Simulation.MAX_SIMULATED_TIME_US; // horizon_s itself: checked by the spec's reader
+    double rate = spec.clients().stream().mapToDouble(c -> c.arrival().rateRps()).sum();
+    boolean horizonCuts = spec.horizonUs() > 0 && spec.horizonUs() < limitUs;
+    if (spec.maxRequests() > 0 && !horizonCuts && rate > 0 && Double.isFinite(rate)) {
+      double spanS = spec.maxRequests() / rate;
+      require(cl, spanS <= MAX_ARRIVAL_SPAN_S, String.format(java.util.Locale.ROOT,
+          "--workload-spec %s: num_requests %d at its clients' %.6g req/s spread over %.3g s on average, beyond the"
+              + " simulated-time limit of %d s (365 days), as with --num-requests and --rate; set horizon_s or fewer"
+              + " requests", workloadSpec, spec.maxRequests(), rate, spanS, MAX_ARRIVAL_SPAN_S));
     }
   }
 

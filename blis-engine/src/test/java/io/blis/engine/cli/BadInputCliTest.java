@@ -228,4 +228,19 @@ class BadInputCliTest {
     refused(run("--policy-config", file(dir, "p.yaml", "router: {policy: least-loaded\n").toString()),
         "p.yaml, line 2, column 1: not valid YAML: expected ',' or '}', but got <stream end>");
   }
+
+  /** A spec file is held to the bounds the flags have: the requests' span and the horizon. */
+  @Test
+  void aSpecFileHasTheFlagsBounds(@TempDir Path dir) throws Exception {
+    String spec = Files.readString(Path.of("../docs/examples/cluster-workload.yaml"));
+    assertThat(spec).contains("num_requests: 6000");
+    Path many = dir.resolve("many.yaml");
+    Files.writeString(many, spec.replace("num_requests: 6000", "num_requests: 1000000000000"));
+    refused(BlisCliTest.blis("run", "--workload-spec", many.toString()),
+        "num_requests 1000000000000 at its clients' 36.0000 req/s", "beyond the simulated-time limit of 31536000 s");
+    Path far = dir.resolve("far.yaml");
+    Files.writeString(far, spec.replace("num_requests: 6000", "horizon_s: 1e18"));
+    refused(BlisCliTest.blis("run", "--workload-spec", far.toString()),
+        "horizon_s must be a positive number of seconds up to 31536000 (365 days");
+  }
 }

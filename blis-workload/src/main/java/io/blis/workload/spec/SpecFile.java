@@ -45,8 +45,9 @@ record SpecFile(
     if (numRequests != null && numRequests < 1) {
       throw new IllegalArgumentException("num_requests must be at least 1, got " + numRequests);
     }
-    if (horizonS != null && (!(horizonS > 0) || horizonS.isInfinite())) {
-      throw new IllegalArgumentException("horizon_s must be a positive number, got " + horizonS);
+    if (horizonS != null && (!(horizonS > 0) || horizonS > MAX_TIME_S)) {
+      throw new IllegalArgumentException("horizon_s must be a positive number of seconds up to " + MAX_TIME_S + " ("
+          + RequestSpec.MAX_TIME_WORDS + ", the simulated-time limit, as for --horizon-s), got " + horizonS);
     }
     if (numRequests == null && horizonS == null) {
       throw new IllegalArgumentException("set num_requests or horizon_s (or both) to bound the workload");
