@@ -56,6 +56,10 @@ final class SweepCommand implements Callable<Integer> {
     if (threads < 1 || threads > 1024) {
       throw new ParameterException(spec.commandLine(), "--threads must be in [1, 1024], got " + threads);
     }
+    if (out.toString().isBlank()) {
+      // an empty path is the current directory: its files would be mixed with the sweep's
+      throw new ParameterException(spec.commandLine(), "--out needs a directory name, got an empty one");
+    }
     SweepGrid g = SweepGrid.load(Cli.requireFile("--grid", grid));
     PriceTable table = PriceTable.bundled();
     if (prices != null) {

@@ -192,7 +192,9 @@ final class WorkloadOptions {
     }
     if (workloadSpec != null) {
       Cli.requireFile("--workload-spec", workloadSpec);
-      requireSpecWithinLimits(cl, specFile().spec());
+      if (specFile().spec() != null) { // a Go BLIS spec of other arrival kinds has no spec of ours
+        requireSpecWithinLimits(cl, specFile().spec());
+      }
     }
     if (inferencePerf != null) {
       Cli.requireFile("--inference-perf", inferencePerf);

@@ -117,6 +117,14 @@ class FitBadTracesCliTest {
     noCoefficients(inverse);
   }
 
+  /** Every step 9e18 us: the predictions are nothing next to them (MAPE 100%, r undefined). */
+  @Test
+  void stepsOfAbsurdDurationAreRefusedNotFitted() throws Exception {
+    Path absurd = intDurations("absurd.jsonl", d -> 9_000_000_000_000_000_000L);
+    refused(fit(absurd), "fit refused: on its 553 test steps the fitted step times", "test MAPE 100.00%");
+    noCoefficients(absurd);
+  }
+
   @Test
   void tracesBrokenInOtherWaysEachGetTheirOwnMessageWithFileAndLine() throws Exception {
     Path notList = write("not-list.jsonl", "{\"resourceSpans\":5}\n");

@@ -51,6 +51,15 @@ class ServeCommandTest {
   }
 
   @Test
+  void emptyServedModelNamesAreRefused() {
+    for (String names : new String[] {",,", "a,,b", " "}) {
+      BlisCliTest.Outcome o = blis("serve", "--served-model-name", names, "--duration-s", "1");
+      assertThat(o.code()).as(names).isEqualTo(2);
+      assertThat(o.err()).as(names).contains("--served-model-name: at least one non-blank name is needed (names separated by commas, none empty)");
+    }
+  }
+
+  @Test
   void anAddressThatIsNoneIsOneLineNamingTheFlag() {
     for (String host : new String[] {"999.1.1.1", "no-such-host.invalid"}) {
       BlisCliTest.Outcome o = blis("serve", "--host", host, "--duration-s", "1");

@@ -592,6 +592,11 @@ class SweepTest {
         new PrintWriter(out), new PrintWriter(err));
     assertThat(code).isEqualTo(2);
     assertThat(err.toString()).contains("--grid: no such file");
+    err.getBuffer().setLength(0);
+    code = BlisCli.execute(new String[] {"sweep", "--grid", bad.toString(), "--out", ""},
+        new PrintWriter(out), new PrintWriter(err));
+    assertThat(code).isEqualTo(2);
+    assertThat(err.toString()).contains("--out needs a directory name, got an empty one");
   }
 
   @Test

@@ -174,8 +174,9 @@ public final class TraceFit {
    * or correlate negatively with the measurements beyond noise.
    */
   private static void refuseNonsense(Path traces, StepFit.Result b) {
-    boolean tooFar = !(b.testMapePct() <= MAX_TEST_MAPE_PCT);
-    boolean backwards = b.testPearson() < 0 && b.testMapePct() > NOISE_MAPE_PCT;
+    boolean tooFar = !(b.testMapePct() < MAX_TEST_MAPE_PCT); // 100%: predictions nothing next to the steps
+    // no correlation at all (constant durations or predictions: r undefined) counts as backwards
+    boolean backwards = !(b.testPearson() >= 0) && b.testMapePct() > NOISE_MAPE_PCT;
     if (tooFar || backwards) {
       throw new IllegalArgumentException(String.format(java.util.Locale.ROOT,
           "traces %s: fit refused: on its %d test steps the fitted step times %s (test MAPE %.2f%%,"
