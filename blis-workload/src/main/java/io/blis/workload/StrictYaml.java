@@ -299,6 +299,12 @@ public final class StrictYaml {
 
   private static String problem(JsonProcessingException e, Found found) {
     Throwable cause = e.getCause();
+    if (cause instanceof NumberFormatException nfe) {
+      // YAML's .nan/.inf or a number Java cannot read: say what was expected, not Java's words
+      String m = String.valueOf(nfe.getMessage());
+      String text = m.startsWith("For input string: ") ? m.substring("For input string: ".length()).replace("\"", "") : m;
+      return "malformed number '" + TextFiles.quote(text) + "' (expected a finite number)";
+    }
     if (e instanceof ValueInstantiationException || cause instanceof IllegalArgumentException) {
       if (cause instanceof IllegalArgumentException iae && iae.getMessage() != null) {
         return iae.getMessage();

@@ -541,6 +541,9 @@ class SweepTest {
         .hasMessage("p.yaml:1:1: at 'H100': expected a number, got the text 'cheap'");
     assertThatThrownBy(() -> PriceTable.parse("H100: 2\nh100-sxm: 3\n", "p.yaml", false))
         .hasMessageContaining("p.yaml:2:1: 'h100-sxm' is another name of H100");
+    // YAML's not-a-number: a clear line, not Java's "For input string"
+    assertThatThrownBy(() -> PriceTable.parse("H100: .nan\n", "p.yaml", false))
+        .hasMessage("p.yaml:1:11: malformed number '.nan' (expected a finite number)");
   }
 
   // ------------------------------------------------------------------ bad grids
