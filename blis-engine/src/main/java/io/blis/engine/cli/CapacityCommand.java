@@ -87,9 +87,16 @@ final class CapacityCommand implements Callable<Integer> {
     CommandLine cl = spec.commandLine();
     deployment.validate(cl);
     workload.validate(cl, trace == null ? List.of() : List.of("--trace"));
-    for (String flag : List.of("--rate", "--num-requests")) {
+    for (String flag : List.of("--rate", "--num-requests", "--horizon-s")) {
       DeploymentOptions.require(cl, !cl.getParseResult().hasMatchedOption(flag),
           flag + " does not apply to capacity: the rate is what it searches, and each point runs --point-duration-s");
+    }
+    // options of a single run that a search of many runs would take and do nothing with
+    for (String flag : List.of("--results-path", "--otel-out", "--per-request", "--trace-level", "--summarize-trace",
+        "--fitness-weights", "--output-format")) {
+      DeploymentOptions.require(cl, !cl.getParseResult().hasMatchedOption(flag),
+          flag + " does not apply to capacity (an option of blis run's single simulation); capacity writes its"
+              + " report with --out");
     }
     DeploymentOptions.require(cl, targetRate == null || (targetRate > 0 && targetRate <= 1e6),
         "--target-rate must be in (0, 1000000] req/s, got " + targetRate);

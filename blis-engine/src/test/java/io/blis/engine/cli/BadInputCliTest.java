@@ -243,4 +243,13 @@ class BadInputCliTest {
     refused(BlisCliTest.blis("run", "--workload-spec", far.toString()),
         "horizon_s must be a positive number of seconds up to 31536000 (365 days");
   }
+
+  /** capacity refuses the options of a single run instead of taking them and doing nothing. */
+  @ParameterizedTest
+  @ValueSource(strings = {"--horizon-s=5", "--results-path=x.json", "--per-request", "--trace-level=decisions",
+      "--output-format=go-blis", "--otel-out=x.jsonl", "--fitness-weights=e2e_p99:1"})
+  void capacityRefusesTheOptionsOfASingleRun(String flag) {
+    refused(BlisCliTest.blis("capacity", "--slo", "ttft_p99=500ms", "--workload", "chatbot", flag),
+        flag.split("=")[0] + " does not apply to capacity");
+  }
 }

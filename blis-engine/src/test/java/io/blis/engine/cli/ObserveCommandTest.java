@@ -107,6 +107,21 @@ class ObserveCommandTest {
         .totalKvBlocks(20_000).limits(new EngineLimits(256, 4096, 0, 8192)), ServeConfig.loopback(0, "m"));
   }
 
+  /** A server of many models, asked for another: a few names and a count, never the whole list. */
+  @Test
+  void aModelTheServerDoesNotServeNamesAFewOfItsModels(@TempDir Path dir) {
+    List<String> names = java.util.stream.IntStream.range(0, 40).mapToObj(i -> "model-" + i).toList();
+    try (SimulatedServer server = SimulatedServer.start(Simulation.builder()
+        .latencyModel(new LinearTestModel(4000, 10, 0, 0, 0, 0)).totalKvBlocks(20_000)
+        .limits(new EngineLimits(256, 4096, 0, 8192)), new ServeConfig("127.0.0.1", 0, names, 1))) {
+      BlisCliTest.Outcome o = blis("observe", "--endpoint", server.baseUrl(), "--served-model", "other",
+          "--model", "llama-2-7b", "--out", dir.resolve("a").toString(), "--num-requests", "1");
+      assertThat(o.code()).isEqualTo(2);
+      assertThat(o.err().strip()).isEqualTo("blis observe: --served-model: the server at " + server.baseUrl()
+          + " serves model-0, model-1, model-2, model-3, model-4 and 35 more, not 'other'");
+    }
+  }
+
   /** {@code blis observe} in its own JVM (the test's class path), as a user starts it. */
   private static Process observeProcess(String baseUrl, Path out, Path log) throws IOException {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
