@@ -71,33 +71,15 @@ final class Cli {
     }
   }
 
-  /** Writes text to a {@link java.io.Writer}; may fail with an I/O error. */
-  interface TextSink {
-    void writeTo(java.io.Writer w) throws IOException;
-  }
-
   /**
-   * Streams text (UTF-8) into {@code file}'s temporary file and moves it into place when
-   * complete, as {@link #write} does for a string; errors name {@code flag}.
+   * Streams text (UTF-8) into {@code file} as {@link #write} does for a string ({@link
+   * OutputFiles#write(Path, OutputFiles.Text)}); errors name {@code flag}.
    */
-  static void writeStreamed(String flag, Path file, TextSink text) {
-    Path tmp = OutputFiles.temporary(file);
+  static void writeStreamed(String flag, Path file, OutputFiles.Text text) {
     try {
-      OutputFiles.createParents(file);
-      try (java.io.Writer w = new java.io.BufferedWriter(new java.io.OutputStreamWriter(OutputFiles.open(tmp),
-          java.nio.charset.StandardCharsets.UTF_8), 1 << 16)) {
-        text.writeTo(w);
-      }
-      OutputFiles.commit(tmp, file);
+      OutputFiles.write(file, text);
     } catch (IOException e) {
-      OutputFiles.discard(tmp);
       throw new UncheckedIOException(flag + ": cannot write " + file + ": " + io.blis.workload.TextFiles.reason(e), e);
-    } catch (UncheckedIOException e) {
-      OutputFiles.discard(tmp);
-      throw new UncheckedIOException(flag + ": cannot write " + file + ": " + io.blis.workload.TextFiles.reason(e.getCause()), e.getCause());
-    } catch (RuntimeException | Error e) {
-      OutputFiles.discard(tmp);
-      throw e;
     }
   }
 

@@ -386,23 +386,24 @@ final class DeploymentOptions {
    * appended to the result JSON when {@code interval} is not null (the rest stays byte for byte).
    */
   void emit(CommandLine cl, SimulationResult result, com.fasterxml.jackson.databind.node.ObjectNode interval) {
-    StringBuilder tail = new StringBuilder();
+    java.util.Map<String, com.fasterxml.jackson.databind.JsonNode> extra = new java.util.LinkedHashMap<>();
     if (version != null) {
       io.blis.engine.cluster.VllmVersion v = version;
       com.fasterxml.jackson.databind.node.ObjectNode n = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
       n.put("given", v.text());
       n.put("version", v.number());
       n.put("async_scheduling", asyncScheduling);
-      tail.append(",\n").append(Cli.field("vllm_version", n));
+      extra.put("vllm_version", n);
     }
     if (interval != null) {
-      tail.append(",\n").append(Cli.field("prediction_interval", interval));
+      extra.put("prediction_interval", interval);
     }
+    StringBuilder tail = new StringBuilder(); // the same fields as appendField writes them
+    extra.forEach((k, v) -> tail.append(",\n").append(Cli.field(k, v)));
     if (outputFormat.equals("go-blis")) {
       String json = io.blis.engine.result.GoBlisResult.toJson(result, started, java.time.Instant.now());
-      if (tail.length() > 0) {
-        String body = json.stripTrailing();
-        json = body.substring(0, body.length() - 1).stripTrailing() + tail + "\n}\n";
+      for (var e : extra.entrySet()) {
+        json = Cli.appendField(json, e.getKey(), e.getValue());
       }
       if (resultsPath != null && !io.blis.engine.result.OutputFiles.isStdout(resultsPath)) {
         Cli.write("--results-path", resultsPath, json); // first: a failed write prints no result

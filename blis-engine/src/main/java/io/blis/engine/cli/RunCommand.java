@@ -57,18 +57,6 @@ final class RunCommand implements Callable<Integer> {
     SimulationResult result;
     try (source) {
       result = deployment.simulate(source, effectiveSeed());
-    } catch (java.io.UncheckedIOException e) {
-      if (traceOut == null || !String.valueOf(e.getMessage()).startsWith("cannot ")
-          || !String.valueOf(e.getMessage()).contains(" trace")) {
-        if (traceOut != null) {
-          OutputFiles.discard(OutputFiles.temporary(traceOut));
-        }
-        throw e;
-      }
-      OutputFiles.discard(OutputFiles.temporary(traceOut));
-      // a failed write of the trace (a full disk, say) names the flag and the file the user gave
-      throw new java.io.UncheckedIOException("--trace-out: cannot write " + traceOut + ": "
-          + String.valueOf(e.getCause().getMessage()), e.getCause());
     } catch (RuntimeException e) {
       if (traceOut != null) {
         OutputFiles.discard(OutputFiles.temporary(traceOut));
@@ -123,10 +111,11 @@ final class RunCommand implements Callable<Integer> {
     Path tmp = OutputFiles.temporary(Cli.parentsCreated("--trace-out", traceOut));
     try {
       return new TracingSource(source,
-          TraceWriter.create(OutputFiles.open(tmp), header, traceOut.getFileName().toString().endsWith(".gz")));
+          TraceWriter.create(OutputFiles.open(tmp), header, traceOut.getFileName().toString().endsWith(".gz")),
+          "--trace-out", traceOut);
     } catch (java.io.IOException e) {
       OutputFiles.discard(tmp);
-      throw new java.io.UncheckedIOException("--trace-out: cannot write " + traceOut + ": " + e.getMessage(), e);
+      throw new java.io.UncheckedIOException("--trace-out: cannot write " + traceOut + ": " + io.blis.workload.TextFiles.reason(e), e);
     }
   }
 }

@@ -62,12 +62,8 @@ final class ServeCommand implements Callable<Integer> {
         "--duration-s must be a positive number of seconds, got " + durationS);
     DeploymentOptions.require(spec.commandLine(), ioThreads >= 1 && ioThreads <= 64,
         "--io-threads must be in 1..64, got " + ioThreads);
-    DeploymentOptions.require(spec.commandLine(), servedModelNames == null
-        || (!servedModelNames.isEmpty() && servedModelNames.stream().noneMatch(String::isBlank)),
-        "--served-model-name: at least one non-blank name is needed (names separated by commas, none empty), got "
-            + (servedModelNames == null ? "" : "'" + String.join(",", servedModelNames) + "'"));
-    List<String> names = servedModelNames == null || servedModelNames.isEmpty()
-        ? List.of(deployment.server.model) : servedModelNames;
+    // given but empty (',,' splits to nothing) is refused by ServeConfig, not replaced by the default
+    List<String> names = servedModelNames == null ? List.of(deployment.server.model) : servedModelNames;
     ServeConfig config;
     try {
       config = new ServeConfig(host, port, names, ioThreads);

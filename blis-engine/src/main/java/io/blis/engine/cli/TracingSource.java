@@ -15,17 +15,38 @@ final class TracingSource implements RequestSource {
 
   private final RequestSource delegate;
   private final TraceWriter writer;
+  private final String flag;
+  private final java.nio.file.Path file;
 
-  TracingSource(RequestSource delegate, TraceWriter writer) {
+  /**
+   * @param flag and {@code file}: the output as the user named it, for the one line a failed
+   *     write (a full disk, say) gives
+   */
+  TracingSource(RequestSource delegate, TraceWriter writer, String flag, java.nio.file.Path file) {
     this.delegate = delegate;
     this.writer = writer;
+    this.flag = flag;
+    this.file = file;
+  }
+
+  private java.io.UncheckedIOException named(java.io.UncheckedIOException e) {
+    return new java.io.UncheckedIOException(flag + ": cannot write " + file + ": "
+        + String.valueOf(e.getCause().getMessage()), e.getCause());
+  }
+
+  private void write(RequestSpec r) {
+    try {
+      writer.write(r);
+    } catch (java.io.UncheckedIOException e) {
+      throw named(e);
+    }
   }
 
   @Override
   public RequestSpec next() {
     RequestSpec r = delegate.next();
     if (r != null) {
-      writer.write(r);
+      write(r);
     }
     return r;
   }
@@ -39,7 +60,7 @@ final class TracingSource implements RequestSource {
   public List<RequestSpec> onFinished(RequestSpec request, RequestOutcome outcome, long timeUs) {
     List<RequestSpec> followUps = delegate.onFinished(request, outcome, timeUs);
     for (RequestSpec f : followUps) {
-      writer.write(f);
+      write(f);
     }
     return followUps;
   }
@@ -48,6 +69,8 @@ final class TracingSource implements RequestSource {
   public void close() {
     try {
       writer.close();
+    } catch (java.io.UncheckedIOException e) {
+      throw named(e);
     } finally {
       delegate.close();
     }

@@ -112,7 +112,7 @@ public final class Observer implements AutoCloseable {
       if (!models.isEmpty() && !models.contains(config.servedModel())) {
         // a few names, never a list of millions in one line
         int shown = Math.min(models.size(), 5);
-        String listed = String.join(", ", new java.util.ArrayList<>(models).subList(0, shown))
+        String listed = String.join(", ", models.subList(0, shown))
             + (models.size() > shown ? " and " + (models.size() - shown) + " more" : "");
         throw new IllegalArgumentException("--served-model: the server at " + config.endpoint() + " serves "
             + listed + ", not '" + config.servedModel() + "'");

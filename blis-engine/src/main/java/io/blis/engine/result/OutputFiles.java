@@ -1,10 +1,14 @@
 package io.blis.engine.result;
 
+import java.io.BufferedWriter;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.io.OutputStreamWriter;
+import java.io.UncheckedIOException;
+import java.io.Writer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.LinkOption;
@@ -74,7 +78,11 @@ public final class OutputFiles {
    * FIFOs, descriptors).
    */
   public static boolean inPlace(Path file) {
-    Path t = target(file);
+    return targetInPlace(target(file));
+  }
+
+  /** {@link #inPlace} of a path {@link #target} already resolved. */
+  private static boolean targetInPlace(Path t) {
     return t.equals(STDOUT) || isDescriptor(t) || (Files.exists(t) && !Files.isRegularFile(t));
   }
 
@@ -84,7 +92,7 @@ public final class OutputFiles {
    */
   public static Path temporary(Path file) {
     Path t = target(file);
-    return inPlace(file) ? t : t.resolveSibling(t.getFileName() + ".tmp");
+    return targetInPlace(t) ? t : t.resolveSibling(t.getFileName() + ".tmp");
   }
 
   /**
@@ -108,10 +116,15 @@ public final class OutputFiles {
         }
       };
     }
-    if (inPlace(path)) {
+    if (targetInPlace(path)) { // what temporary gave is already resolved
       return Files.newOutputStream(path, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
     }
     return Files.newOutputStream(path);
+  }
+
+  /** Writes text to a {@link Writer}; may fail with an I/O error. */
+  public interface Text {
+    void writeTo(Writer w) throws IOException;
   }
 
   /**
@@ -120,18 +133,28 @@ public final class OutputFiles {
    * anything else ({@link #inPlace}).
    */
   public static void write(Path file, CharSequence text) throws IOException {
-    if (inPlace(file)) {
-      try (OutputStream out = open(target(file))) {
-        out.write(text.toString().getBytes(StandardCharsets.UTF_8));
-      }
-      return;
+    write(file, w -> w.append(text));
+  }
+
+  /**
+   * As {@link #write(Path, CharSequence)}, streamed: the text goes out as {@code text} writes it,
+   * never whole in memory. An {@link UncheckedIOException} {@code text} throws is unwrapped.
+   */
+  public static void write(Path file, Text text) throws IOException {
+    Path t = target(file);
+    boolean inPlace = targetInPlace(t);
+    if (!inPlace) {
+      createParents(t);
     }
-    createParents(target(file));
-    Path tmp = temporary(file);
+    Path tmp = inPlace ? t : t.resolveSibling(t.getFileName() + ".tmp");
     try {
-      Files.writeString(tmp, text, StandardCharsets.UTF_8);
+      try (Writer w = new BufferedWriter(new OutputStreamWriter(open(tmp), StandardCharsets.UTF_8), 1 << 16)) {
+        text.writeTo(w);
+      } catch (UncheckedIOException e) {
+        throw e.getCause();
+      }
       commit(tmp, file);
-    } catch (IOException | RuntimeException e) {
+    } catch (IOException | RuntimeException | Error e) {
       discard(tmp);
       throw e;
     }

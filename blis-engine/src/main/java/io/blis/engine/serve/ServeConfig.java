@@ -18,7 +18,8 @@ public record ServeConfig(String host, int port, List<String> servedModelNames, 
       throw new IllegalArgumentException("--port must be in 0..65535, got " + port);
     }
     if (servedModelNames.isEmpty() || servedModelNames.stream().anyMatch(String::isBlank)) {
-      throw new IllegalArgumentException("--served-model-name: at least one non-blank name is needed");
+      throw new IllegalArgumentException("--served-model-name: at least one non-blank name is needed (names separated"
+          + " by commas, none empty)");
     }
     if (ioThreads < 1) {
       throw new IllegalArgumentException("I/O threads must be at least 1, got " + ioThreads);
