@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every command block of README.md as a newcomer would: in a fresh clone of this repository
 # (the committed HEAD), after the README's set-up command, with the ground truth beside the clone
-# as ../shared. `blis` at the start of a command stands for `java -jar blis-engine/target/blis.jar`.
+# as ../shared. `blis` at the start of a command stands for `java -jar blis-cli/target/blis.jar`.
 # Blocks fenced as ``` or ```bash run; ```text, ```yaml, ```java, ```xml do not (the Java examples
 # are compiled and run by ReadmeJavaExamplesTest). A block right after
 #   <!-- check-readme: skip (why) -->   never runs (it needs a GPU server, your files, ...);
@@ -42,7 +42,7 @@ for m in re.finditer(r"(<!-- check-readme: (skip|long)[^\n]*-->\n)?```(\w*)\n(.*
         if line.endswith("\\"):
             continue
         if command.startswith("blis "):
-            command = "java -jar blis-engine/target/blis.jar " + command[5:]
+            command = "java -jar blis-cli/target/blis.jar " + command[5:]
         n += 1
         print("echo " + shlex.quote(f"--- README.md:{line_no}: {command}"))
         # on a line of its own inside ( ), so that a trailing # comment ends there

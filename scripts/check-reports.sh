@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Opens BLIS HTML reports in headless Chromium and checks what each page records about itself (see
-# io.blis.engine.report.ChartPage): every chart rendered with rows of data and drawn marks, and no
+# io.blis.cli.report.ChartPage): every chart rendered with rows of data and drawn marks, and no
 # script error, rejected promise, console error or console warning. Writes a screenshot of each
 # page next to it (REPORT.png) to look at. ReportBrowserTest runs the same check in the test suite.
 #
@@ -8,14 +8,14 @@
 #   Without arguments it writes a validate report (the small test experiment) and a sweep report
 #   (the four-configuration test grid) with blis.jar into a temporary directory and checks those.
 #   Build first (./mvnw -B -q -DskipTests package) and install Chromium (apt-get install -y chromium).
-# Environment: CHROMIUM (default: chromium), BLIS_JAR (default: blis-engine/target/blis.jar),
+# Environment: CHROMIUM (default: chromium), BLIS_JAR (default: blis-cli/target/blis.jar),
 #   WIDTH and HEIGHT of the screenshots (default 1200 and 2400), OUT (where reports are written when
 #   none is given; default: a new temporary directory, printed).
 # Exit status: 0 when every page passed, 1 when one did not, 2 for bad usage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 CHROMIUM=${CHROMIUM:-chromium}
-JAR=${BLIS_JAR:-blis-engine/target/blis.jar}
+JAR=${BLIS_JAR:-blis-cli/target/blis.jar}
 WIDTH=${WIDTH:-1200}
 HEIGHT=${HEIGHT:-2400}
 command -v "$CHROMIUM" >/dev/null || { echo "check-reports: no $CHROMIUM on PATH (apt-get install -y chromium)" >&2; exit 2; }
@@ -28,7 +28,7 @@ if [ ${#reports[@]} -eq 0 ]; then
   echo "writing reports to $OUT"
   java -jar "$JAR" validate --experiments blis-engine/src/test/resources/validate/experiments-small.json \
     --html "$OUT/validate.html" --threads 1 > /dev/null
-  java -jar "$JAR" sweep --grid blis-engine/src/test/resources/report/sweep-grid.yaml --out "$OUT/sweep" \
+  java -jar "$JAR" sweep --grid blis-cli/src/test/resources/report/sweep-grid.yaml --out "$OUT/sweep" \
     --quiet > /dev/null
   reports=("$OUT/validate.html" "$OUT/sweep/report.html")
 fi

@@ -3,7 +3,7 @@
 # Usage: scripts/compare-routers.sh [blis.jar]   (build it first: ./mvnw -B -q -DskipTests package)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-JAR=${1:-blis-engine/target/blis.jar}
+JAR=${1:-blis-cli/target/blis.jar}
 OUT=$(mktemp -d)
 echo "| router | completed | TTFT mean (ms) | TTFT p99 (ms) | E2E p99 (ms) | goodput (req/s) | KV hit rate | HOL events | regret mean (ms) | fitness |"
 echo "|---|---|---|---|---|---|---|---|---|---|"

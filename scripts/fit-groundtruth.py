@@ -9,7 +9,7 @@ fitted coefficients. Prints a Markdown table. Usage:
 """
 import json, os, subprocess, sys, tempfile
 
-JAR = sys.argv[1] if len(sys.argv) > 1 else "blis-engine/target/blis.jar"
+JAR = sys.argv[1] if len(sys.argv) > 1 else "blis-cli/target/blis.jar"
 GT = "../shared/groundtruth"
 RUNS = {  # one non-saturated run per model to trace, and the id pattern of the model's runs
     "meta-llama/Llama-2-7b-hf": ("20260217-231439-llama-2-7b-tp1-general", "llama-2-7b-"),

@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 K=${1:-../shared/reference/kernel-profiles}
 OUT=blis-latency/src/main/resources/io/blis/latency/gpus/efficiency.json
 TMP=target/efficiency.json
-JAR=blis-engine/target/blis.jar
+JAR=blis-cli/target/blis.jar
 [ -f "$JAR" ] || { echo "build first: ./mvnw -B -q -ntp -DskipTests package" >&2; exit 2; }
 mkdir -p target
 printf '{}\n' > "$TMP"

@@ -7,7 +7,7 @@
 # Usage: scripts/observe-loop-demo.sh [blis.jar]   (build first: ./mvnw -B -q -DskipTests package)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-JAR=$(realpath "${1:-blis-engine/target/blis.jar}")
+JAR=$(realpath "${1:-blis-cli/target/blis.jar}")
 OUT=$(mktemp -d)
 cp "$JAR" "$OUT/blis.jar"   # a rebuild during the run must not pull the jar from under the JVMs
 JAR="$OUT/blis.jar"

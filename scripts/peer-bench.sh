@@ -26,7 +26,7 @@ while [[ $# -gt 0 ]]; do
     *) echo "peer-bench: unknown argument '$1' (expected --go-blis, --go-defaults, --requests, --cluster-requests)" >&2; exit 2 ;;
   esac
 done
-jar=blis-engine/target/blis.jar
+jar=blis-cli/target/blis.jar
 [[ -f "$jar" ]] || { echo "peer-bench: $jar not found: build it with ./mvnw -q package -DskipTests" >&2; exit 2; }
 [[ -x /usr/bin/time ]] || { echo "peer-bench: /usr/bin/time (GNU time) is needed" >&2; exit 2; }
 if [[ -n "$go_blis" ]]; then

@@ -8,7 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RATE=${1:-28}
 SECONDS_=${2:-60}
-JAR=${3:-blis-engine/target/blis.jar}
+JAR=${3:-blis-cli/target/blis.jar}
 OUT=$(mktemp -d)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 N=$(python3 -c "print(int($RATE*$SECONDS_))")

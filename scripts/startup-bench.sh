@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Whole-process time of a first run, with and without the ./blis launcher (README "Speed",
 # docs/speed.md#start-up): the default `blis run` and the replay of a 16,800-request ground-truth
-# run, each as `java -jar blis-engine/target/blis.jar ...` and as `./blis ...`, timed by hyperfine
+# run, each as `java -jar blis-cli/target/blis.jar ...` and as `./blis ...`, timed by hyperfine
 # (warm-up runs, then RUNS runs each). Prints median, min and mean CPU (user + system) per command,
 # and the load average before and after: on a shared machine read the medians with it.
 #
@@ -18,9 +18,9 @@ EXPERIMENT=${EXPERIMENT:-20260217-231439-llama-2-7b-tp1-general}
 JAVA=java
 if [ -n "${JAVA_HOME:-}" ]; then JAVA=$JAVA_HOME/bin/java; fi
 command -v hyperfine > /dev/null || { echo "hyperfine not found (apt-get install hyperfine)" >&2; exit 1; }
-[ -f blis-engine/target/blis.jar ] || { echo "no blis-engine/target/blis.jar: build first" >&2; exit 1; }
+[ -f blis-cli/target/blis.jar ] || { echo "no blis-cli/target/blis.jar: build first" >&2; exit 1; }
 [ -f "$GT/requests/$EXPERIMENT.csv.gz" ] || { echo "no $GT/requests/$EXPERIMENT.csv.gz" >&2; exit 1; }
-[ -f blis-engine/target/blis.jsa ] || echo "note: no blis-engine/target/blis.jsa, ./blis runs without its archive" >&2
+[ -f blis-cli/target/blis.jsa ] || echo "note: no blis-cli/target/blis.jsa, ./blis runs without its archive" >&2
 
 REPLAY="replay --trace $GT/requests/$EXPERIMENT.csv.gz --experiments $GT/experiments.json --experiment $EXPERIMENT --max-num-seqs 128 --max-model-len 4096"
 OUT=$(mktemp -d)
@@ -29,7 +29,7 @@ trap 'rm -rf "$OUT"' EXIT
 # same bytes either way (the launcher changes JVM options only)
 for args in "run" "$REPLAY"; do
   # shellcheck disable=SC2086 # the arguments are words
-  "$JAVA" -jar blis-engine/target/blis.jar $args > "$OUT/a.json"
+  "$JAVA" -jar blis-cli/target/blis.jar $args > "$OUT/a.json"
   # shellcheck disable=SC2086
   ./blis $args > "$OUT/b.json"
   cmp -s "$OUT/a.json" "$OUT/b.json" || { echo "./blis $args printed other bytes than java -jar" >&2; exit 1; }
@@ -37,9 +37,9 @@ done
 
 echo "$("$JAVA" -version 2>&1 | head -1); $(nproc) cores; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 hyperfine -N --style basic -w "$WARMUP" -r "$RUNS" --export-json "$OUT/times.json" \
-  -n "java -jar blis.jar run" "$JAVA -jar blis-engine/target/blis.jar run" \
+  -n "java -jar blis.jar run" "$JAVA -jar blis-cli/target/blis.jar run" \
   -n "./blis run" "./blis run" \
-  -n "java -jar blis.jar replay (16,800 requests)" "$JAVA -jar blis-engine/target/blis.jar $REPLAY" \
+  -n "java -jar blis.jar replay (16,800 requests)" "$JAVA -jar blis-cli/target/blis.jar $REPLAY" \
   -n "./blis replay (16,800 requests)" "./blis $REPLAY" > "$OUT/hyperfine.txt"
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
 python3 - "$OUT/times.json" <<'PY'

@@ -13,9 +13,9 @@ The test resources of IntervalScalesCommandTest came from (inputs made as docs/v
 "Estimating the scales", says):
 
   python3 scripts/trim_interval_runs.py docs/calibrated-cv-model.json \
-      blis-engine/src/test/resources/interval-scales/held-out-folds.json
+      blis-cli/src/test/resources/interval-scales/held-out-folds.json
   python3 scripts/trim_interval_runs.py target/oos.json \
-      blis-engine/src/test/resources/interval-scales/oos.json
+      blis-cli/src/test/resources/interval-scales/oos.json
 
 Standard library only.
 """

@@ -1,6 +1,6 @@
 package io.blis.spark;
 
-import io.blis.engine.sweep.SweepGrid;
+import io.blis.cli.sweep.SweepGrid;
 import java.io.Serializable;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;

@@ -1,10 +1,10 @@
 package io.blis.spark;
 
-import io.blis.engine.sweep.PriceTable;
-import io.blis.engine.sweep.Sweep;
-import io.blis.engine.sweep.SweepConfig;
-import io.blis.engine.sweep.SweepGrid;
-import io.blis.engine.sweep.SweepTable;
+import io.blis.cli.sweep.PriceTable;
+import io.blis.cli.sweep.Sweep;
+import io.blis.cli.sweep.SweepConfig;
+import io.blis.cli.sweep.SweepGrid;
+import io.blis.cli.sweep.SweepTable;
 import io.blis.workload.TextFiles;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;

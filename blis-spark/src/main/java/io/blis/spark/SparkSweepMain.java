@@ -1,9 +1,9 @@
 package io.blis.spark;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import io.blis.engine.sweep.PriceTable;
-import io.blis.engine.sweep.Sweep;
-import io.blis.engine.sweep.SweepGrid;
+import io.blis.cli.sweep.PriceTable;
+import io.blis.cli.sweep.Sweep;
+import io.blis.cli.sweep.SweepGrid;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.UncheckedIOException;

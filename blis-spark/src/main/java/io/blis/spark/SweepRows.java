@@ -2,8 +2,8 @@ package io.blis.spark;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import io.blis.engine.sweep.SweepGrid;
-import io.blis.engine.sweep.SweepTable;
+import io.blis.cli.sweep.SweepGrid;
+import io.blis.cli.sweep.SweepTable;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;

@@ -5,10 +5,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import io.blis.engine.sweep.PriceTable;
-import io.blis.engine.sweep.Sweep;
-import io.blis.engine.sweep.SweepGrid;
-import io.blis.engine.sweep.SweepTable;
+import io.blis.cli.sweep.PriceTable;
+import io.blis.cli.sweep.Sweep;
+import io.blis.cli.sweep.SweepGrid;
+import io.blis.cli.sweep.SweepTable;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;

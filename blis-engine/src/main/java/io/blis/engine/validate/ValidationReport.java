@@ -431,15 +431,6 @@ public final class ValidationReport {
     return sb.toString();
   }
 
-  /**
-   * A self-contained HTML page (Vega-Lite charts, their libraries inlined): predicted against
-   * observed across runs with the y = x line and the prediction intervals, per run the latency
-   * CDFs and the latency over the run's time with its load stages, then {@link #table()}.
-   */
-  public String html() {
-    return ValidationCharts.html(this);
-  }
-
   /** How the workload was driven ({@code replay} or {@code synthetic}). */
   public String mode() {
     return mode;

@@ -11,7 +11,7 @@ import java.util.regex.Pattern;
  * in the project's words. Anything else thrown (another exception, a {@link StackOverflowError},
  * an {@link OutOfMemoryError}) escapes the target and is a finding.
  */
-final class OneLineErrors {
+public final class OneLineErrors {
 
   /** Words of Java and of the parsing libraries that must not reach a user. */
   static final List<String> LEAKS = List.of("Exception", "java.", "com.fasterxml", "org.snakeyaml",
@@ -24,7 +24,7 @@ final class OneLineErrors {
 
   /** A parse step that may throw. */
   @FunctionalInterface
-  interface Step {
+  public interface Step {
     void run() throws Exception;
   }
 
@@ -38,7 +38,7 @@ final class OneLineErrors {
    * @return true when the step ran to the end, false when it refused the input
    * @throws AssertionError for a refusal that is not one clean line
    */
-  static boolean accepted(String input, String mustName, Step step) throws Exception {
+  public static boolean accepted(String input, String mustName, Step step) throws Exception {
     try {
       step.run();
       return true;

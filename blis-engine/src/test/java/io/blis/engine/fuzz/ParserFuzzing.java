@@ -25,12 +25,12 @@ import org.junit.jupiter.api.AfterAll;
  *
  * <p>One class per parser, each with one {@code @FuzzTest} method {@code fuzz}, since Jazzer fuzzes
  * one target per JVM. In a plain test run each target runs on the empty input and on every file
- * of its seed corpus, {@code src/test/resources/io/blis/engine/fuzz/<Class>Inputs/fuzz/}. When
+ * of its seed corpus, {@code src/test/resources/<package>/<Class>Inputs/fuzz/} of its module. When
  * fuzzing (the {@code fuzz} profile of this module's pom, or {@code JAZZER_FUZZ=1}), it runs on
  * generated inputs too, and {@link #report()} prints how many and enforces the minimum the build
  * asks for. See "Fuzzing" in docs/testing.md.
  */
-abstract class ParserFuzzing {
+public abstract class ParserFuzzing {
 
   /** Inputs longer than this are skipped: they say nothing a shorter one cannot, slower. */
   static final int MAX_INPUT_BYTES = 64 * 1024;
@@ -58,6 +58,7 @@ abstract class ParserFuzzing {
   private static final Path WORK = workDirectory();
   private static final AtomicLong INPUTS = new AtomicLong();
   private static volatile String target = "";
+  private static volatile String targetPackage = "";
 
   /**
    * The property on one input: written to the file {@code name}, it is parsed by {@code parse}
@@ -89,11 +90,12 @@ abstract class ParserFuzzing {
   }
 
   /** Counts {@code in} as an input of {@code fuzzTarget}; false when it is too long to run. */
-  static boolean counted(Class<?> fuzzTarget, byte[] in) {
+  protected static boolean counted(Class<?> fuzzTarget, byte[] in) {
     if (in.length > MAX_INPUT_BYTES) {
       return false;
     }
     target = fuzzTarget.getSimpleName();
+    targetPackage = fuzzTarget.getPackageName().replace('.', '/');
     INPUTS.incrementAndGet();
     return true;
   }
@@ -103,7 +105,7 @@ abstract class ParserFuzzing {
     return WORK.resolve(name);
   }
 
-  static String text(byte[] in) {
+  protected static String text(byte[] in) {
     return new String(in, StandardCharsets.UTF_8);
   }
 
@@ -182,7 +184,7 @@ abstract class ParserFuzzing {
    * arguments).
    */
   private static long seedReplays(String fuzzTarget) throws IOException {
-    Path dir = Path.of("src/test/resources/io/blis/engine/fuzz", fuzzTarget + "Inputs", "fuzz");
+    Path dir = Path.of("src/test/resources", targetPackage, fuzzTarget + "Inputs", "fuzz");
     if (!Files.isDirectory(dir)) {
       return 1;
     }

@@ -1,0 +1,160 @@
+package io.blis.cli;
+
+import io.blis.engine.result.OutputFiles;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+/**
+ * File checks and output writing shared by the commands; failures name the flag and the path.
+ * Inputs are checked before any work ({@link #requireFile}), outputs too ({@link
+ * #requireWritable}), so a bad path costs no simulation; outputs are written atomically ({@link
+ * OutputFiles}): an interrupted run leaves the old file or the new one, never part of one.
+ */
+final class Cli {
+
+  private Cli() {}
+
+  /**
+   * Fails with a message naming {@code flag} unless {@code file} is a readable regular file: "no
+   * such file", "is a directory, expected a file", "cannot read (permission denied)".
+   */
+  static Path requireFile(String flag, Path file) {
+    if (!Files.exists(file)) {
+      throw new IllegalArgumentException(flag + ": no such file '" + file + "'");
+    }
+    if (Files.isDirectory(file)) {
+      throw new IllegalArgumentException(flag + ": '" + file + "' is a directory, expected a file");
+    }
+    if (!Files.isRegularFile(file)) {
+      throw new IllegalArgumentException(flag + ": '" + file + "' is not a regular file");
+    }
+    if (!Files.isReadable(file)) {
+      throw new IllegalArgumentException(flag + ": cannot read '" + file + "' (permission denied)");
+    }
+    return file;
+  }
+
+  /**
+   * Fails with a message naming {@code flag} unless {@code file} can be written: it is not a
+   * directory, and its nearest existing ancestor is a writable directory (missing parents are
+   * created when writing). Called before the work whose result goes there.
+   */
+  static Path requireWritable(String flag, Path file) {
+    if (Files.isDirectory(file)) {
+      throw new IllegalArgumentException(flag + ": '" + file + "' is a directory, expected a file path");
+    }
+    if (Files.exists(file) && !Files.isWritable(file)) {
+      throw new IllegalArgumentException(flag + ": cannot write '" + file + "' (permission denied)");
+    }
+    Path dir = file.toAbsolutePath().getParent();
+    while (dir != null && !Files.exists(dir)) {
+      dir = dir.getParent();
+    }
+    if (dir != null && !Files.isDirectory(dir)) {
+      throw new IllegalArgumentException(flag + ": cannot write '" + file + "': '" + dir + "' is not a directory");
+    }
+    if (dir != null && !Files.isWritable(dir)) {
+      throw new IllegalArgumentException(flag + ": cannot write '" + file + "': directory '" + dir
+          + "' is not writable");
+    }
+    return file;
+  }
+
+  /** Writes {@code text} to {@code file} atomically ({@link OutputFiles#write}); errors name {@code flag}. */
+  static void write(String flag, Path file, CharSequence text) {
+    try {
+      OutputFiles.write(file, text);
+    } catch (IOException e) {
+      throw new UncheckedIOException(flag + ": cannot write " + file + ": " + io.blis.workload.TextFiles.reason(e), e);
+    }
+  }
+
+  /**
+   * Streams text (UTF-8) into {@code file} as {@link #write} does for a string ({@link
+   * OutputFiles#write(Path, OutputFiles.Text)}); errors name {@code flag}.
+   */
+  static void writeStreamed(String flag, Path file, OutputFiles.Text text) {
+    try {
+      OutputFiles.write(file, text);
+    } catch (IOException e) {
+      throw new UncheckedIOException(flag + ": cannot write " + file + ": " + io.blis.workload.TextFiles.reason(e), e);
+    }
+  }
+
+  /** Copies the text of {@code file} (UTF-8) to {@code out}, a buffer at a time. */
+  static void copyTo(String flag, Path file, java.io.Writer out) {
+    try (java.io.Reader r = java.nio.file.Files.newBufferedReader(file, java.nio.charset.StandardCharsets.UTF_8)) {
+      r.transferTo(out);
+    } catch (IOException e) {
+      throw new UncheckedIOException(flag + ": cannot read back " + file + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Moves a streamed output's complete temporary file into place ({@link OutputFiles#commit});
+   * errors name {@code flag}.
+   */
+  static void commit(String flag, Path tmp, Path file) {
+    try {
+      OutputFiles.commit(tmp, file);
+    } catch (IOException e) {
+      OutputFiles.discard(tmp);
+      throw new UncheckedIOException(flag + ": cannot write " + file + ": " + io.blis.workload.TextFiles.reason(e), e);
+    }
+  }
+
+  /**
+   * Prints each note (a setting of an input file that has no meaning here, "FILE:LINE:COL: why")
+   * to the command's stderr as one line, "note: ...".
+   */
+  static void printNotes(picocli.CommandLine cl, java.util.List<String> notes) {
+    for (String n : notes) {
+      cl.getErr().println("note: " + BlisCli.oneLine(n));
+    }
+    cl.getErr().flush();
+  }
+
+  /** Creates the parent directories of an output file named by {@code flag}; returns the file. */
+  static Path parentsCreated(String flag, Path file) {
+    Path parent = file.toAbsolutePath().getParent();
+    try {
+      if (parent != null) {
+        Files.createDirectories(parent);
+      }
+    } catch (IOException e) {
+      throw new UncheckedIOException(flag + ": cannot create " + parent + ": " + e.getMessage(), e);
+    }
+    return file;
+  }
+
+  /**
+   * Appends a field to a pretty-printed JSON object without touching the rest of its text:
+   * {@code "key" : value} before the closing brace, indented like the object's other fields.
+   */
+  static String appendField(String json, String key, com.fasterxml.jackson.databind.JsonNode value) {
+    String body = json.stripTrailing();
+    if (!body.endsWith("}")) {
+      throw new IllegalStateException("not a JSON object");
+    }
+    String head = body.substring(0, body.length() - 1).stripTrailing();
+    boolean empty = head.endsWith("{");
+    return head + (empty ? "\n" : ",\n") + field(key, value) + "\n}\n";
+  }
+
+  /**
+   * A top-level field as {@link #appendField} writes it, {@code   "key" : value} indented by two
+   * spaces, without the separator before it or a line end after it.
+   */
+  static String field(String key, com.fasterxml.jackson.databind.JsonNode value) {
+    String rendered;
+    try {
+      rendered = new com.fasterxml.jackson.databind.ObjectMapper()
+          .writer(new com.fasterxml.jackson.core.util.DefaultPrettyPrinter()).writeValueAsString(value);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException("cannot render " + key, e);
+    }
+    return "  \"" + key + "\" : " + rendered.replace("\n", "\n  ");
+  }
+}

@@ -1,0 +1,210 @@
+package io.blis.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.blis.engine.cluster.PolicyBundle;
+import io.blis.workload.RequestSource;
+import io.blis.workload.RequestSpec;
+import io.blis.workload.StrictYaml;
+import io.blis.workload.TextFiles;
+import io.blis.workload.inferenceperf.InferencePerfProfile;
+import io.blis.workload.inferenceperf.InferencePerfProfiles;
+import io.blis.workload.inferenceperf.ProfileWriter;
+import io.blis.workload.spec.SpecWriter;
+import io.blis.workload.spec.WorkloadFile;
+import io.blis.workload.trace.NotedSource;
+import io.blis.workload.trace.TokenArrayTraceReader;
+import io.blis.workload.trace.TraceHeader;
+import io.blis.workload.trace.TraceReader;
+import io.blis.workload.trace.TraceV2Reader;
+import io.blis.workload.trace.TraceWriter;
+import io.blis.engine.result.OutputFiles;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code blis convert}: turns Go BLIS's files into this project's, which then load and simulate as
+ * the Go BLIS file does when read directly: a workload spec (version 1 or 2) into this project's
+ * spec (or, for an {@code inference_perf} block, an inference-perf config), a policy config into a
+ * policy bundle, a TraceV2 pair or a trace CSV with token arrays into a BLIS trace (with the token
+ * ids), and an inference-perf config into one with every default written out. The kind is told by
+ * the content unless {@code --from} names it. Settings with no meaning here are printed as notes
+ * and written as comments at the top of the output.
+ */
+@Command(
+    name = "convert",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    description = "Convert Go BLIS's workload spec, policy config or traces (and inference-perf configs) into this"
+        + " project's formats; the output loads and simulates as the input does. See docs/go-blis.md.")
+final class ConvertCommand implements Callable<Integer> {
+
+  /** What can be converted. */
+  static final List<String> KINDS = List.of("workload-spec", "policy-config", "trace", "inference-perf");
+
+  @Spec CommandSpec spec;
+
+  @Parameters(index = "0", paramLabel = "FILE",
+      description = "Go BLIS workload spec or policy config, TraceV2 header or data (PREFIX.yaml / PREFIX.csv), Go"
+          + " BLIS trace CSV with token arrays, or an inference-perf config.")
+  Path input;
+
+  @Parameters(index = "1", arity = "0..1", paramLabel = "DATA_CSV",
+      description = "The TraceV2 data when it is not PREFIX.csv beside the header.")
+  Path data;
+
+  @Option(names = "--from", paramLabel = "KIND",
+      description = "What FILE is: workload-spec, policy-config, trace, inference-perf (default: told by the content).")
+  String from;
+
+  @Option(names = {"-o", "--out"}, required = true, paramLabel = "FILE",
+      description = "Where to write the converted file (spec or bundle YAML, BLIS trace CSV; gzip when it ends in .gz).")
+  Path out;
+
+  @Option(names = "--seed", description = "Trace conversion: the seed of the token ids of a TraceV2's prompts,"
+      + " recorded as the BLIS trace's token_seed (default: ${DEFAULT-VALUE}, as blis replay uses).")
+  long seed = 42;
+
+  @Override
+  public Integer call() {
+    CommandLine cl = spec.commandLine();
+    DeploymentOptions.require(cl, from == null || KINDS.contains(from),
+        "--from must be one of " + String.join(", ", KINDS) + ", got '" + from + "'");
+    Cli.requireFile("FILE", input);
+    if (data != null) {
+      Cli.requireFile("DATA_CSV", data);
+    }
+    Cli.requireWritable("--out", out);
+    DeploymentOptions.require(cl, !out.toAbsolutePath().normalize().equals(input.toAbsolutePath().normalize()),
+        "--out must not be the input file");
+    String kind = from != null ? from : detect();
+    DeploymentOptions.require(cl, data == null || kind.equals("trace"), "DATA_CSV goes with a TraceV2 header only");
+    List<String> notes = new ArrayList<>();
+    String what = switch (kind) {
+      case "workload-spec" -> workloadSpec(notes);
+      case "policy-config" -> policyConfig(notes);
+      case "trace" -> trace(notes);
+      default -> inferencePerf(notes);
+    };
+    Cli.printNotes(cl, notes);
+    cl.getOut().println("wrote " + out + " (" + what + ")");
+    return 0;
+  }
+
+  /** The kind of {@link #input}, told by its content. */
+  private String detect() {
+    if (TraceReader.isBlisTrace(input)) {
+      throw new IllegalArgumentException(input + ": already a BLIS trace; nothing to convert");
+    }
+    if (TraceV2Reader.isHeader(input) || TraceV2Reader.isData(input) || TokenArrayTraceReader.isTokenArrayTrace(input)) {
+      return "trace";
+    }
+    String text = TextFiles.readConfig(input);
+    JsonNode root = StrictYaml.parse(text, input.toString(), JsonNode.class);
+    if (root.isObject()) {
+      if (root.has("routing") || root.has("router") || root.has("pools") || root.has("scheduler")
+          || (root.has("admission") && !root.has("data"))) {
+        return "policy-config";
+      }
+      if (root.has("inference_perf") || (root.has("data") && root.has("load"))) {
+        return "inference-perf";
+      }
+      if (root.has("clients") || root.has("cohorts") || root.has("version")) {
+        return "workload-spec";
+      }
+    }
+    throw new IllegalArgumentException(input + ": not a file blis convert knows: expected a Go BLIS workload spec"
+        + " (clients, cohorts or inference_perf), policy config (routing, admission, ...), TraceV2 or trace CSV, or an"
+        + " inference-perf config (data, load); name it with --from");
+  }
+
+  private List<String> header(String what, List<String> notes) {
+    List<String> h = new ArrayList<>();
+    h.add("Converted by blis convert from " + input.getFileName() + " (" + what + "); see docs/go-blis.md.");
+    for (String n : notes) {
+      h.add("note: " + n);
+    }
+    return h;
+  }
+
+  private String workloadSpec(List<String> notes) {
+    WorkloadFile f = WorkloadFile.load(input);
+    if (f.format() == WorkloadFile.Format.BLIS) {
+      throw new IllegalArgumentException(input + ": already in this project's workload spec format; nothing to convert");
+    }
+    notes.addAll(f.notes());
+    String what = "Go BLIS workload spec, version " + f.goVersion();
+    if (f.spec() != null) {
+      Cli.write("--out", out, SpecWriter.toYaml(f.spec(), header(what, notes)));
+      return "this project's workload spec: " + f.spec().clients().size() + " client(s); load it with --workload-spec";
+    }
+    return writeProfile(f.inferencePerf(), what + ", inference_perf block", notes, f.seed());
+  }
+
+  private String inferencePerf(List<String> notes) {
+    String text = TextFiles.readConfig(input);
+    JsonNode root = StrictYaml.parse(text, input.toString(), JsonNode.class);
+    if (root.isObject() && (root.has("inference_perf") || root.has("clients") || root.has("version"))) {
+      return workloadSpec(notes);
+    }
+    return writeProfile(InferencePerfProfiles.load(input), "inference-perf config", notes, null);
+  }
+
+  private String writeProfile(InferencePerfProfile p, String what, List<String> notes, Long specSeed) {
+    List<String> h = header(what, notes);
+    if (specSeed != null) {
+      h.add("The spec's seed was " + specSeed + ": run with --seed " + specSeed + " to simulate as the spec does.");
+    }
+    Cli.write("--out", out, ProfileWriter.toYaml(p, h));
+    return "inference-perf config; load it with --inference-perf" + (specSeed != null ? " --seed " + specSeed : "");
+  }
+
+  private String policyConfig(List<String> notes) {
+    PolicyBundle.Read r = PolicyBundle.read(input);
+    if (!r.goBlis()) {
+      throw new IllegalArgumentException(input + ": already in this project's policy bundle format; nothing to convert");
+    }
+    notes.addAll(r.notes());
+    Cli.write("--out", out, StrictYaml.comments(header("Go BLIS policy config", notes)) + r.bundle().toYaml());
+    return "policy bundle; load it with --policy-config";
+  }
+
+  private String trace(List<String> notes) {
+    NotedSource s;
+    String what;
+    if (TokenArrayTraceReader.isTokenArrayTrace(input)) {
+      s = TokenArrayTraceReader.open(input);
+      what = "Go BLIS trace CSV with token arrays";
+    } else {
+      Path[] pair = data != null ? new Path[] {input, data} : TraceV2Reader.pair(input);
+      s = TraceV2Reader.open(pair[0], pair[1], seed);
+      what = "Go BLIS TraceV2 " + pair[0].getFileName() + " + " + pair[1].getFileName();
+    }
+    notes.addAll(s.notes());
+    Path tmp = OutputFiles.temporary(Cli.parentsCreated("--out", out));
+    long rows = 0;
+    TraceHeader th = TraceHeader.of(seed, true, BlisCli.oneLine(String.join(" ", header(what, notes))));
+    try (RequestSource source = s.source(); TraceWriter w = TraceWriter.create(OutputFiles.open(tmp), th, out.getFileName().toString().endsWith(".gz"))) {
+      RequestSpec r;
+      while ((r = source.next()) != null) {
+        w.write(r);
+        rows++;
+      }
+    } catch (RuntimeException e) {
+      OutputFiles.discard(tmp);
+      throw e;
+    } catch (java.io.IOException e) {
+      OutputFiles.discard(tmp);
+      throw new java.io.UncheckedIOException("--out: cannot write " + out + ": " + e.getMessage(), e);
+    }
+    Cli.commit("--out", tmp, out);
+    return "BLIS trace of " + rows + " requests with their token ids; replay it with blis replay --trace";
+  }
+}

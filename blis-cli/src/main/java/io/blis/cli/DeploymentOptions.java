@@ -1,0 +1,432 @@
+package io.blis.cli;
+
+import io.blis.engine.KvOffload;
+import io.blis.engine.Simulation;
+import io.blis.engine.result.SimulationResult;
+import io.blis.engine.cluster.Cluster;
+import io.blis.engine.cluster.PolicyBundle;
+import io.blis.engine.cluster.PoolSpec;
+import io.blis.engine.trace.OtlpTraceWriter;
+import io.blis.workload.RequestSource;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.TreeMap;
+import picocli.CommandLine;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * The deployment and output flags shared by {@code blis run} and {@code blis replay} (a picocli
+ * mixin): which model on which GPU, the latency model and its coefficients, the vLLM limits, the
+ * KV cache size (GPU and CPU tier), the number of instances and the router, the horizon and
+ * where the result JSON goes. Both commands hand it a request source; it simulates and prints the
+ * result.
+ */
+final class DeploymentOptions {
+
+  static final String DEFAULT_MODEL = Cluster.BUILT_IN_DEFAULTS.model();
+  static final String DEFAULT_GPU = Cluster.BUILT_IN_DEFAULTS.gpu();
+  static final String DEFAULT_LATENCY_MODEL = Cluster.BUILT_IN_DEFAULTS.latencyModel();
+
+  @Mixin ServerOptions server = new ServerOptions();
+
+  @Option(names = "--latency-model", paramLabel = "NAME",
+      description = "Latency model provider (default: ${DEFAULT-VALUE}).")
+  String latencyModel = DEFAULT_LATENCY_MODEL;
+
+  @Option(names = "--coefficients", paramLabel = "FILE|INLINE",
+      description = "Coefficient file, or an inline list such as 'alpha=1,2,3;beta=4,5,6' (default: the model's bundled ones).")
+  String coefficients;
+
+  @Option(names = "--option", paramLabel = "KEY=VALUE",
+      description = "Free-form option passed to the latency model and scheduler providers (repeatable).")
+  Map<String, String> options = new TreeMap<>();
+
+  @Option(names = "--long-prefill-token-threshold",
+      description = "Cap on one request's prefill chunk per step, 0 = none (default: ${DEFAULT-VALUE}).")
+  int longPrefillTokenThreshold = 0;
+
+  @Option(names = "--async-scheduling", negatable = true, defaultValue = "true", fallbackValue = "true",
+      description = "vLLM async scheduling: a request queued mid-step joins the step after next "
+          + "(default: on, as in vLLM since v0.14, or as --vllm-version implies; --no-async-scheduling turns it off).")
+  boolean asyncScheduling = true;
+
+  @Option(names = "--vllm-version", paramLabel = "VERSION",
+      description = "The vLLM release simulated (v0.15.1, or an image such as vllm/vllm-openai:v0.8.4): recorded in the"
+          + " result; before v0.14.0 async scheduling is off unless --async-scheduling is given.")
+  String vllmVersion;
+
+  /** {@code --vllm-version}, parsed by {@link #validate}. */
+  private io.blis.engine.cluster.VllmVersion version;
+
+  @Option(names = "--output-format", paramLabel = "blis|go-blis",
+      description = "blis: the nested result JSON (default); go-blis: Go BLIS's flat keys (completed_requests,"
+          + " responses_per_sec, e2e_p99_ms, ...) with its wall-clock fields.")
+  String outputFormat = "blis";
+
+  @Option(names = "--horizon", paramLabel = "US",
+      description = "Go BLIS: stop at this simulated time in microseconds (ticks); the same as --horizon-s in seconds.")
+  Long horizonUs;
+
+  @Option(names = "--scheduler", paramLabel = "NAME",
+      description = "Scheduler provider: fcfs, priority-fcfs, sjf, ... (default: ${DEFAULT-VALUE}).")
+  String scheduler = "fcfs";
+
+  @Option(names = "--num-instances",
+      description = "Identical serving instances behind the router; with a one-pool --policy-config, its size (default: ${DEFAULT-VALUE}).")
+  int numInstances = 1;
+
+  @Option(names = {"--routing-policy", "--router"}, paramLabel = "NAME",
+      description = "Router provider: round-robin, least-loaded, weighted, prefix-affinity, always-busiest, ... (default: ${DEFAULT-VALUE}).")
+  String routingPolicy = "round-robin";
+
+  @Option(names = "--kv-cpu-blocks",
+      description = "Blocks of a CPU KV tier (vLLM OffloadingConnector); 0 = none (default: ${DEFAULT-VALUE}).")
+  long kvCpuBlocks = 0;
+
+  @Option(names = "--kv-offloading-size-gib",
+      description = "CPU KV tier size in GiB summed over TP ranks (vLLM --kv-offloading-size); overrides --kv-cpu-blocks.")
+  Double kvOffloadingSizeGib;
+
+  @Option(names = "--kv-transfer-bandwidth-gbps",
+      description = "Host-to-GPU copy bandwidth per GPU for CPU-tier reloads, GB/s (default: ${DEFAULT-VALUE}).")
+  double kvTransferBandwidthGbps = KvOffload.DEFAULT_BANDWIDTH_GBPS;
+
+  @Option(names = "--horizon-s", description = "Stop the simulation at this simulated time, seconds (default: none).")
+  Double horizonS;
+
+  @Option(names = "--results-path", paramLabel = "FILE",
+      description = "Also write the result JSON to this file.")
+  Path resultsPath;
+
+  @Option(names = "--per-request", description = "Include one record per request in the result.")
+  boolean perRequest;
+
+  @Option(names = "--streaming-metrics",
+      description = "Percentiles from an HdrHistogram (3 significant digits) instead of exact ones. Not needed for"
+          + " memory: exact percentiles count repeating values (kept for compatibility).")
+  boolean streamingMetrics;
+
+  @Mixin ClusterOptions cluster;
+
+  @Option(names = "--otel-out", paramLabel = "FILE",
+      description = "Write the run as vLLM's OpenTelemetry journey and step traces (OTLP JSON lines; gzip when FILE ends in .gz).")
+  Path otelOut;
+
+  @Option(names = "--otel-step-sample-rate",
+      description = "With --otel-out: fraction of steps traced, as vLLM's --step-tracing-sample-rate (default: ${DEFAULT-VALUE}).")
+  double otelStepSampleRate = 1.0;
+
+  @Option(names = "--otel-journey-sample-rate",
+      description = "With --otel-out: fraction of requests whose journey spans are written, as vLLM's --journey-tracing-sample-rate (default: ${DEFAULT-VALUE}).")
+  double otelJourneySampleRate = 1.0;
+
+  @Option(names = "--otel-request-snapshots",
+      description = "With --otel-out: also write one step.REQUEST_SNAPSHOT per request of each traced step.")
+  boolean otelRequestSnapshots;
+
+  /** The parsed command line, to tell flags given explicitly from defaults. */
+  private CommandLine.ParseResult parsed;
+
+  /** Checks the flag values; a bad one is a {@link CommandLine.ParameterException} of {@code cl}. */
+  void validate(CommandLine cl) {
+    parsed = cl.getParseResult();
+    server.validate(cl);
+    cluster.validate(cl);
+    require(cl, otelStepSampleRate > 0 && otelStepSampleRate <= 1,
+        "--otel-step-sample-rate must be in (0, 1], got " + otelStepSampleRate);
+    require(cl, otelJourneySampleRate >= 0 && otelJourneySampleRate <= 1,
+        "--otel-journey-sample-rate must be in [0, 1], got " + otelJourneySampleRate);
+    require(cl, otelOut != null || (!given("--otel-step-sample-rate")
+            && !given("--otel-journey-sample-rate") && !otelRequestSnapshots),
+        "--otel-step-sample-rate, --otel-journey-sample-rate and --otel-request-snapshots need --otel-out");
+    require(cl, numInstances >= 1 && numInstances <= Cluster.MAX_INSTANCES, "--num-instances must be between 1 and "
+        + Cluster.MAX_INSTANCES + " (the cluster limit), got " + numInstances);
+    require(cl, longPrefillTokenThreshold >= 0, "--long-prefill-token-threshold must be >= 0, got " + longPrefillTokenThreshold);
+    require(cl, kvCpuBlocks >= 0, "--kv-cpu-blocks must be >= 0, got " + kvCpuBlocks);
+    require(cl, kvOffloadingSizeGib == null || (kvOffloadingSizeGib >= 0 && Double.isFinite(kvOffloadingSizeGib)),
+        "--kv-offloading-size-gib must be >= 0, got " + kvOffloadingSizeGib);
+    require(cl, kvTransferBandwidthGbps > 0 && Double.isFinite(kvTransferBandwidthGbps),
+        "--kv-transfer-bandwidth-gbps must be positive, got " + kvTransferBandwidthGbps);
+    if (vllmVersion != null) {
+      try {
+        version = io.blis.engine.cluster.VllmVersion.parse(vllmVersion);
+      } catch (IllegalArgumentException e) {
+        throw new CommandLine.ParameterException(cl, "--vllm-version: " + e.getMessage());
+      }
+      if (!given("--async-scheduling") && !given("--no-async-scheduling")) {
+        asyncScheduling = version.asyncSchedulingByDefault();
+      }
+    }
+    require(cl, outputFormat.equals("blis") || outputFormat.equals("go-blis"),
+        "--output-format must be blis or go-blis, got '" + outputFormat + "'");
+    require(cl, horizonUs == null || horizonS == null, "give --horizon (microseconds) or --horizon-s, not both");
+    if (horizonUs != null && horizonUs != Long.MAX_VALUE) { // Go BLIS's default, MaxInt64, means no horizon
+      require(cl, horizonUs >= 0 && horizonUs <= Simulation.MAX_SIMULATED_TIME_US, "--horizon must be between 0 and "
+          + Simulation.MAX_SIMULATED_TIME_US + " us (365 days, the simulated-time limit), got " + horizonUs);
+    }
+    require(cl, horizonS == null || (horizonS >= 0 && horizonS <= MAX_HORIZON_S),
+        "--horizon-s must be between 0 and " + MAX_HORIZON_S + " (365 days, the simulated-time limit), got "
+            + horizonS);
+    if (resultsPath != null) {
+      Cli.requireWritable("--results-path", resultsPath);
+    }
+    if (otelOut != null) {
+      Cli.requireWritable("--otel-out", otelOut);
+    }
+  }
+
+  /** Longest --horizon-s: the simulated-time limit, seconds. */
+  static final long MAX_HORIZON_S = Simulation.MAX_SIMULATED_TIME_US / 1_000_000;
+
+  static void require(CommandLine cl, boolean ok, String message) {
+    if (!ok) {
+      throw new CommandLine.ParameterException(cl, message);
+    }
+  }
+
+  /**
+   * Builds the cluster (pools from the flags and the policy bundle; latency models, schedulers
+   * and policies by name) and simulates {@code source} on it to the end of the workload or the
+   * horizon. Does not close the source.
+   *
+   * @param seed seed handed to the providers
+   */
+  SimulationResult simulate(RequestSource source, long seed) {
+    started = java.time.Instant.now();
+    return simulate(source, seed, coefficients, true);
+  }
+
+  /** When the main simulation started (wall clock), for Go BLIS's output. */
+  private java.time.Instant started = java.time.Instant.now();
+
+  /**
+   * As {@link #simulate(RequestSource, long)} with other coefficients (file or inline) and no
+   * trace output: one member of a prediction-interval ensemble.
+   */
+  SimulationResult simulateWith(RequestSource source, long seed, String otherCoefficients) {
+    return simulate(source, seed, otherCoefficients, false);
+  }
+
+  /**
+   * Prints the result, with a {@code prediction_interval} when {@code ensemble} is not null: the
+   * workload ({@code sources} opens it afresh) simulated once more per member, same seed.
+   */
+  void emit(CommandLine cl, SimulationResult result, io.blis.engine.validate.Ensemble ensemble, double level,
+      java.util.function.Supplier<RequestSource> sources, long seed) {
+    if (ensemble == null) {
+      emit(cl, result);
+      return;
+    }
+    var intervals = io.blis.engine.validate.SimulationIntervals.of(result, c -> {
+      try (RequestSource again = sources.get()) {
+        return simulateWith(again, seed, io.blis.latency.coeff.CoefficientFiles.toInline(c));
+      }
+    }, ensemble, distances(ensemble, seed), level);
+    emit(cl, result, io.blis.engine.validate.SimulationIntervals.json(intervals, ensemble));
+  }
+
+  /**
+   * How far the deployment the flags describe lies outside the ensemble's fit domain: the distances
+   * of every pool, each reason once.
+   */
+  java.util.List<io.blis.engine.validate.Extrapolation> distances(io.blis.engine.validate.Ensemble ensemble,
+      long seed) {
+    java.util.LinkedHashMap<String, io.blis.engine.validate.Extrapolation> out = new java.util.LinkedHashMap<>();
+    for (Cluster.PoolDeployment p : clusterBuilder(seed, coefficients).deployments()) {
+      for (var d : ensemble.distances(p.model(), p.gpu(), p.layout())) {
+        out.putIfAbsent(d.reason(), d);
+      }
+    }
+    return java.util.List.copyOf(out.values());
+  }
+
+  /**
+   * The deployment in one line: each pool's instances, model, GPU and TP, the router (when there is
+   * more than one instance) and scheduler or the policy bundle, and the latency model.
+   */
+  String describe(long seed) {
+    java.util.List<String> pools = new java.util.ArrayList<>();
+    int instances = 0;
+    for (Cluster.PoolDeployment p : clusterBuilder(seed, coefficients).deployments()) {
+      instances += p.instances();
+      pools.add(String.format(java.util.Locale.ROOT, "%s%d x %s on %s %s", p.pool().equals("default") ? "" : p.pool() + ": ",
+          p.instances(), p.model().name(), p.gpu().name(), p.layout().toString().toUpperCase(java.util.Locale.ROOT)));
+    }
+    String policies = cluster.policyConfig != null ? ", policies from " + cluster.policyConfig
+        : (instances > 1 ? ", router " + routingPolicy : "") + ", scheduler " + scheduler;
+    return String.join("; ", pools) + policies + ", latency model " + latencyModel;
+  }
+
+  /** The latency model the flags select. */
+  String latencyModel() {
+    return latencyModel;
+  }
+
+  private SimulationResult simulate(RequestSource source, long seed, String coefficients, boolean traced) {
+    Simulation.Builder b = builder(seed, coefficients);
+    b.source(source).recordRequests(perRequest).streamingMetrics(streamingMetrics);
+    if (otelOut == null || !traced) {
+      return b.build().run();
+    }
+    // written to FILE.tmp and moved into place when the run is complete
+    Path tmp = io.blis.engine.result.OutputFiles.temporary(Cli.parentsCreated("--otel-out", otelOut));
+    SimulationResult result;
+    try (OtlpTraceWriter w = new OtlpTraceWriter(tmp, otelOut.getFileName().toString().endsWith(".gz"),
+        otelStepSampleRate, otelJourneySampleRate, otelRequestSnapshots, seed)) {
+      result = b.listener(w).build().run();
+    } catch (java.io.UncheckedIOException e) {
+      io.blis.engine.result.OutputFiles.discard(tmp);
+      // name the file the user gave, not the temporary one beside it
+      java.io.IOException cause = e.getCause();
+      throw new java.io.UncheckedIOException("--otel-out " + otelOut + ": cannot write the trace: "
+          + String.valueOf(cause.getMessage()).replace(tmp.toString(), otelOut.toString()), cause);
+    } catch (RuntimeException e) {
+      io.blis.engine.result.OutputFiles.discard(tmp);
+      throw e;
+    }
+    Cli.commit("--otel-out", tmp, otelOut);
+    return result;
+  }
+
+  /**
+   * The simulation the flags describe, without a workload: the cluster (pools from the flags and
+   * the policy bundle; latency models, schedulers and policies by name), the bundle's analysis
+   * settings and the horizon.
+   *
+   * @param seed seed handed to the providers
+   */
+  Simulation.Builder builder(long seed) {
+    return builder(seed, coefficients);
+  }
+
+  /** Whether --per-request was given. */
+  boolean perRequest() {
+    return perRequest;
+  }
+
+  private Simulation.Builder builder(long seed, String coefficients) {
+    return builder(seed, coefficients, null);
+  }
+
+  /**
+   * As {@link #builder(long)} with other coefficients (file or inline; null for the flags') and,
+   * when {@code instances} is not null, that many instances of the (single) pool: the deployments
+   * a capacity search varies.
+   */
+  Simulation.Builder builder(long seed, String coefficients, Integer instances) {
+    PolicyBundle bundle = cluster.bundle();
+    Cluster.Builder cb = clusterBuilder(seed, coefficients == null ? this.coefficients : coefficients);
+    if (instances != null) {
+      cb.instances(instances);
+    }
+    Simulation.Builder b;
+    try {
+      b = cb.toSimulation();
+    } catch (IllegalArgumentException e) {
+      if (bundle.pools().isEmpty() || e.getMessage() == null || !e.getMessage().startsWith("pool '")) {
+        throw e;
+      }
+      throw new IllegalArgumentException("--policy-config " + cluster.policyConfig + ": " + e.getMessage(), e);
+    }
+    cluster.applyAnalysis(b);
+    if (horizonUs != null && horizonUs != Long.MAX_VALUE) {
+      b.horizonUs(horizonUs);
+    } else if (horizonS != null) {
+      b.horizonUs((long) Math.floor(horizonS * 1e6));
+    }
+    return b;
+  }
+
+  /** The cluster the flags and the policy bundle describe. */
+  private Cluster.Builder clusterBuilder(long seed, String coefficients) {
+    PolicyBundle bundle = cluster.bundle();
+    Cluster.Builder cb = Cluster.builder()
+        .defaults(new PoolSpec("default", numInstances, server.model, server.gpu, server.tp, latencyModel,
+            coefficients, server.maxNumSeqs, server.maxNumBatchedTokens, longPrefillTokenThreshold,
+            server.maxModelLen, server.blockSize, server.totalKvBlocks, server.gpuMemoryUtilization,
+            server.pp, server.dp, server.ep()))
+        .overrides(explicitPoolFlags(coefficients))
+        .bundle(bundle).options(options).asyncScheduling(asyncScheduling)
+        .cpuKvTier(kvCpuBlocks, kvOffloadingSizeGib, kvTransferBandwidthGbps).seed(seed);
+    if (given("--num-instances")) {
+      cb.instances(numInstances);
+    }
+    cluster.apply(cb, bundle, routingPolicy, given("--routing-policy"), scheduler,
+        given("--scheduler"));
+    return cb;
+  }
+
+  /** The pool fields given explicitly as flags; they win over the policy bundle's pools. */
+  private PoolSpec explicitPoolFlags(String coefficients) {
+    return new PoolSpec("flags", 1,
+        parsed != null && ServerOptions.modelGiven(parsed) ? server.model : null,
+        parsed != null && ServerOptions.gpuGiven(parsed) ? server.gpu : null,
+        given("--tp") ? server.tp : null, given("--latency-model") ? latencyModel : null, coefficients,
+        given("--max-num-seqs") ? server.maxNumSeqs : null,
+        given("--max-num-batched-tokens") ? server.maxNumBatchedTokens : null,
+        given("--long-prefill-token-threshold") ? longPrefillTokenThreshold : null, server.maxModelLen,
+        given("--block-size") ? server.blockSize : null, server.totalKvBlocks,
+        given("--gpu-memory-utilization") ? server.gpuMemoryUtilization : null,
+        given("--pp") ? server.pp : null, given("--dp") ? server.dp : null,
+        given("--ep") || given("--enable-expert-parallel") ? server.ep() : null);
+  }
+
+  private boolean given(String flag) {
+    return parsed != null && parsed.hasMatchedOption(flag);
+  }
+
+  /** Prints the result JSON to the command's stdout and writes it to {@code --results-path}. */
+  void emit(CommandLine cl, SimulationResult result) {
+    emit(cl, result, null);
+  }
+
+  /**
+   * As {@link #emit(CommandLine, SimulationResult)}, with a {@code prediction_interval} object
+   * appended to the result JSON when {@code interval} is not null (the rest stays byte for byte).
+   */
+  void emit(CommandLine cl, SimulationResult result, com.fasterxml.jackson.databind.node.ObjectNode interval) {
+    java.util.Map<String, com.fasterxml.jackson.databind.JsonNode> extra = new java.util.LinkedHashMap<>();
+    if (version != null) {
+      io.blis.engine.cluster.VllmVersion v = version;
+      com.fasterxml.jackson.databind.node.ObjectNode n = com.fasterxml.jackson.databind.node.JsonNodeFactory.instance.objectNode();
+      n.put("given", v.text());
+      n.put("version", v.number());
+      n.put("async_scheduling", asyncScheduling);
+      extra.put("vllm_version", n);
+    }
+    if (interval != null) {
+      extra.put("prediction_interval", interval);
+    }
+    StringBuilder tail = new StringBuilder(); // the same fields as appendField writes them
+    extra.forEach((k, v) -> tail.append(",\n").append(Cli.field(k, v)));
+    if (outputFormat.equals("go-blis")) {
+      String json = io.blis.engine.result.GoBlisResult.toJson(result, started, java.time.Instant.now());
+      for (var e : extra.entrySet()) {
+        json = Cli.appendField(json, e.getKey(), e.getValue());
+      }
+      if (resultsPath != null && !io.blis.engine.result.OutputFiles.isStdout(resultsPath)) {
+        Cli.write("--results-path", resultsPath, json); // first: a failed write prints no result
+      }
+      cl.getOut().print(json);
+    } else {
+      // streamed: a result with a million per-request records or routing decisions is never one
+      // string; with --results-path the file is written (atomically) first, then copied to stdout
+      if (resultsPath != null && !io.blis.engine.result.OutputFiles.isStdout(resultsPath)) {
+        Cli.writeStreamed("--results-path", resultsPath, w -> result.writeJson(w, tail.toString()));
+        if (io.blis.engine.result.OutputFiles.inPlace(resultsPath)) {
+          result.writeJson(cl.getOut(), tail.toString()); // a device or FIFO cannot be read back
+        } else {
+          Cli.copyTo("--results-path", resultsPath, cl.getOut());
+        }
+      } else {
+        result.writeJson(cl.getOut(), tail.toString()); // "-": standard output, once
+      }
+    }
+    cl.getOut().flush();
+    result.fitness().ifPresent(f -> cl.getErr().printf(java.util.Locale.ROOT, "fitness: %.6f%n", f.score()));
+    if (cluster.summarizeTrace) {
+      cl.getErr().print(result.cluster().traceSummary());
+    }
+  }
+}

@@ -1,0 +1,121 @@
+package io.blis.cli;
+
+import io.blis.engine.result.OutputFiles;
+import io.blis.engine.result.SimulationResult;
+import io.blis.engine.validate.Ensemble;
+import io.blis.workload.RequestSource;
+import io.blis.workload.trace.TraceHeader;
+import io.blis.workload.trace.TraceWriter;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code blis run}: generates a workload (Poisson arrivals with Gaussian lengths by default, or a
+ * workload spec, a preset or an inference-perf profile), simulates the deployment and prints the
+ * result JSON; {@code --trace-out} records every request the engine pulled as a BLIS trace that
+ * {@code blis replay} reads back.
+ */
+@Command(
+    name = "run",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    description = "Generate a workload, simulate vLLM instance(s), print the result JSON.")
+final class RunCommand implements Callable<Integer> {
+
+  @Spec CommandSpec spec;
+
+  @Mixin DeploymentOptions deployment;
+
+  @Mixin IntervalOptions intervalOptions = new IntervalOptions();
+
+  @Mixin WorkloadOptions workload = new WorkloadOptions();
+
+  @Option(names = "--trace-out", paramLabel = "FILE",
+      description = "Write every request the engine pulled as a BLIS trace (gzip when FILE ends in .gz), for 'blis replay'.")
+  Path traceOut;
+
+  @Option(names = "--trace-token-ids", description = "Include the prompt token ids in the --trace-out trace.")
+  boolean traceTokenIds;
+
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RunCommand.class);
+
+  @Override
+  public Integer call() {
+    validate();
+    if (LOG.isInfoEnabled()) {
+      LOG.info("workload: {}", workload.describe(effectiveSeed()));
+    }
+    long t0 = System.nanoTime();
+    Ensemble ensemble = intervalOptions.resolve(deployment.latencyModel());
+    RequestSource source = traced(workloadSource());
+    SimulationResult result;
+    try (source) {
+      result = deployment.simulate(source, effectiveSeed());
+    } catch (RuntimeException e) {
+      if (traceOut != null) {
+        OutputFiles.discard(OutputFiles.temporary(traceOut));
+      }
+      throw e;
+    }
+    if (traceOut != null) {
+      Cli.commit("--trace-out", OutputFiles.temporary(traceOut), traceOut);
+    }
+    if (LOG.isInfoEnabled()) {
+      LOG.info("simulated {} requests ({} completed) over {} s of simulated time in {} s",
+          result.overall().injectedRequests(), result.overall().completedRequests(),
+          String.format(java.util.Locale.ROOT, "%.1f", result.simulatedDurationUs() / 1e6),
+          String.format(java.util.Locale.ROOT, "%.2f", (System.nanoTime() - t0) / 1e9));
+    }
+    deployment.emit(spec.commandLine(), result, ensemble, intervalOptions.level, this::workloadSource,
+        effectiveSeed());
+    return 0;
+  }
+
+  private void validate() {
+    deployment.validate(spec.commandLine());
+    workload.validate(spec.commandLine(), List.of());
+    require(traceOut != null || !traceTokenIds, "--trace-token-ids needs --trace-out");
+    if (traceOut != null) {
+      Cli.requireWritable("--trace-out", traceOut);
+    }
+  }
+
+  private void require(boolean ok, String message) {
+    DeploymentOptions.require(spec.commandLine(), ok, message);
+  }
+
+  private long effectiveSeed() {
+    return workload.effectiveSeed(spec.commandLine());
+  }
+
+  private RequestSource workloadSource() {
+    return workload.source(spec.commandLine());
+  }
+
+  /**
+   * With --trace-out, wraps {@code source} so every request it hands out is written, to FILE.tmp
+   * (gzip when FILE ends in .gz), moved to FILE when the run is complete.
+   */
+  private RequestSource traced(RequestSource source) {
+    if (traceOut == null) {
+      return source;
+    }
+    TraceHeader header = TraceHeader.of(effectiveSeed(), traceTokenIds,
+        "blis run: " + workload.description(spec.commandLine()));
+    Path tmp = OutputFiles.temporary(Cli.parentsCreated("--trace-out", traceOut));
+    try {
+      return new TracingSource(source,
+          TraceWriter.create(OutputFiles.open(tmp), header, traceOut.getFileName().toString().endsWith(".gz")),
+          "--trace-out", traceOut);
+    } catch (java.io.IOException e) {
+      OutputFiles.discard(tmp);
+      throw new java.io.UncheckedIOException("--trace-out: cannot write " + traceOut + ": " + io.blis.workload.TextFiles.reason(e), e);
+    }
+  }
+}

@@ -1,0 +1,120 @@
+package io.blis.cli;
+
+import io.blis.engine.result.SimulationResult;
+import io.blis.cli.serve.ServeConfig;
+import io.blis.cli.serve.SimulatedServer;
+import java.util.List;
+import java.util.Locale;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.HdrHistogram.Histogram;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/**
+ * {@code blis serve}: a simulated vLLM server. An OpenAI-compatible endpoint whose answers arrive
+ * at the times the simulation of the deployment (every {@code blis run} deployment and cluster
+ * flag) predicts, in real time. Runs until Ctrl-C or {@code --duration-s}; then prints the run's
+ * result JSON (as {@code blis run} does) and the token delivery lateness.
+ */
+@Command(
+    name = "serve",
+    mixinStandardHelpOptions = true,
+    sortOptions = false,
+    description = "Serve a simulated vLLM: OpenAI-compatible HTTP endpoints timed by the simulation, in real time.")
+final class ServeCommand implements Callable<Integer> {
+
+  @Spec CommandSpec spec;
+
+  @Mixin DeploymentOptions deployment;
+
+  @Option(names = "--host", description = "Address to listen on (default: ${DEFAULT-VALUE}; 0.0.0.0 for every interface).")
+  String host = "127.0.0.1";
+
+  @Option(names = "--port", description = "TCP port (default: ${DEFAULT-VALUE}; 0 for any free port).")
+  int port = 8000;
+
+  @Option(names = "--served-model-name", split = ",", paramLabel = "NAME",
+      description = "Model name(s) the server answers to (default: the --model value).")
+  List<String> servedModelNames;
+
+  @Option(names = "--seed", description = "Seed handed to the latency models and policies (default: ${DEFAULT-VALUE}).")
+  long seed = 42;
+
+  @Option(names = "--duration-s", description = "Stop after this many seconds of wall time (default: run until interrupted).")
+  Double durationS;
+
+  @Option(names = "--io-threads", description = "Threads writing the answers (default: ${DEFAULT-VALUE}).")
+  int ioThreads = 2;
+
+  @Override
+  public Integer call() throws InterruptedException {
+    deployment.validate(spec.commandLine());
+    DeploymentOptions.require(spec.commandLine(), deployment.otelOut == null,
+        "--otel-out is not available with serve (trace a 'blis run' or 'blis replay' instead)");
+    DeploymentOptions.require(spec.commandLine(), !deployment.perRequest(),
+        "--per-request is not available with serve (its memory would grow with every request)");
+    DeploymentOptions.require(spec.commandLine(), durationS == null || (durationS > 0 && Double.isFinite(durationS)),
+        "--duration-s must be a positive number of seconds, got " + durationS);
+    DeploymentOptions.require(spec.commandLine(), ioThreads >= 1 && ioThreads <= 64,
+        "--io-threads must be in 1..64, got " + ioThreads);
+    // given but empty (',,' splits to nothing) is refused by ServeConfig, not replaced by the default
+    List<String> names = servedModelNames == null ? List.of(deployment.server.model) : servedModelNames;
+    ServeConfig config;
+    try {
+      config = new ServeConfig(host, port, names, ioThreads);
+    } catch (IllegalArgumentException e) {
+      DeploymentOptions.require(spec.commandLine(), false, e.getMessage());
+      return 2;
+    }
+    SimulatedServer server = SimulatedServer.start(deployment.builder(seed), config);
+    CountDownLatch done = new CountDownLatch(1);
+    Thread hook = new Thread(() -> {
+      finish(server);
+      done.countDown();
+    }, "blis-serve-shutdown");
+    Runtime.getRuntime().addShutdownHook(hook);
+    spec.commandLine().getErr().printf(Locale.ROOT, "blis serve: %s for model %s (%d instance(s)); Ctrl-C stops%n",
+        server.baseUrl(), String.join(", ", names), server.status().size());
+    spec.commandLine().getErr().flush();
+    if (durationS != null) {
+      Thread.sleep((long) (durationS * 1000));
+      Runtime.getRuntime().removeShutdownHook(hook);
+      finish(server);
+      return 0;
+    }
+    done.await(Long.MAX_VALUE, TimeUnit.DAYS);
+    return 0;
+  }
+
+  private final Object finished = new Object();
+  private boolean ended;
+
+  /** Stops the server once; prints the result and the delivery lateness. */
+  private void finish(SimulatedServer server) {
+    synchronized (finished) {
+      if (ended) {
+        return;
+      }
+      ended = true;
+    }
+    SimulationResult result = server.stop();
+    Histogram late = server.deliveryLatenessUs();
+    Histogram dispatch = server.dispatchLatenessUs();
+    spec.commandLine().getErr().printf(Locale.ROOT,
+        "blis serve: simulation thread lateness p50 %.2f ms, p99 %.2f ms, max %.2f ms%n",
+        dispatch.getValueAtPercentile(50) / 1000.0, dispatch.getValueAtPercentile(99) / 1000.0,
+        dispatch.getMaxValue() / 1000.0);
+    spec.commandLine().getErr().printf(Locale.ROOT,
+        "blis serve: %d tokens streamed; delivery lateness p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms%n",
+        late.getTotalCount(), late.getValueAtPercentile(50) / 1000.0, late.getValueAtPercentile(99) / 1000.0,
+        late.getValueAtPercentile(99.9) / 1000.0, late.getMaxValue() / 1000.0);
+    spec.commandLine().getErr().flush();
+    deployment.emit(spec.commandLine(), result);
+    spec.commandLine().getOut().flush();
+  }
+}

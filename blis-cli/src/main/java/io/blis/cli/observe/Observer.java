@@ -1,0 +1,535 @@
+package io.blis.cli.observe;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.blis.workload.RequestOutcome;
+import io.blis.workload.RequestSource;
+import io.blis.workload.RequestSpec;
+import io.netty.handler.codec.http.HttpMethod;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.net.URI;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.PriorityQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
+
+/**
+ * Drives a live OpenAI-compatible server (vLLM, or {@code blis serve}) with a workload and records
+ * what the client sees of every request.
+ *
+ * <p>Open loop: each request is sent when the wall clock reaches its arrival time (microseconds
+ * since the start of the run), whatever the server's state; a request that cannot go on time (the
+ * concurrency cap is reached, the machine is busy) goes late and its lateness is recorded, never
+ * dropped. Session follow-ups and later load stages arrive as the workload releases them when
+ * earlier requests end, exactly as in a simulation. Every request streams; the answer is read as
+ * server-sent events and every chunk timestamped ({@link SseRecorder}). Every request ends in one
+ * {@link Observation}: complete, or failed with its reason (HTTP status, a broken or cut stream, a
+ * malformed line, an error event, the client's timeout, a stop).
+ *
+ * <p>HTTP is {@link NettyClient}'s (HTTP/1.1, keep-alive connections, one per request in flight;
+ * Netty must be on the class path, as for {@code blis serve}). The workload is pulled on the
+ * thread that calls {@link #run}, which also calls the listener.
+ */
+public final class Observer implements AutoCloseable {
+
+  /** A request sent later than this after its time counts as late, microseconds. */
+  public static final long LATE_US = 10_000;
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  /** Words of the two text prompts that measure the server's own prompt tokens. */
+  private static final int PROBE_WORDS_SHORT = 16;
+  private static final int PROBE_WORDS_LONG = 80;
+
+  private final ObserveConfig config;
+  private final NettyClient http;
+  private final ScheduledThreadPoolExecutor timer;
+  private ServerInfo info;
+  private volatile boolean stopping;
+  private volatile Thread runner;
+
+  private Observer(ObserveConfig config) {
+    this.config = config;
+    this.http = new NettyClient(config.connectTimeoutUs());
+    this.timer = new ScheduledThreadPoolExecutor(1, daemon("blis-observe-timer"));
+    timer.setRemoveOnCancelPolicy(true);
+  }
+
+  /** An observer of the server {@code config} names; call {@link #probe()}, then {@link #run}. */
+  public static Observer create(ObserveConfig config) {
+    return new Observer(config);
+  }
+
+  private static ThreadFactory daemon(String name) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, name + "-" + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  // ------------------------------------------------------------------ before the run
+
+  /**
+   * Asks the server what it serves ({@code GET /v1/models}), its version ({@code GET /version})
+   * and its metrics (one scrape: the KV cache configuration), and for text prompts measures the
+   * tokens it adds to a prompt with two short requests of one output token each.
+   *
+   * @throws IllegalArgumentException if the server cannot be reached, does not serve the model,
+   *     or refuses the probe requests (the message says which and why)
+   */
+  public ServerInfo probe() {
+    List<String> notes = new ArrayList<>();
+    List<String> models = new ArrayList<>();
+    int maxModelLen = -1;
+    URI modelsUri = ObserveConfig.withSlash(config.endpoint()).resolve("models");
+    NettyClient.Answer r = get(modelsUri);
+    if (r.status() == 200) {
+      JsonNode data = parseJson(r.body()).path("data");
+      for (JsonNode m : data) {
+        String id = m.path("id").asText("");
+        if (!id.isEmpty()) {
+          models.add(id);
+          if (id.equals(config.servedModel()) && m.path("max_model_len").isIntegralNumber()) {
+            maxModelLen = m.get("max_model_len").asInt();
+          }
+        }
+      }
+      if (!models.isEmpty() && !models.contains(config.servedModel())) {
+        // a few names, never a list of millions in one line
+        int shown = Math.min(models.size(), 5);
+        String listed = String.join(", ", models.subList(0, shown))
+            + (models.size() > shown ? " and " + (models.size() - shown) + " more" : "");
+        throw new IllegalArgumentException("--served-model: the server at " + config.endpoint() + " serves "
+            + listed + ", not '" + config.servedModel() + "'");
+      }
+    } else {
+      notes.add("GET " + modelsUri + " answered HTTP " + r.status() + ": the served models and max_model_len are unknown");
+    }
+    String version = null;
+    URI versionUri = ObserveConfig.rootOf(config.endpoint()).resolve("version");
+    try {
+      NettyClient.Answer v = get(versionUri);
+      if (v.status() == 200 && parseJson(v.body()).path("version").isTextual()) {
+        version = parseJson(v.body()).get("version").asText();
+      } else {
+        notes.add("GET " + versionUri + " gave no version (HTTP " + v.status() + ")");
+      }
+    } catch (IllegalArgumentException e) {
+      notes.add("GET " + versionUri + " failed: " + e.getMessage());
+    }
+    Map<String, String> cacheConfig = Map.of();
+    boolean metrics = false;
+    if (config.metricsUri() != null) {
+      try {
+        NettyClient.Answer m = get(config.metricsUri());
+        if (m.status() != 200) {
+          notes.add("no metrics: GET " + config.metricsUri() + " answered HTTP " + m.status());
+        } else {
+          PrometheusText.Scrape s = PrometheusText.parse(m.body());
+          metrics = MetricsSample.of(0, s).anyVllm();
+          cacheConfig = s.firstLabels("vllm:cache_config_info");
+          if (!metrics) {
+            notes.add("no vLLM metrics at " + config.metricsUri() + " (no vllm:num_requests_running and the like)");
+          }
+        }
+      } catch (IllegalArgumentException e) {
+        notes.add("no metrics: " + e.getMessage());
+      }
+    }
+    int overhead = 0;
+    double perWord = 1.0;
+    if (config.promptFormat() == ObserveConfig.PromptFormat.TEXT) {
+      int shortTokens = probePromptTokens(PROBE_WORDS_SHORT);
+      int longTokens = probePromptTokens(PROBE_WORDS_LONG);
+      if (shortTokens < 0 || longTokens < 0) {
+        notes.add("the server gives no usage.prompt_tokens: text prompts are sent one word per token"
+            + " and their lengths are not checked");
+      } else {
+        perWord = (longTokens - shortTokens) / (double) (PROBE_WORDS_LONG - PROBE_WORDS_SHORT);
+        if (perWord <= 0) {
+          throw new IllegalArgumentException("the server counted " + shortTokens + " prompt tokens for "
+              + PROBE_WORDS_SHORT + " words and " + longTokens + " for " + PROBE_WORDS_LONG
+              + ": text prompts cannot be sized");
+        }
+        overhead = (int) Math.max(0, Math.round(shortTokens - PROBE_WORDS_SHORT * perWord));
+      }
+    }
+    info = new ServerInfo(models, maxModelLen, version, cacheConfig, metrics, overhead, perWord, notes);
+    return info;
+  }
+
+  /** {@code usage.prompt_tokens} of a text prompt of {@code words} words, -1 when not given. */
+  private int probePromptTokens(int words) {
+    int[] ids = new int[words];
+    for (int i = 0; i < words; i++) {
+      ids[i] = 3 + 7919 * (i + 1);
+    }
+    byte[] body = new PromptEncoder(config, 0, 1.0).body(ids, words, 1, false);
+    NettyClient.Answer r = exchange(HttpMethod.POST, config.requestUri(), body);
+    if (r.status() != 200) {
+      throw new IllegalArgumentException("POST " + config.requestUri() + " (a " + words
+          + "-word probe of the prompt length) answered HTTP " + r.status() + ": " + clip(r.body()));
+    }
+    JsonNode u = parseJson(r.body()).path("usage").path("prompt_tokens");
+    return u.isIntegralNumber() ? u.asInt() : -1;
+  }
+
+  private NettyClient.Answer get(URI uri) {
+    return exchange(HttpMethod.GET, uri, null);
+  }
+
+  /**
+   * One exchange before the run, waited for as long as the connect timeout plus the request
+   * timeout (at most 30 s of it); a server that does not answer in that time is an error.
+   */
+  private NettyClient.Answer exchange(HttpMethod method, URI uri, byte[] body) {
+    CompletableFuture<NettyClient.Answer> answer = http.fetch(method, uri, body, headers(body != null));
+    try {
+      return answer.get(config.connectTimeoutUs() + Math.min(config.timeoutUs(), 30_000_000L), TimeUnit.MICROSECONDS);
+    } catch (ExecutionException e) {
+      Throwable c = e.getCause();
+      String why = c instanceof ConnectException ? "cannot connect (" + message(c) + ")"
+          : c instanceof IOException ? "connection failed (" + message(c) + ")"
+          : message(c);
+      throw new IllegalArgumentException("--endpoint: " + method + " " + uri + ": " + why, c);
+    } catch (TimeoutException e) {
+      answer.cancel(true);
+      throw new IllegalArgumentException("--endpoint: " + method + " " + uri + ": no answer within "
+          + (config.connectTimeoutUs() + Math.min(config.timeoutUs(), 30_000_000L)) / 1_000_000 + " s", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException("interrupted while asking " + uri, e);
+    }
+  }
+
+  /** The headers of every request: JSON in, the bearer token when there is one. */
+  private Map<String, String> headers(boolean json) {
+    Map<String, String> h = new java.util.LinkedHashMap<>();
+    if (json) {
+      h.put("Content-Type", "application/json");
+      h.put("Accept", "text/event-stream, application/json");
+    }
+    if (config.apiKey() != null && !config.apiKey().isEmpty()) {
+      h.put("Authorization", "Bearer " + config.apiKey());
+    }
+    return h;
+  }
+
+  private static String message(Throwable t) {
+    String m = t.getMessage();
+    return m == null || m.isBlank() ? t.getClass().getSimpleName() : m;
+  }
+
+  private static JsonNode parseJson(String body) {
+    try {
+      JsonNode n = JSON.readTree(body);
+      return n == null ? JSON.missingNode() : n;
+    } catch (IOException e) {
+      return JSON.missingNode();
+    }
+  }
+
+  private static String clip(String s) {
+    String one = s.replaceAll("\\s+", " ").strip();
+    return one.length() <= 300 ? one : one.substring(0, 300) + "...";
+  }
+
+  // ------------------------------------------------------------------ the run
+
+  /**
+   * Sends {@code source}'s requests at their times until the workload is done (or {@link #stop()}
+   * is called) and every request sent has ended; hands everything to {@code listener}. Does not
+   * close the source. Calls {@link #probe()} first if it was not called.
+   *
+   * @throws IllegalArgumentException as {@link #probe()}
+   */
+  public ObservedRun run(RequestSource source, ObservationListener listener) {
+    if (info == null) {
+      probe();
+    }
+    runner = Thread.currentThread();
+    try {
+      return new Run(source, listener).go();
+    } finally {
+      runner = null;
+    }
+  }
+
+  /** A request waiting to be sent; ordered by its time, then by the order it became known. */
+  private record Pending(long scheduledUs, long order, RequestSpec spec, boolean fromSource)
+      implements Comparable<Pending> {
+    @Override
+    public int compareTo(Pending o) {
+      return scheduledUs != o.scheduledUs ? Long.compare(scheduledUs, o.scheduledUs) : Long.compare(order, o.order);
+    }
+  }
+
+  /** A request handed to the client and not ended. */
+  private record InFlight(RequestSpec spec, long scheduledUs, SseRecorder recorder,
+      ScheduledFuture<?> timeout) {}
+
+  /** A request that ended. */
+  private record Ended(long key, Observation observation) {}
+
+  /** A scrape's text, parsed on the run's thread (not on the I/O thread that times tokens). */
+  private record Scraped(long timeUs, String text) {}
+
+  /** One run: the state the run's thread keeps. */
+  private final class Run {
+    private final RequestSource source;
+    private final ObservationListener listener;
+    private final long origin = System.nanoTime();
+    private final LongSupplier clock = () -> (System.nanoTime() - origin) / 1000;
+    private final PromptEncoder encoder = new PromptEncoder(config, info.textOverheadTokens(), info.tokensPerWord());
+    private final ConcurrentLinkedQueue<SendOrder.Sent> sentQueue = new ConcurrentLinkedQueue<>();
+    private final SendOrder order = new SendOrder(clock, sentQueue);
+    private final ConcurrentLinkedQueue<Ended> ended = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Scraped> scrapes = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger scrapeFailures = new AtomicInteger();
+    private final PriorityQueue<Pending> pending = new PriorityQueue<>();
+    private final Map<Long, InFlight> inFlight = new HashMap<>();
+    private long pendingOrder;
+    private long nextKey;
+    private long sent;
+    private long ok;
+    private long failed;
+    private long late;
+    private long maxLate;
+    private int scrapesOk;
+    private long lastEndUs;
+    private boolean sourceDone;
+    private boolean sourceItemWaiting;
+
+    Run(RequestSource source, ObservationListener listener) {
+      this.source = source;
+      this.listener = listener;
+    }
+
+    ObservedRun go() {
+      ScheduledFuture<?> scraping = info.metrics()
+          ? timer.scheduleAtFixedRate(this::scrape, 0, config.metricsIntervalUs(), TimeUnit.MICROSECONDS)
+          : null;
+      long progressEvery = listener.progressIntervalUs();
+      long nextProgress = progressEvery > 0 ? progressEvery : Long.MAX_VALUE;
+      RuntimeException failure = null;
+      try {
+        while (true) {
+          drainEnded(true);
+          Scraped m;
+          while ((m = scrapes.poll()) != null) {
+            scrapesOk++;
+            listener.onMetrics(MetricsSample.of(m.timeUs(), PrometheusText.parse(m.text())));
+          }
+          if (stopping || Thread.currentThread().isInterrupted()) {
+            stopping = true;
+            break;
+          }
+          sendDue();
+          drainSent();
+          long now = clock.getAsLong();
+          if (now >= nextProgress) {
+            listener.onProgress(new Progress(now, sent, inFlight.size(), ok, failed, late));
+            nextProgress = now + progressEvery;
+          }
+          if (sourceDone && pending.isEmpty() && inFlight.isEmpty()) {
+            break;
+          }
+          long wake = nextProgress;
+          Pending head = pending.peek();
+          if (head != null && !capped()) {
+            wake = Math.min(wake, head.scheduledUs());
+          }
+          if (ended.isEmpty() && scrapes.isEmpty() && sentQueue.isEmpty() && !stopping) {
+            long waitUs = Math.min(wake - clock.getAsLong(), 100_000);
+            if (waitUs > 0) {
+              LockSupport.parkNanos(Observer.this, waitUs * 1000);
+            }
+          }
+        }
+      } catch (RuntimeException e) {
+        failure = e;
+        stopping = true;
+      } finally {
+        if (scraping != null) {
+          scraping.cancel(false);
+        }
+      }
+      // stopped: end what is in flight (each stop queues its observation before it returns)
+      for (InFlight f : inFlight.values()) {
+        f.timeout().cancel(false);
+        f.recorder().stop();
+      }
+      try {
+        drainEnded(false);
+      } catch (RuntimeException e) {
+        failure = failure == null ? e : failure;
+      }
+      if (failure != null) {
+        throw failure;
+      }
+      return new ObservedRun(lastEndUs, sent, ok, failed, pending.size(),
+          stopping, late, maxLate, scrapesOk, scrapeFailures.get());
+    }
+
+    private boolean capped() {
+      return config.maxConcurrency() > 0 && inFlight.size() >= config.maxConcurrency();
+    }
+
+    /** Sends every request that is due, pulling the workload one request ahead. */
+    private void sendDue() {
+      while (true) {
+        if (!sourceDone && !sourceItemWaiting) {
+          RequestSpec r = source.next();
+          if (r != null) {
+            pending.add(new Pending(r.arrivalTimeUs(), pendingOrder++, r, true));
+            sourceItemWaiting = true;
+          } else if (source.exhausted()) {
+            sourceDone = true;
+          }
+        }
+        Pending head = pending.peek();
+        if (head == null || head.scheduledUs() > clock.getAsLong() || capped()) {
+          return;
+        }
+        pending.poll();
+        if (head.fromSource()) {
+          sourceItemWaiting = false;
+        }
+        long key = nextKey++;
+        inFlight.put(key, send(key, head));
+      }
+    }
+
+    private InFlight send(long key, Pending p) {
+      RequestSpec spec = p.spec();
+      byte[] body = encoder.body(spec);
+      Thread loop = Thread.currentThread();
+      SseRecorder recorder = new SseRecorder(key, order, spec, p.scheduledUs(), encoder.promptTokensSent(spec),
+          config.tokenTimes(), clock, o -> {
+            ended.add(new Ended(key, o));
+            LockSupport.unpark(loop);
+          });
+      long timeoutUs = timeoutUs(spec);
+      ScheduledFuture<?> timeout = timer.schedule(() -> recorder.timeout(timeoutUs / 1e6), timeoutUs,
+          TimeUnit.MICROSECONDS);
+      InFlight f = new InFlight(spec, p.scheduledUs(), recorder, timeout);
+      recorder.exchange(http.send(HttpMethod.POST, config.requestUri(), body, headers(true), recorder));
+      return f;
+    }
+
+    /** Hands every request that left, in send order, to the listener. */
+    private void drainSent() {
+      SendOrder.Sent s;
+      while ((s = sentQueue.poll()) != null) {
+        InFlight f = inFlight.get(s.key());
+        RequestSpec r = f.spec();
+        sent++;
+        long lateness = s.sendUs() - f.scheduledUs();
+        maxLate = Math.max(maxLate, lateness);
+        if (lateness > LATE_US) {
+          late++;
+        }
+        listener.onSent(s.seq(), new RequestSpec(r.id(), s.sendUs(), r.promptTokens(), r.outputTokens(),
+            r.sloClass(), r.tenant(), r.prefixGroup(), r.prefixLength(), r.sessionId(), r.round(),
+            timeoutUs(r), r.stage()), f.scheduledUs());
+      }
+    }
+
+    /**
+     * Hands every ended request to the listener and, while the run goes on, to the workload
+     * (follow-ups, the next stage). A request's send is always handed over before its end.
+     */
+    private void drainEnded(boolean tellWorkload) {
+      Ended e;
+      while ((e = ended.poll()) != null) {
+        drainSent();
+        InFlight f = inFlight.remove(e.key());
+        f.timeout().cancel(false);
+        Observation o = e.observation();
+        lastEndUs = Math.max(lastEndUs, o.endUs());
+        if (o.ok()) {
+          ok++;
+        } else {
+          failed++;
+        }
+        listener.onObservation(o);
+        if (tellWorkload && !stopping) {
+          for (RequestSpec next : source.onFinished(f.spec(), outcome(o), o.endUs())) {
+            pending.add(new Pending(next.arrivalTimeUs(), pendingOrder++, next, false));
+          }
+        }
+      }
+      drainSent();
+    }
+
+    private void scrape() {
+      long at = clock.getAsLong();
+      http.fetch(HttpMethod.GET, config.metricsUri(), null, headers(false))
+          .orTimeout(Math.max(config.metricsIntervalUs(), 1_000_000L), TimeUnit.MICROSECONDS)
+          .whenComplete((r, err) -> {
+            if (err != null || r.status() != 200) {
+              scrapeFailures.incrementAndGet();
+              return;
+            }
+            scrapes.add(new Scraped(at, r.body()));
+            Thread t = runner;
+            if (t != null) {
+              LockSupport.unpark(t);
+            }
+          });
+    }
+  }
+
+  /** The client's timeout of {@code r}: its own, else the configured one. */
+  private long timeoutUs(RequestSpec r) {
+    return r.timeoutUs() > 0 ? r.timeoutUs() : config.timeoutUs();
+  }
+
+  /** How the workload hears of a request's end (sessions continue only after a completion). */
+  private static RequestOutcome outcome(Observation o) {
+    if (o.ok()) {
+      return RequestOutcome.COMPLETED;
+    }
+    return o.status().equals(Observation.TIMEOUT) ? RequestOutcome.TIMED_OUT : RequestOutcome.REJECTED;
+  }
+
+  /**
+   * Ends a run from another thread (Ctrl-C): nothing more is sent, the requests in flight end as
+   * {@link Observation#STOPPED} and {@link #run} returns.
+   */
+  public void stop() {
+    stopping = true;
+    Thread t = runner;
+    if (t != null) {
+      LockSupport.unpark(t);
+    }
+  }
+
+  /** Stops the timer and the HTTP client's I/O thread. */
+  @Override
+  public void close() {
+    stop();
+    timer.shutdownNow();
+    http.close();
+  }
+
+  @Override
+  public String toString() {
+    return String.format(Locale.ROOT, "Observer[%s, model %s]", config.endpoint(), config.servedModel());
+  }
+}

@@ -1,0 +1,284 @@
+package io.blis.cli.observe;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.blis.workload.RequestSpec;
+import java.io.IOException;
+import java.net.ConnectException;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.function.Consumer;
+import java.util.function.LongSupplier;
+
+/**
+ * Reads one answer as it arrives, line by line: a server-sent-events stream (the {@code data:}
+ * lines of an OpenAI streaming answer, ending with {@code data: [DONE]}) or, when the status is
+ * not 200, the error body. Timestamps every event that carries output text and ends in exactly one
+ * {@link Observation}, whichever comes first: the stream's end, a broken connection, the client's
+ * timeout or a stop. Signals arrive from the HTTP client's I/O thread and from the timer's, so
+ * every method that touches the state holds the recorder's lock.
+ *
+ * <p>The request's send time is taken on the I/O thread when its bytes have been written ({@link
+ * #onWritten()}), not when the run handed it over: the hand-over's delay (a thread's wake-up) and
+ * the write itself are the client's, and count as the send's lateness, not as the server's
+ * latency. A request that never
+ * got written (no connection; timed out or stopped while connecting) takes its send time when it
+ * ends.
+ */
+final class SseRecorder implements NettyClient.Lines {
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final int MAX_REASON = 300;
+  private static final int MAX_ERROR_BODY = 1 << 16;
+
+  private final long key;
+  private final SendOrder order;
+  private final RequestSpec request;
+  private final long scheduledUs;
+  private final int promptTokensSent;
+  private final boolean keepTokenTimes;
+  private final LongSupplier clockUs;
+  private final Consumer<Observation> done;
+
+  private NettyClient.Exchange exchange;
+  private boolean sent;
+  private long seq = -1;
+  private long sendUs = -1;
+  private boolean finished;
+  private int httpStatus;
+  private long firstTokenUs = -1;
+  private long lastTokenUs = -1;
+  private int chunks;
+  private int promptUsage = -1;
+  private int completionUsage = -1;
+  private boolean sawDone;
+  private String failureStatus;
+  private String failure;
+  private final StringBuilder errorBody = new StringBuilder();
+  private long[] tokenTimes = new long[0];
+
+  /**
+   * @param key the run's key of the request
+   * @param order gives the send order and time as the request leaves
+   * @param request what is sent
+   * @param scheduledUs when the workload wanted it sent
+   * @param promptTokensSent prompt tokens meant
+   * @param keepTokenTimes whether to keep every chunk's arrival time
+   * @param clockUs the run's clock, microseconds
+   * @param done receives the one observation
+   */
+  SseRecorder(long key, SendOrder order, RequestSpec request, long scheduledUs, int promptTokensSent,
+      boolean keepTokenTimes, LongSupplier clockUs, Consumer<Observation> done) {
+    this.key = key;
+    this.order = order;
+    this.request = request;
+    this.scheduledUs = scheduledUs;
+    this.promptTokensSent = promptTokensSent;
+    this.keepTokenTimes = keepTokenTimes;
+    this.clockUs = clockUs;
+    this.done = done;
+  }
+
+  /** The exchange carrying the answer, cancelled when the client gives up on it. */
+  void exchange(NettyClient.Exchange e) {
+    boolean cancel;
+    synchronized (this) {
+      exchange = e;
+      cancel = finished;
+    }
+    if (cancel) {
+      e.cancel();
+    }
+  }
+
+  @Override
+  public synchronized void onWritten() {
+    markSent();
+  }
+
+  private void markSent() {
+    if (!sent) {
+      sent = true;
+      SendOrder.Sent s = order.take(key);
+      seq = s.seq();
+      sendUs = s.sendUs();
+    }
+  }
+
+  @Override
+  public synchronized void onStatus(int status) {
+    httpStatus = status;
+  }
+
+  @Override
+  public synchronized void onLine(String line) {
+    long now = clockUs.getAsLong();
+    if (finished) {
+      return;
+    }
+    if (httpStatus != 200) {
+      if (errorBody.length() < MAX_ERROR_BODY) {
+        errorBody.append(line).append('\n');
+      }
+      return;
+    }
+    if (failure != null || line.isEmpty() || line.startsWith(":")) {
+      return; // after a failure the rest is drained; blank lines end events; ':' is a comment
+    }
+    if (!line.startsWith("data:")) {
+      if (!line.startsWith("event:") && !line.startsWith("id:") && !line.startsWith("retry:")) {
+        fail(Observation.MALFORMED, "malformed SSE line after " + chunks + " chunks: " + clip(line));
+      }
+      return;
+    }
+    String data = line.substring(5).strip();
+    if (data.equals("[DONE]")) {
+      sawDone = true;
+      return;
+    }
+    JsonNode n;
+    try {
+      n = JSON.readTree(data);
+    } catch (IOException e) {
+      n = null;
+    }
+    if (n == null || !n.isObject()) {
+      fail(Observation.MALFORMED, "malformed SSE data at chunk " + (chunks + 1) + ": " + clip(data));
+      return;
+    }
+    if (n.has("error")) {
+      fail(Observation.ERROR_EVENT, "error event after " + chunks + " chunks: " + clip(n.get("error").toString()));
+      return;
+    }
+    usage(n.get("usage"));
+    if (carriesText(n)) {
+      if (firstTokenUs < 0) {
+        firstTokenUs = now;
+      }
+      lastTokenUs = now;
+      chunks++;
+      if (keepTokenTimes) {
+        if (chunks > tokenTimes.length) {
+          tokenTimes = Arrays.copyOf(tokenTimes, Math.max(16, tokenTimes.length * 2));
+        }
+        tokenTimes[chunks - 1] = now - sendUs;
+      }
+    }
+  }
+
+  private void fail(String status, String reason) {
+    failureStatus = status;
+    failure = reason;
+  }
+
+  /** Whether a chunk carries output text (a completion's {@code text} or a chat delta's {@code content}). */
+  private static boolean carriesText(JsonNode n) {
+    JsonNode choices = n.get("choices");
+    if (choices == null || !choices.isArray()) {
+      return false;
+    }
+    for (JsonNode c : choices) {
+      JsonNode t = c.has("delta") ? c.get("delta").get("content") : c.get("text");
+      if (t != null && t.isTextual() && !t.asText().isEmpty()) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private void usage(JsonNode u) {
+    if (u != null && u.isObject()) {
+      if (u.path("prompt_tokens").isIntegralNumber()) {
+        promptUsage = u.get("prompt_tokens").asInt();
+      }
+      if (u.path("completion_tokens").isIntegralNumber()) {
+        completionUsage = u.get("completion_tokens").asInt();
+      }
+    }
+  }
+
+  @Override
+  public synchronized void onFailure(Throwable t, boolean answered) {
+    if (!answered) {
+      finish(Observation.CONNECTION, (t instanceof ConnectException ? "cannot connect: " : "request failed: ")
+          + describe(t));
+    } else if (httpStatus == 200 && failure != null) {
+      // what went wrong first is the request's failure; the broken connection only follows it
+      finish(failureStatus, failure + "; then the connection broke: " + describe(t));
+    } else if (httpStatus == 200 && sawDone) {
+      onEnd(); // the answer was whole ([DONE] came) before the connection broke
+    } else if (httpStatus == 200) {
+      finish(Observation.STREAM_CUT, "connection broken after " + chunks + " chunks: " + describe(t));
+    } else {
+      finish(Observation.HTTP_ERROR, "HTTP " + httpStatus + ", then the connection broke: " + describe(t));
+    }
+  }
+
+  @Override
+  public synchronized void onEnd() {
+    if (httpStatus != 200) {
+      finish(Observation.HTTP_ERROR, "HTTP " + httpStatus + ": " + clip(errorBody.toString().strip()));
+    } else if (failure != null) {
+      finish(failureStatus, failure);
+    } else if (!sawDone) {
+      finish(Observation.STREAM_CUT, "stream closed after " + chunks + " chunks without [DONE]");
+    } else if (chunks == 0) {
+      finish(Observation.NO_OUTPUT, "stream ended with no output text");
+    } else {
+      finish(Observation.OK, "");
+    }
+  }
+
+  /**
+   * The client gave up after {@code seconds}: the request ends as timed out and its stream is
+   * cancelled. Returns whether this ended the request (false if it had already ended).
+   */
+  boolean timeout(double seconds) {
+    return end(Observation.TIMEOUT, String.format(Locale.ROOT, "no complete answer within %.1f s (%d chunks)",
+        seconds, chunks));
+  }
+
+  /** The client stops: a request in flight ends as stopped. Returns whether this ended it. */
+  boolean stop() {
+    return end(Observation.STOPPED, "client stopped after " + chunks + " chunks");
+  }
+
+  /** Ends the request from the client's side and drops its connection. */
+  private boolean end(String status, String reason) {
+    NettyClient.Exchange e;
+    synchronized (this) {
+      if (!finish(status, reason)) {
+        return false;
+      }
+      e = exchange;
+    }
+    if (e != null) {
+      e.cancel();
+    }
+    return true;
+  }
+
+  private static String describe(Throwable t) {
+    String m = t.getMessage();
+    return t.getClass().getSimpleName() + (m == null || m.isBlank() ? "" : ": " + clip(m));
+  }
+
+  private boolean finish(String status, String reason) {
+    if (finished) {
+      return false;
+    }
+    finished = true;
+    markSent();
+    long end = clockUs.getAsLong();
+    long[] times = keepTokenTimes ? Arrays.copyOf(tokenTimes, chunks) : new long[0];
+    done.accept(new Observation(seq, request.id(), request.stage(), request.sessionId(), request.round(),
+        scheduledUs, sendUs, firstTokenUs, lastTokenUs, end, chunks, promptTokensSent, promptUsage,
+        completionUsage, request.outputTokens(), httpStatus, status, reason, times));
+    return true;
+  }
+
+  private static String clip(String s) {
+    String one = s.replaceAll("\\s+", " ");
+    return one.length() <= MAX_REASON ? one : one.substring(0, MAX_REASON) + "...";
+  }
+}

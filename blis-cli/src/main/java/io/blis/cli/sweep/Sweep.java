@@ -1,0 +1,443 @@
+package io.blis.cli.sweep;
+
+import io.blis.engine.result.OutputFiles;
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
+
+/**
+ * Runs a {@link SweepGrid}: every configuration's question on a pool of threads, each finished
+ * configuration appended at once to {@code DIR/points.jsonl} (so that a killed sweep continues
+ * where it stopped), then the table in grid order written atomically to {@code DIR/sweep.csv},
+ * {@code DIR/sweep.jsonl} and {@code DIR/summary.json}, and its charts to {@code DIR/report.html}.
+ *
+ * <pre>{@code
+ * SweepGrid grid = SweepGrid.load(Path.of("grid.yaml"));
+ * Sweep.Outcome o = Sweep.of(grid).threads(4).prices(PriceTable.bundled()).run(Path.of("out/sweep"));
+ * o.table().rows().forEach(r -> System.out.println(r.get("key") + " " + r.get("capacity_rps")));
+ * }</pre>
+ *
+ * <p><b>Determinism.</b> A configuration's result depends only on the grid (each simulation is
+ * seeded and single-threaded), and the tables and the report are computed from the recorded lines
+ * alone, read back from the file; so the same grid gives the same bytes whatever the number of
+ * threads and however often the sweep was interrupted and resumed.
+ *
+ * <p><b>Resuming.</b> Each line of {@code points.jsonl} carries the configuration's {@link
+ * SweepConfig#key() key} and the grid's {@link SweepGrid#fingerprint() fingerprint} (question,
+ * targets, rates, workload, shared deployment, search settings). A configuration with a line of
+ * the same key and fingerprint is not run again. A last line without its newline (the sweep was
+ * killed while writing it) is cut off; lines of another fingerprint are kept but not used.
+ */
+public final class Sweep {
+
+  /** Recorded configurations, appended as they finish. */
+  public static final String POINTS = "points.jsonl";
+  /** The table as CSV. */
+  public static final String CSV = "sweep.csv";
+  /** The table as JSON lines. */
+  public static final String JSONL = "sweep.jsonl";
+  /** The question, the best configuration, the Pareto frontier and the prices. */
+  public static final String SUMMARY = "summary.json";
+  /** The charts: latency against throughput per configuration, the Pareto frontier, the best. */
+  public static final String REPORT = "report.html";
+
+  private static final ObjectMapper WRITER = JsonMapper.builder()
+      .enable(JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN).build();
+  private static final ObjectMapper PRETTY = JsonMapper.builder()
+      .enable(JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN).enable(SerializationFeature.INDENT_OUTPUT).build();
+  private static final ObjectMapper READER = JsonMapper.builder()
+      .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+      .nodeFactory(JsonNodeFactory.withExactBigDecimals(true)).build();
+
+  /**
+   * What a run did.
+   *
+   * @param table the table of every configuration
+   * @param reused configurations found in {@code points.jsonl}
+   * @param simulated configurations run now
+   * @param wallSeconds elapsed time of the run
+   */
+  public record Outcome(SweepTable table, int reused, int simulated, double wallSeconds) {}
+
+  private final SweepGrid grid;
+  private int threads = Runtime.getRuntime().availableProcessors();
+  private PriceTable prices = PriceTable.bundled();
+  private Consumer<String> progress = line -> {};
+
+  private Sweep(SweepGrid grid) {
+    this.grid = Objects.requireNonNull(grid, "grid");
+  }
+
+  /** A sweep of {@code grid} on every processor, with the bundled example prices, silent. */
+  public static Sweep of(SweepGrid grid) {
+    return new Sweep(grid);
+  }
+
+  /** Configurations run at once (default: the available processors). */
+  public Sweep threads(int n) {
+    if (n < 1 || n > 1024) {
+      throw new IllegalArgumentException("threads must be in [1, 1024], got " + n);
+    }
+    this.threads = n;
+    return this;
+  }
+
+  /** The GPU prices of the cost columns. */
+  public Sweep prices(PriceTable p) {
+    this.prices = Objects.requireNonNull(p, "prices");
+    return this;
+  }
+
+  /** Receives one line per finished configuration and a few about resuming. */
+  public Sweep progress(Consumer<String> p) {
+    this.progress = Objects.requireNonNull(p, "progress");
+    return this;
+  }
+
+  /**
+   * Answers the grid's question for one configuration, without files: the record {@code
+   * points.jsonl} holds for it (key, fingerprint, status, and the results).
+   */
+  public static ObjectNode evaluate(SweepGrid grid, SweepConfig config) {
+    ObjectNode rec = JsonNodeFactory.withExactBigDecimals(true).objectNode();
+    rec.put("fingerprint", grid.fingerprint());
+    rec.put("key", config.key());
+    rec.setAll(PointRun.run(grid, config));
+    return rec;
+  }
+
+  /**
+   * {@link #evaluate} as one line of JSON (no newline), decimals written plainly, as {@code
+   * points.jsonl} holds it without {@code elapsed_s}: what a runner elsewhere (another process or
+   * machine) sends back, to be read by {@link #table}.
+   */
+  public static String evaluateLine(SweepGrid grid, SweepConfig config) {
+    return line(evaluate(grid, config));
+  }
+
+  /**
+   * The table of records given as JSON lines ({@link #evaluateLine}, or the lines of a {@code
+   * points.jsonl}), read exactly as {@link #run} reads its file, so that the same records give the
+   * same bytes.
+   *
+   * @param records one record per configuration of {@code grid}, in any order
+   * @throws IllegalArgumentException for a line that is not a record, a record of another
+   *     fingerprint or of no configuration of the grid, and a configuration recorded twice or not
+   *     at all
+   */
+  public static SweepTable table(SweepGrid grid, PriceTable prices, List<String> records) {
+    String fingerprint = grid.fingerprint();
+    Map<String, JsonNode> byKey = new LinkedHashMap<>();
+    for (int i = 0; i < records.size(); i++) {
+      JsonNode rec;
+      try {
+        rec = READER.readTree(records.get(i));
+      } catch (JsonProcessingException e) {
+        throw new IllegalArgumentException("record " + (i + 1) + ": not JSON (" + e.getOriginalMessage() + ")");
+      }
+      if (rec == null || !rec.isObject() || !rec.path("key").isTextual() || !rec.path("fingerprint").isTextual()
+          || !rec.path("status").isTextual()) {
+        throw new IllegalArgumentException("record " + (i + 1) + ": not a sweep record (needs key, fingerprint and status)");
+      }
+      String key = rec.get("key").asText();
+      if (!rec.get("fingerprint").asText().equals(fingerprint)) {
+        throw new IllegalArgumentException("record " + (i + 1) + " (" + key + ") has fingerprint "
+            + rec.get("fingerprint").asText() + ", " + grid.source() + " has " + fingerprint
+            + ": it answers another question, workload or settings, or was computed from other files");
+      }
+      if (byKey.put(key, rec) != null) {
+        throw new IllegalArgumentException("record " + (i + 1) + ": " + key + " is recorded twice");
+      }
+    }
+    List<JsonNode> ordered = new ArrayList<>();
+    for (SweepConfig c : grid.configs()) {
+      JsonNode r = byKey.remove(c.key());
+      if (r == null) {
+        throw new IllegalArgumentException("no record of " + c.key());
+      }
+      ordered.add(r);
+    }
+    if (!byKey.isEmpty()) {
+      throw new IllegalArgumentException("a record of " + byKey.keySet().iterator().next() + ", which is no"
+          + " configuration of " + grid.source());
+    }
+    return SweepTable.of(grid, prices, ordered);
+  }
+
+  /**
+   * Writes a table's {@code sweep.csv}, {@code sweep.jsonl}, {@code summary.json} and {@code
+   * report.html} to {@code dir} (created if missing) as {@link #run} writes them, each to a
+   * temporary file moved into place.
+   */
+  public static void write(SweepTable table, Path dir) {
+    try {
+      Files.createDirectories(dir);
+      OutputFiles.write(dir.resolve(CSV), table.csv());
+      OutputFiles.write(dir.resolve(JSONL), table.jsonLines());
+      OutputFiles.write(dir.resolve(SUMMARY), pretty(table.summary()));
+      OutputFiles.write(dir.resolve(REPORT), SweepReport.html(table));
+    } catch (IOException e) {
+      throw new UncheckedIOException(dir + ": cannot write the tables: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Runs every configuration not yet recorded in {@code dir} and writes the tables there.
+   *
+   * @throws IllegalArgumentException for an unusable directory or a damaged {@code points.jsonl}
+   * @throws IllegalStateException when a configuration fails unexpectedly (the ones finished are
+   *     recorded; a rerun continues)
+   */
+  public Outcome run(Path dir) {
+    long start = System.nanoTime();
+    try {
+      Files.createDirectories(dir);
+    } catch (IOException e) {
+      throw new UncheckedIOException("--out " + dir + ": cannot create the directory: " + e.getMessage(), e);
+    }
+    Path points = dir.resolve(POINTS);
+    String fingerprint = grid.fingerprint();
+    try (FileChannel lockFile = FileChannel.open(dir.resolve(".sweep.lock"), StandardOpenOption.CREATE,
+        StandardOpenOption.WRITE); FileLock lock = tryLock(lockFile, dir)) {
+      Map<String, JsonNode> recorded = read(points, fingerprint, true);
+      List<SweepConfig> pending = new ArrayList<>();
+      for (SweepConfig c : grid.configs()) {
+        if (!recorded.containsKey(c.key())) {
+          pending.add(c);
+        }
+      }
+      int reused = grid.configs().size() - pending.size();
+      if (reused > 0) {
+        progress.accept(String.format(Locale.ROOT, "%d of %d configurations already in %s; running %d", reused,
+            grid.configs().size(), points, pending.size()));
+      }
+      runAll(pending, points);
+      Map<String, JsonNode> all = read(points, fingerprint, false);
+      List<JsonNode> ordered = new ArrayList<>();
+      for (SweepConfig c : grid.configs()) {
+        JsonNode r = all.get(c.key());
+        if (r == null) {
+          throw new IllegalStateException(points + ": no record of " + c.key() + " after the run");
+        }
+        ordered.add(r);
+      }
+      SweepTable table = SweepTable.of(grid, prices, ordered);
+      write(table, dir);
+      return new Outcome(table, reused, pending.size(), (System.nanoTime() - start) / 1e9);
+    } catch (IOException e) {
+      throw new UncheckedIOException("--out " + dir + ": " + e.getMessage(), e);
+    }
+  }
+
+  private static FileLock tryLock(FileChannel ch, Path dir) throws IOException {
+    FileLock l;
+    try {
+      l = ch.tryLock();
+    } catch (OverlappingFileLockException e) {
+      l = null;
+    }
+    if (l == null) {
+      throw new IllegalArgumentException("--out " + dir + ": another sweep is writing this directory");
+    }
+    return l;
+  }
+
+  private void runAll(List<SweepConfig> pending, Path points) throws IOException {
+    if (pending.isEmpty()) {
+      return;
+    }
+    AtomicInteger done = new AtomicInteger();
+    AtomicInteger threadNo = new AtomicInteger();
+    ExecutorService pool = Executors.newFixedThreadPool(Math.min(threads, pending.size()), r -> {
+      Thread t = new Thread(r, "blis-sweep-" + threadNo.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    });
+    try (OutputStream out = Files.newOutputStream(points, StandardOpenOption.CREATE, StandardOpenOption.APPEND)) {
+      List<Future<?>> futures = new ArrayList<>();
+      for (SweepConfig c : pending) {
+        futures.add(pool.submit(() -> {
+          long t0 = System.nanoTime();
+          ObjectNode rec = evaluate(grid, c);
+          double s = (System.nanoTime() - t0) / 1e9;
+          rec.put("elapsed_s", PointRun.round(s)); // not used by the tables
+          byte[] line = (line(rec) + "\n").getBytes(StandardCharsets.UTF_8);
+          synchronized (out) {
+            try {
+              out.write(line);
+              out.flush();
+            } catch (IOException e) {
+              throw new UncheckedIOException(points + ": cannot append: " + e.getMessage(), e);
+            }
+          }
+          progress.accept(String.format(Locale.ROOT, "[%d/%d] %s: %s (%.1f s)", done.incrementAndGet(), pending.size(),
+              c.key(), describe(rec), s));
+          return null;
+        }));
+      }
+      for (int i = 0; i < futures.size(); i++) {
+        try {
+          futures.get(i).get();
+        } catch (ExecutionException e) {
+          futures.forEach(f -> f.cancel(false));
+          pool.shutdown();
+          awaitQuietly(pool);
+          Throwable cause = e.getCause();
+          if (cause instanceof IllegalArgumentException || cause instanceof UncheckedIOException) {
+            throw new IllegalArgumentException(pending.get(i).key() + ": " + cause.getMessage(), cause);
+          }
+          throw new IllegalStateException(pending.get(i).key() + ": " + cause, cause);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          futures.forEach(f -> f.cancel(false));
+          throw new IllegalStateException("sweep interrupted; finished configurations are in " + points, e);
+        }
+      }
+    } finally {
+      pool.shutdown();
+    }
+  }
+
+  private static void awaitQuietly(ExecutorService pool) {
+    try {
+      pool.awaitTermination(1, TimeUnit.DAYS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static String describe(JsonNode rec) {
+    if (!rec.path("status").asText().equals("ok")) {
+      return "skipped: " + rec.path("reason").asText();
+    }
+    if (rec.has("rates")) {
+      List<String> parts = new ArrayList<>();
+      for (JsonNode p : rec.get("rates")) {
+        parts.add(p.path("rate_rps").asText() + " req/s " + (p.path("steady").asBoolean() ? "steady" : "not steady")
+            + (p.path("meets_slo").isBoolean() ? (p.path("meets_slo").asBoolean() ? ", meets SLO" : ", misses SLO") : ""));
+      }
+      return String.join("; ", parts);
+    }
+    JsonNode cap = rec.path("capacity");
+    String s = cap.path("rate_rps").isNull() ? "no rate meets the SLO"
+        : "capacity " + (cap.path("lower_bound").asBoolean() ? ">= " : "") + cap.path("rate_rps").asText() + " req/s";
+    JsonNode iv = cap.get("interval");
+    if (iv != null) {
+      s += " (" + Math.round(100 * iv.path("level").asDouble()) + "% interval " + iv.path("low_rps").asText() + " - "
+          + iv.path("high_rps").asText() + ")";
+    }
+    JsonNode sat = rec.get("saturation");
+    if (sat != null) {
+      s += ", saturation " + (sat.path("rate_rps").isNull() ? "none" : sat.path("rate_rps").asText() + " req/s");
+    }
+    return s;
+  }
+
+  /**
+   * The records of {@code points.jsonl} with the fingerprint, by key (the first of a key wins).
+   *
+   * @param repair cut off a last line without its newline (a killed write) and report lines of
+   *     other fingerprints
+   */
+  private Map<String, JsonNode> read(Path points, String fingerprint, boolean repair) throws IOException {
+    Map<String, JsonNode> out = new LinkedHashMap<>();
+    if (!Files.exists(points)) {
+      return out;
+    }
+    byte[] bytes = Files.readAllBytes(points);
+    int end = bytes.length;
+    while (end > 0 && bytes[end - 1] != '\n') {
+      end--;
+    }
+    if (end < bytes.length) {
+      if (!repair) {
+        throw new IllegalStateException(points + " ends in a partial line after the run");
+      }
+      try (FileChannel ch = FileChannel.open(points, StandardOpenOption.WRITE)) {
+        ch.truncate(end);
+      }
+      progress.accept(String.format(Locale.ROOT, "%s: ignored a half-written last line (%d bytes)", points,
+          bytes.length - end));
+    }
+    String text = new String(bytes, 0, end, StandardCharsets.UTF_8);
+    int lineNo = 0;
+    int other = 0;
+    for (String line : text.split("\n", -1)) {
+      lineNo++;
+      if (line.isBlank()) {
+        continue;
+      }
+      JsonNode rec;
+      try {
+        rec = READER.readTree(line);
+      } catch (JsonProcessingException e) {
+        throw new IllegalArgumentException(points + ":" + lineNo + ": not a sweep record (" + e.getOriginalMessage()
+            + "); remove the line or use another --out directory");
+      }
+      if (rec == null || !rec.isObject() || !rec.path("key").isTextual() || !rec.path("fingerprint").isTextual()
+          || !rec.path("status").isTextual()) {
+        throw new IllegalArgumentException(points + ":" + lineNo + ": not a sweep record (needs key, fingerprint and"
+            + " status); remove the line or use another --out directory");
+      }
+      if (!rec.get("fingerprint").asText().equals(fingerprint)) {
+        other++;
+        continue;
+      }
+      out.putIfAbsent(rec.get("key").asText(), rec);
+    }
+    if (repair && other > 0) {
+      progress.accept(String.format(Locale.ROOT, "%s: %d records of another question, workload or settings are kept"
+          + " but not used", points, other));
+    }
+    return out;
+  }
+
+  /** A JSON node on one line, decimals written plainly. */
+  static String line(JsonNode n) {
+    try {
+      return WRITER.writeValueAsString(n);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  static String pretty(JsonNode n) {
+    try {
+      return PRETTY.writeValueAsString(n) + "\n";
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+}

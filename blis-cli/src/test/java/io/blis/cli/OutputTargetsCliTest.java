@@ -1,0 +1,135 @@
+package io.blis.cli;
+
+import static io.blis.cli.BlisCliTest.blis;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+import io.blis.engine.result.OutputFiles;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Outputs never destroy what a path points at: a symbolic link is followed and its target
+ * replaced (the link stays), a FIFO or a device node is written in place and stays what it was,
+ * a full device gives one clear line naming the flag, and {@code -} is standard output. Every
+ * special file here is made in a temporary directory; no real device node is touched.
+ */
+class OutputTargetsCliTest {
+
+  /** Runs a command (mkfifo, mknod) and says whether it succeeded. */
+  private static boolean make(String... command) throws Exception {
+    Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+    p.getInputStream().readAllBytes();
+    return p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0;
+  }
+
+  private static boolean isSpecial(Path p) {
+    return Files.exists(p, LinkOption.NOFOLLOW_LINKS) && !Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)
+        && !Files.isSymbolicLink(p) && !Files.isDirectory(p);
+  }
+
+  @Test
+  void aLinkIsFollowedAndItsTargetReplacedTheLinkStays(@TempDir Path dir) throws Exception {
+    Path target = dir.resolve("data/real.json");
+    Files.createDirectories(target.getParent());
+    Files.writeString(target, "old");
+    Path link = dir.resolve("link.json");
+    Files.createSymbolicLink(link, Path.of("data/real.json"));
+    Path linkToLink = dir.resolve("again.json");
+    Files.createSymbolicLink(linkToLink, link);
+
+    BlisCliTest.Outcome o = blis("run", "--num-requests", "15", "--results-path", linkToLink.toString());
+    assertThat(o.code()).as(o.err()).isZero();
+    assertThat(Files.isSymbolicLink(link)).isTrue();
+    assertThat(Files.isSymbolicLink(linkToLink)).isTrue();
+    assertThat(Files.readString(target)).isEqualTo(o.out());
+    try (var s = Files.list(target.getParent())) {
+      assertThat(s.map(p -> p.getFileName().toString())).containsExactly("real.json");
+    }
+    // a dangling link: its target is created, the link kept
+    Path dangling = dir.resolve("dangling.csv");
+    Files.createSymbolicLink(dangling, Path.of("made.csv"));
+    assertThat(blis("run", "--num-requests", "5", "--trace-out", dangling.toString()).code()).isZero();
+    assertThat(Files.isSymbolicLink(dangling)).isTrue();
+    assertThat(Files.readString(dir.resolve("made.csv"))).startsWith("# blis-trace");
+  }
+
+  @Test
+  void aFifoIsWrittenInPlaceAndStaysAFifo(@TempDir Path dir) throws Exception {
+    Path fifo = dir.resolve("results.fifo");
+    assumeThat(make("mkfifo", fifo.toString())).as("mkfifo available").isTrue();
+    CompletableFuture<String> read = CompletableFuture.supplyAsync(() -> {
+      try (InputStream in = Files.newInputStream(fifo)) {
+        return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    BlisCliTest.Outcome o = blis("run", "--num-requests", "15", "--results-path", fifo.toString());
+    assertThat(o.code()).as(o.err()).isZero();
+    assertThat(read.get(30, TimeUnit.SECONDS)).isEqualTo(o.out());
+    assertThat(isSpecial(fifo)).as("still a FIFO").isTrue();
+    try (var s = Files.list(dir)) {
+      assertThat(s.map(p -> p.getFileName().toString())).containsExactly("results.fifo");
+    }
+  }
+
+  /** Device nodes of our own (as root; skipped otherwise): /dev/null's and /dev/full's numbers. */
+  @Test
+  void aDeviceIsWrittenInPlaceAndAFullOneIsOneClearLine(@TempDir Path dir) throws Exception {
+    Path nul = dir.resolve("null");
+    Path full = dir.resolve("full");
+    assumeThat(make("mknod", nul.toString(), "c", "1", "3") && make("mknod", full.toString(), "c", "1", "7"))
+        .as("mknod allowed (root)").isTrue();
+    BlisCliTest.Outcome o = blis("run", "--num-requests", "15", "--results-path", nul.toString(),
+        "--trace-out", nul.toString(), "--otel-out", nul.toString());
+    assertThat(o.code()).as(o.err()).isZero();
+    assertThat(o.out()).startsWith("{");
+    assertThat(isSpecial(nul)).as("still a device").isTrue();
+
+    for (String flag : new String[] {"--results-path", "--trace-out", "--otel-out"}) {
+      BlisCliTest.Outcome f = blis("run", "--num-requests", "15", flag, full.toString());
+      assertThat(f.code()).as(flag).isNotZero();
+      assertThat(f.err().strip()).as(flag).doesNotContain("\n").contains(flag).contains(full.toString())
+          .contains("No space left on device").doesNotContain("Exception");
+      assertThat(isSpecial(full)).as("still a device after %s", flag).isTrue();
+    }
+    try (var s = Files.list(dir)) {
+      assertThat(s.map(p -> p.getFileName().toString())).containsExactlyInAnyOrder("null", "full");
+    }
+  }
+
+  @Test
+  void aDashIsStandardOutputOnce(@TempDir Path dir) throws Exception {
+    BlisCliTest.Outcome o = blis("run", "--num-requests", "15", "--results-path", "-");
+    BlisCliTest.Outcome plain = blis("run", "--num-requests", "15");
+    assertThat(o.code()).as(o.err()).isZero();
+    assertThat(o.out()).isEqualTo(plain.out());
+    assertThat(Path.of("-")).doesNotExist();
+    // every streamed writer opens "-" as the process's standard output, in place
+    assertThat(OutputFiles.inPlace(Path.of("-"))).isTrue();
+    assertThat(OutputFiles.temporary(Path.of("-"))).isEqualTo(OutputFiles.target(Path.of("-")));
+  }
+
+  @Test
+  void discardNeverDeletesWhatIsNotItsOwnTemporary(@TempDir Path dir) throws Exception {
+    Path fifo = dir.resolve("x.tmp");
+    assumeThat(make("mkfifo", fifo.toString())).isTrue();
+    OutputFiles.discard(fifo);
+    assertThat(isSpecial(fifo)).isTrue();
+    Path real = dir.resolve("kept.json");
+    Files.writeString(real, "x");
+    Path link = dir.resolve("link.tmp");
+    Files.createSymbolicLink(link, real);
+    OutputFiles.discard(link);
+    assertThat(Files.isSymbolicLink(link)).isTrue();
+    assertThat(real).hasContent("x");
+  }
+}
