@@ -14,7 +14,9 @@ public interface AdmissionPolicy {
   /**
    * Decides on {@code request}.
    *
-   * @param cluster the instances as the router would see them now (snapshots may be stale)
+   * @param request the arriving request, not yet routed
+   * @param cluster the instances as the router would see them now (snapshots may be stale; no
+   *     request is being routed, so {@link InstanceSnapshot#cachedPrefixTokens()} is 0)
    * @return {@link AdmissionDecision#ADMIT} or a rejection with its reason
    */
   AdmissionDecision admit(RequestView request, ClusterView cluster);

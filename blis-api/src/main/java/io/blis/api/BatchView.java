@@ -9,17 +9,19 @@ package io.blis.api;
  */
 public interface BatchView {
 
-  /** Number of requests in the step. */
+  /** {@return the number of requests in the view} At least 1 in every view given to a plugin. */
   int size();
 
   /**
    * The request at {@code index}.
    *
+   * @param index position in the view, from 0
+   * @return the request's view, valid only during the current call
    * @throws IndexOutOfBoundsException if {@code index} is not in {@code [0, size())}
    */
   RequestView get(int index);
 
-  /** Sum of {@link RequestView#newTokens()} over the batch. */
+  /** {@return the sum of {@link RequestView#newTokens()} over the view} */
   default int totalNewTokens() {
     int sum = 0;
     for (int i = 0, n = size(); i < n; i++) {

@@ -24,7 +24,11 @@ public final class Coefficients {
     this.vectors = vectors;
   }
 
-  /** No coefficients at all (models then use their bundled defaults). */
+  /**
+   * No coefficients at all (models then use their bundled defaults).
+   *
+   * @return the shared empty instance, whose {@link #source()} is {@code none}
+   */
   public static Coefficients empty() {
     return EMPTY;
   }
@@ -33,7 +37,11 @@ public final class Coefficients {
    * Coefficients with the given vectors.
    *
    * @param source where they came from (a path or a description), used in error messages
+   * @param vectors the vectors by name; copied, so later changes to the map or its arrays do not
+   *     show
+   * @return coefficients keeping the map's iteration order
    * @throws IllegalArgumentException if a value is NaN or infinite
+   * @throws NullPointerException if {@code source}, {@code vectors} or one of its arrays is null
    */
   public static Coefficients of(String source, Map<String, double[]> vectors) {
     Objects.requireNonNull(source, "source");
@@ -52,17 +60,22 @@ public final class Coefficients {
     return new Coefficients(source, Collections.unmodifiableMap(copy));
   }
 
-  /** Where these coefficients came from. */
+  /** {@return where these coefficients came from (a path or a description)} */
   public String source() {
     return source;
   }
 
-  /** Names of the vectors, in insertion order. */
+  /** {@return the names of the vectors, in insertion order (unmodifiable)} */
   public Set<String> names() {
     return vectors.keySet();
   }
 
-  /** Whether a vector with this name exists. */
+  /**
+   * Whether a vector with this name exists.
+   *
+   * @param name the vector's name, for example {@code alpha}
+   * @return true when {@link #vector(String)} would return it
+   */
   public boolean has(String name) {
     return vectors.containsKey(name);
   }
@@ -70,6 +83,8 @@ public final class Coefficients {
   /**
    * A copy of the named vector.
    *
+   * @param name the vector's name, for example {@code alpha}
+   * @return a new array the caller may modify
    * @throws IllegalArgumentException if there is no such vector
    */
   public double[] vector(String name) {

@@ -3,28 +3,36 @@ package io.blis.api;
 /** Datasheet figures of one GPU. Rates are per second, sizes in bytes. */
 public interface HardwareSpec {
 
-  /** Catalog name, e.g. {@code H100}. */
+  /** {@return the catalog name, e.g. {@code H100}} */
   String name();
 
-  /** Peak dense bf16/fp16 tensor throughput, FLOP/s. */
+  /** {@return the peak dense bf16/fp16 tensor throughput, FLOP/s} */
   double peakFlopsBf16();
 
-  /** Peak dense fp8 tensor throughput, FLOP/s; 0 when the GPU has no fp8 tensor cores. */
+  /**
+   * {@return the peak dense fp8 tensor throughput, FLOP/s; 0 when the GPU has no fp8 tensor
+   * cores}
+   */
   double peakFlopsFp8();
 
-  /** HBM (device memory) bandwidth, bytes/s. */
+  /** {@return the HBM (device memory) bandwidth, bytes/s} */
   double memoryBandwidthBytesPerS();
 
-  /** Device memory, bytes. */
+  /** {@return the device memory, bytes} */
   long memoryBytes();
 
   /**
    * Per-GPU, per-direction bandwidth of the link between GPUs of one node (NVLink, or PCIe without
    * it), used by collectives that stay within a node, bytes/s.
+   *
+   * @return the intra-node link bandwidth, bytes/s
    */
   double interconnectBandwidthBytesPerS();
 
-  /** GPUs one node holds, all joined by {@link #interconnectBandwidthBytesPerS()}; 8 by default. */
+  /**
+   * {@return the GPUs one node holds, all joined by {@link #interconnectBandwidthBytesPerS()}} 8 by
+   * default.
+   */
   default int gpusPerNode() {
     return 8;
   }
@@ -32,17 +40,21 @@ public interface HardwareSpec {
   /**
    * Per-GPU, per-direction bandwidth between nodes (InfiniBand or RoCE), bytes/s: 50 GB/s (one 400
    * Gb/s NIC per GPU) by default.
+   *
+   * @return the inter-node bandwidth, bytes/s
    */
   default double interNodeBandwidthBytesPerS() {
     return 50e9;
   }
 
-  /** Latency of one transfer over the link within a node, seconds: 3 us by default. */
+  /**
+   * {@return the latency of one transfer over the link within a node, seconds} 3 us by default.
+   */
   default double interconnectLatencyS() {
     return 3e-6;
   }
 
-  /** Latency of one transfer between nodes, seconds: 10 us by default. */
+  /** {@return the latency of one transfer between nodes, seconds} 10 us by default. */
   default double interNodeLatencyS() {
     return 10e-6;
   }

@@ -6,33 +6,45 @@ package io.blis.api;
  */
 public interface InstanceSnapshot {
 
-  /** Index of the instance in the cluster, from 0. */
+  /** {@return the index of the instance in the cluster, from 0} The value routers return. */
   int index();
 
-  /** Requests waiting in the instance's queue. */
+  /** {@return the number of requests waiting in the instance's queue} */
   int queueDepth();
 
-  /** Requests in the instance's running batch. */
+  /** {@return the number of requests in the instance's running batch} */
   int runningBatchSize();
 
-  /** Fraction of the instance's KV blocks in use, in {@code [0, 1]}. */
+  /** {@return the fraction of the instance's KV blocks in use, in {@code [0, 1]}} */
   double kvUtilization();
 
-  /** Requests routed to the instance and not finished yet (always current). */
+  /**
+   * {@return the number of requests routed to the instance and not finished yet} Always current:
+   * it counts requests still on their way to the queue, waiting, or running.
+   */
   int inFlight();
 
   /**
    * Number of leading prompt tokens of the request being routed already cached there (read from
-   * the instance's prefix cache at the time of the call).
+   * the instance's prefix cache at the time of the call). A multiple of the block size, since only
+   * full blocks are cached; 0 when no request is being routed (during admission).
+   *
+   * @return the number of cached leading prompt tokens
    */
   int cachedPrefixTokens();
 
-  /** Name of the pool the instance belongs to; empty when the cluster has a single pool. */
+  /**
+   * {@return the name of the pool the instance belongs to; empty when the cluster has a single
+   * pool}
+   */
   default String pool() {
     return "";
   }
 
-  /** Prompt tokens of the requests waiting in the instance's queue (uncached ones included). */
+  /**
+   * {@return the prompt tokens of the requests waiting in the instance's queue, cached or not} 0
+   * by default.
+   */
   default long queuedPromptTokens() {
     return 0;
   }
@@ -41,6 +53,8 @@ public interface InstanceSnapshot {
    * Simulation time, in microseconds, at which the queue, batch and KV figures of this snapshot
    * were read. Routers see instances as a real gateway does: through figures refreshed
    * periodically, while {@link #inFlight()} is the router's own, always current, count.
+   *
+   * @return the time of the last refresh in microseconds; 0 by default
    */
   default long refreshedAtUs() {
     return 0;

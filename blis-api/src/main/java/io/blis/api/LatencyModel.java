@@ -2,7 +2,9 @@ package io.blis.api;
 
 /**
  * Predicts how long the pieces of serving a request take. All results are in microseconds and
- * must be finite and non-negative; {@link #stepTime(BatchView)} must be at least 1.
+ * must be finite and non-negative; {@link #stepTime(BatchView)} must be at least 1. The engine
+ * fails the run when a time exceeds one hour (no real deployment comes near it; bad coefficients
+ * do).
  *
  * <p>Where each time enters a request's timeline (the engine's contract, see the engine
  * documentation for the exact event order):
@@ -32,18 +34,39 @@ public interface LatencyModel {
    *
    * @param batch the scheduled requests with their {@link RequestView#newTokens()} set; never
    *     empty
+   * @return the step's duration in microseconds, at least 1
    */
   long stepTime(BatchView batch);
 
-  /** Delay from client arrival to entering the waiting queue, in microseconds. */
+  /**
+   * Delay from client arrival to entering the waiting queue, in microseconds. Called once per
+   * request, when it is routed to this model's instance.
+   *
+   * @param request the routed request, not yet in the waiting queue
+   * @return the delay in microseconds, at least 0
+   */
   long queueingTime(RequestView request);
 
-  /** Processing time charged per output token, in microseconds. */
+  /**
+   * Processing time charged per output token, in microseconds. Called each time a request emits a
+   * token.
+   *
+   * @return the time in microseconds, at least 0
+   */
   long outputTokenProcessingTime();
 
-  /** Processing time charged once per request when it is first scheduled, in microseconds. */
+  /**
+   * Processing time charged once per request when it is first scheduled, in microseconds.
+   *
+   * @return the time in microseconds, at least 0
+   */
   long schedulingProcessingTime();
 
-  /** Processing time charged per preemption of a request, in microseconds. */
+  /**
+   * Processing time charged per preemption of a request, in microseconds. Called at each
+   * preemption.
+   *
+   * @return the time in microseconds, at least 0
+   */
   long preemptionProcessingTime();
 }

@@ -6,63 +6,78 @@ package io.blis.api;
  */
 public interface ModelSpec {
 
-  /** Model name, e.g. {@code meta-llama/Llama-2-7b-hf}. */
+  /** {@return the model name, e.g. {@code meta-llama/Llama-2-7b-hf}} */
   String name();
 
+  /** {@return the number of transformer blocks ({@code num_hidden_layers})} */
   int numLayers();
 
+  /** {@return the model width ({@code hidden_size})} */
   int hiddenSize();
 
+  /** {@return the number of query heads ({@code num_attention_heads})} */
   int numAttentionHeads();
 
-  /** Key/value heads (equal to attention heads for multi-head attention, fewer for GQA). */
+  /**
+   * {@return the number of key/value heads} Equal to {@link #numAttentionHeads()} for multi-head
+   * attention, fewer for GQA.
+   */
   int numKeyValueHeads();
 
-  /** Dimension of one attention head ({@code head_dim}, or hidden size / heads). */
+  /** {@return the dimension of one attention head ({@code head_dim}, or hidden size / heads)} */
   int headDim();
 
-  /** FFN width of dense layers. */
+  /** {@return the FFN width of dense layers ({@code intermediate_size})} */
   int intermediateSize();
 
+  /** {@return the vocabulary size ({@code vocab_size})} */
   int vocabSize();
 
-  /** Maximum positions after rope scaling, or 0 when unknown. */
+  /** {@return the maximum positions after rope scaling, or 0 when unknown} */
   int maxPositionEmbeddings();
 
-  /** Bytes of one activation / KV element (2 for fp16 and bf16, 4 for fp32). */
+  /** {@return the bytes of one activation / KV element (2 for fp16 and bf16, 4 for fp32)} */
   int activationBytes();
 
-  /** Bytes of one weight parameter after quantization (2 for bf16, 1 for fp8/int8, 0.5 for 4-bit). */
+  /**
+   * {@return the bytes of one weight parameter after quantization (2 for bf16, 1 for fp8/int8, 0.5
+   * for 4-bit)}
+   */
   double weightBytesPerParam();
 
-  /** Whether input embeddings and LM head share weights. */
+  /** {@return whether input embeddings and LM head share weights} */
   boolean tieWordEmbeddings();
 
-  /** Routed experts per MoE layer; 0 for a dense model. */
+  /** {@return the routed experts per MoE layer; 0 for a dense model} */
   int numExperts();
 
-  /** Experts each token is routed to (top-k); 0 for a dense model. */
+  /** {@return the experts each token is routed to (top-k); 0 for a dense model} */
   int expertsPerToken();
 
-  /** FFN width of one routed expert (equal to intermediate size when not given separately). */
+  /**
+   * {@return the FFN width of one routed expert} Equal to {@link #intermediateSize()} when not
+   * given separately.
+   */
   int moeIntermediateSize();
 
-  /** Total FFN width of the shared experts of an MoE layer; 0 when there are none. */
+  /** {@return the total FFN width of the shared experts of an MoE layer; 0 when there are none} */
   int sharedExpertIntermediateSize();
 
-  /** Number of layers with an MoE FFN; the others are dense. 0 for a dense model. */
+  /** {@return the number of layers with an MoE FFN} The others are dense. 0 for a dense model. */
   int numMoeLayers();
 
   /**
    * The architecture family, as {@code config.json}'s {@code model_type} names it ({@code llama},
    * {@code qwen3}, {@code mixtral}, ...); empty when unknown. Latency models need not read it; it
    * tells how far a model is from those a model's coefficients were fitted on.
+   *
+   * @return the lower-case {@code model_type}, or empty
    */
   default String family() {
     return "";
   }
 
-  /** True when the model routes tokens to experts. */
+  /** {@return true when the model routes tokens to experts (more than one expert)} */
   default boolean isMoe() {
     return numExperts() > 1;
   }
@@ -74,32 +89,45 @@ public interface ModelSpec {
    * kv_lora_rank}); 0 for ordinary (multi-head or grouped-query) attention. When it is above 0 the
    * KV cache holds {@code kvLoraRank + qkRopeHeadDim} elements per token and layer, and {@link
    * #numKeyValueHeads()} and {@link #headDim()} do not describe the cache.
+   *
+   * @return the latent rank, or 0
    */
   default int kvLoraRank() {
     return 0;
   }
 
-  /** Rank of the low-rank query projection ({@code q_lora_rank}); 0 when queries are projected directly. */
+  /**
+   * {@return the rank of the low-rank query projection ({@code q_lora_rank}); 0 when queries are
+   * projected directly}
+   */
   default int qLoraRank() {
     return 0;
   }
 
-  /** Per-head query/key dimension without rotary embedding ({@code qk_nope_head_dim}); MLA only. */
+  /**
+   * {@return the per-head query/key dimension without rotary embedding ({@code qk_nope_head_dim})}
+   * MLA only; 0 otherwise.
+   */
   default int qkNopeHeadDim() {
     return 0;
   }
 
-  /** Per-head query/key dimension carrying the rotary embedding ({@code qk_rope_head_dim}); MLA only. */
+  /**
+   * {@return the per-head query/key dimension carrying the rotary embedding ({@code
+   * qk_rope_head_dim})} MLA only; 0 otherwise.
+   */
   default int qkRopeHeadDim() {
     return 0;
   }
 
-  /** Per-head value dimension ({@code v_head_dim}); MLA only. */
+  /** {@return the per-head value dimension ({@code v_head_dim})} MLA only; 0 otherwise. */
   default int vHeadDim() {
     return 0;
   }
 
-  /** True when attention is multi-head latent attention ({@link #kvLoraRank()} above 0). */
+  /**
+   * {@return true when attention is multi-head latent attention ({@link #kvLoraRank()} above 0)}
+   */
   default boolean usesLatentAttention() {
     return kvLoraRank() > 0;
   }

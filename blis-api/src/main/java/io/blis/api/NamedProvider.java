@@ -3,10 +3,13 @@ package io.blis.api;
 /** Common shape of every provider: a unique name users select it by, and a short description. */
 public interface NamedProvider {
 
-  /** The name users select this implementation by (lower-case, dash-separated). */
+  /**
+   * {@return the name users select this implementation by (lower-case, dash-separated)} Unique
+   * among the providers of one type.
+   */
   String name();
 
-  /** One line saying what the implementation does. */
+  /** {@return one line saying what the implementation does} Empty by default. */
   default String description() {
     return "";
   }
@@ -14,6 +17,8 @@ public interface NamedProvider {
   /**
    * Other names users may select this implementation by (another tool's name for the same thing);
    * none by default. {@link Providers#select} accepts them; listings show {@link #name()} only.
+   *
+   * @return the aliases, never null
    */
   default java.util.List<String> aliases() {
     return java.util.List.of();

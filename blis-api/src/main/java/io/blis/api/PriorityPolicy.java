@@ -13,13 +13,17 @@ public interface PriorityPolicy {
   /**
    * The priority of {@code request} at {@code nowUs}.
    *
+   * @param request a request joining, or waiting in, an instance's queue
    * @param nowUs current simulation time in microseconds
+   * @return the priority, lower more urgent (vLLM's SLO classes use 0 to 7)
    */
   int priority(RequestView request, long nowUs);
 
   /**
    * Whether the priority of a waiting request can change as time passes (aging). When false, the
    * engine computes it once per queue entry.
+   *
+   * @return false by default
    */
   default boolean timeDependent() {
     return false;

@@ -9,24 +9,38 @@ import java.util.Optional;
  */
 public interface ProviderContext {
 
+  /** {@return the architecture of the served model} */
   ModelSpec model();
 
+  /** {@return the datasheet figures of the instance's GPU type} */
   HardwareSpec hardware();
 
+  /** {@return the parallelism, vLLM limits and KV cache size of the instance} */
   DeploymentSpec deployment();
 
-  /** Coefficients given by the user, or {@link Coefficients#empty()} to use bundled defaults. */
+  /**
+   * {@return the coefficients given by the user, or {@link Coefficients#empty()} to use bundled
+   * defaults} Never null.
+   */
   Coefficients coefficients();
 
-  /** Free-form string options, never null. */
+  /** {@return the free-form string options by name, never null} */
   Map<String, String> options();
 
-  /** The option {@code key}, if present. */
+  /**
+   * The option {@code key}, if present.
+   *
+   * @param key the option's name
+   * @return its value, or empty when {@link #options()} has no such key
+   */
   default Optional<String> option(String key) {
     return Optional.ofNullable(options().get(key));
   }
 
-  /** A seed for plugins that need randomness; the same run always passes the same seed. */
+  /**
+   * {@return a seed for plugins that need randomness} The same run always passes the same seed; 42
+   * by default.
+   */
   default long seed() {
     return 42L;
   }

@@ -24,7 +24,15 @@ public final class Providers {
 
   private Providers() {}
 
-  /** All providers of {@code type} visible to {@code loader}, sorted by name. */
+  /**
+   * All providers of {@code type} visible to {@code loader}, sorted by name. Broken providers are
+   * skipped with a warning.
+   *
+   * @param <P> the provider interface
+   * @param type the provider interface, for example {@code RouterProvider.class}
+   * @param loader the class loader {@link ServiceLoader} searches
+   * @return a new list, providers sharing a name next to each other
+   */
   public static <P extends NamedProvider> List<P> all(Class<P> type, ClassLoader loader) {
     Map<String, List<P>> byName = discover(type, loader);
     List<P> out = new ArrayList<>();
@@ -32,19 +40,40 @@ public final class Providers {
     return out;
   }
 
-  /** All providers of {@code type} visible to the context class loader, sorted by name. */
+  /**
+   * All providers of {@code type} visible to the context class loader (or, without one, to this
+   * class's loader), sorted by name.
+   *
+   * @param <P> the provider interface
+   * @param type the provider interface, for example {@code RouterProvider.class}
+   * @return a new list, providers sharing a name next to each other
+   */
   public static <P extends NamedProvider> List<P> all(Class<P> type) {
     return all(type, defaultLoader());
   }
 
-  /** The names of the providers of {@code type}, sorted. */
+  /**
+   * The names of the providers of {@code type} visible to the context class loader, sorted.
+   * Aliases are not listed.
+   *
+   * @param <P> the provider interface
+   * @param type the provider interface, for example {@code RouterProvider.class}
+   * @return a new list of distinct names
+   */
   public static <P extends NamedProvider> List<String> names(Class<P> type) {
     return new ArrayList<>(discover(type, defaultLoader()).keySet());
   }
 
   /**
-   * The provider of {@code type} called {@code name}.
+   * The provider of {@code type} called {@code name}, searched with the context class loader (or,
+   * without one, this class's loader). A name no provider has is looked up among the {@link
+   * NamedProvider#aliases()}.
    *
+   * @param <P> the provider interface
+   * @param type the provider interface, for example {@code RouterProvider.class}
+   * @param name the provider's name or one of its aliases
+   * @return the one provider with that name
+   * @throws NullPointerException if {@code name} is null
    * @throws UnknownProviderException if none has that name (the message lists the names that
    *     exist) or more than one has it (the message names their classes)
    */
@@ -52,7 +81,17 @@ public final class Providers {
     return select(type, name, defaultLoader());
   }
 
-  /** As {@link #select(Class, String)} with an explicit class loader. */
+  /**
+   * As {@link #select(Class, String)} with an explicit class loader.
+   *
+   * @param <P> the provider interface
+   * @param type the provider interface, for example {@code RouterProvider.class}
+   * @param name the provider's name or one of its aliases
+   * @param loader the class loader {@link ServiceLoader} searches
+   * @return the one provider with that name
+   * @throws NullPointerException if {@code name} is null
+   * @throws UnknownProviderException if none has that name or more than one has it
+   */
   public static <P extends NamedProvider> P select(Class<P> type, String name, ClassLoader loader) {
     Objects.requireNonNull(name, "name");
     Map<String, List<P>> byName = discover(type, loader);
@@ -77,6 +116,12 @@ public final class Providers {
   /**
    * The name of the provider of {@code type} that {@code name} is the name or an alias of; {@code
    * name} itself when no provider answers to it.
+   *
+   * @param <P> the provider interface
+   * @param type the provider interface, for example {@code RouterProvider.class}
+   * @param name a provider's name or alias, or any other string
+   * @return the provider's name; {@code name} when it is already a name, matches no provider, or
+   *     is an alias of more than one
    */
   public static <P extends NamedProvider> String canonicalName(Class<P> type, String name) {
     Map<String, List<P>> byName = discover(type, defaultLoader());

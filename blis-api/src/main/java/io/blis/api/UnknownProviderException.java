@@ -5,6 +5,11 @@ public final class UnknownProviderException extends IllegalArgumentException {
 
   private static final long serialVersionUID = 1L;
 
+  /**
+   * An exception with {@code message}.
+   *
+   * @param message what was selected and, for an unknown name, the names that exist
+   */
   public UnknownProviderException(String message) {
     super(message);
   }

@@ -60,7 +60,10 @@ public final class Sampling {
     return scale * StrictMath.pow(-StrictMath.log(uniformOpenZero(rng)), 1.0 / shape);
   }
 
-  /** Poisson-distributed count with the given mean (exact: sums inversion draws of mean <= 30). */
+  /**
+   * Poisson-distributed count with the given mean (exact: sums inversion draws of mean at most
+   * 30).
+   */
   public static int poisson(SplittableRandom rng, double mean) {
     if (!(mean >= 0) || !Double.isFinite(mean)) {
       throw new IllegalArgumentException("poisson mean must be >= 0, got " + mean);

@@ -572,7 +572,7 @@ final class GoSpecs {
   /**
    * One client of this project per distinct window setting: a client whose windows all run at its
    * own rate, arrival and lengths stays one client; windows with their own trace_rate, arrival or
-   * distributions become clients ID/w<i> (i: the first such window).
+   * distributions become clients {@code ID/w<i>} (i: the first such window).
    */
   private List<ClientSpec> split(Member m, List<ActiveWindow> spans, double rate, boolean absolute,
       int prefixLength) {
