@@ -1,0 +1,136 @@
+package com.example.embed;
+
+import static com.example.embed.ConstantStepModelProvider.PER_TOKEN_US;
+import static com.example.embed.ConstantStepModelProvider.QUEUEING_US;
+import static com.example.embed.ConstantStepModelProvider.SCHEDULING_US;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.blis.engine.cluster.Cluster;
+import io.blis.engine.cluster.PolicySpec;
+import io.blis.engine.cluster.PoolSpec;
+import io.blis.engine.result.InstanceResult;
+import io.blis.engine.result.RequestRecord;
+import io.blis.engine.result.SimulationResult;
+import io.blis.workload.RequestOutcome;
+import io.blis.workload.RequestSource;
+import io.blis.workload.RequestSpec;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Runs the engine with this project's plugins, each selected by name as {@code blis run
+ * --latency-model constant-step --scheduler shortest-prompt-first --routing-policy pinned} does.
+ */
+class EmbedTest {
+
+  private static final long STEP_US = 2_000; // the constant-step model's default
+
+  @Test
+  void singleInstanceWithLatencyModelAndSchedulerByName() {
+    long models = ConstantStepModelProvider.CREATED.get();
+    long steps = ConstantStepModelProvider.STEPS.get();
+    long schedulers = ShortestPromptFirstProvider.CREATED.get();
+    long comparisons = ShortestPromptFirstProvider.COMPARISONS.get();
+
+    List<RequestSpec> requests = new ArrayList<>();
+    // 50 requests 1 s apart: each has the instance to itself
+    for (int id = 0; id < 50; id++) {
+      requests.add(RequestSpec.simple(id, id * 1_000_000L, prompt(id, 100), 8));
+    }
+    // then 5 at once, longest prompt first; one runs at a time (max_num_seqs 1)
+    for (int id = 50; id < 55; id++) {
+      requests.add(RequestSpec.simple(id, 100_000_000L, prompt(id, 100 * (55 - id)), 4));
+    }
+
+    SimulationResult result = Cluster.builder()
+        // the pool fields set here win over the defaults (Llama-2-7B on one H100); null = default
+        .overrides(new PoolSpec("flags", 1, null, null, null, "constant-step", null,
+            1 /* max_num_seqs */, null, null, null, null, null, null))
+        .scheduler("shortest-prompt-first")
+        .toSimulation()
+        .source(RequestSource.of(requests))
+        .recordRequests(true)
+        .build()
+        .run();
+
+    assertThat(result.overall().completedRequests()).isEqualTo(55);
+    assertThat(result.requests()).allMatch(r -> r.outcome() == RequestOutcome.COMPLETED);
+    assertThat(ConstantStepModelProvider.CREATED.get() - models).isEqualTo(1);
+    assertThat(ShortestPromptFirstProvider.CREATED.get() - schedulers).isEqualTo(1);
+    assertThat(ShortestPromptFirstProvider.COMPARISONS.get() - comparisons).isPositive();
+    // one step per output token (each prompt fits one step): 50 x 8 + 5 x 4
+    assertThat(ConstantStepModelProvider.STEPS.get() - steps).isEqualTo(420);
+    assertThat(result.engine().steps()).isEqualTo(420);
+
+    // a request alone: queueing, one step per token, scheduling once, processing per token
+    long e2eAlone = QUEUEING_US + 8 * STEP_US + SCHEDULING_US + 8 * PER_TOKEN_US; // 16,480 us
+    long ttftAlone = QUEUEING_US + STEP_US + SCHEDULING_US + PER_TOKEN_US; // 2,410 us
+    for (RequestRecord r : result.requests().subList(0, 50)) {
+      assertThat(r.e2eUs()).as("E2E of request %d", r.id()).isEqualTo(e2eAlone);
+      assertThat(r.ttftUs()).as("TTFT of request %d", r.id()).isEqualTo(ttftAlone);
+    }
+
+    // the burst is served shortest prompt first, each request 4 steps after the one before it
+    List<RequestRecord> burst = new ArrayList<>(result.requests().subList(50, 55));
+    burst.sort(Comparator.comparingLong(RequestRecord::e2eUs));
+    assertThat(burst).extracting(RequestRecord::id).containsExactly(54L, 53L, 52L, 51L, 50L);
+    for (int k = 0; k < 5; k++) {
+      assertThat(burst.get(k).e2eUs())
+          .isEqualTo(QUEUEING_US + (4L * k + 4) * STEP_US + SCHEDULING_US + 4 * PER_TOKEN_US);
+    }
+  }
+
+  @Test
+  void clusterWithRouterByName() {
+    long models = ConstantStepModelProvider.CREATED.get();
+    long steps = ConstantStepModelProvider.STEPS.get();
+    long routers = PinnedRouterProvider.CREATED.get();
+    long routed = PinnedRouterProvider.ROUTED.get();
+
+    List<RequestSpec> requests = new ArrayList<>();
+    for (int id = 0; id < 300; id++) {
+      requests.add(RequestSpec.simple(id, id * 10_000L, prompt(id, 64), 16));
+    }
+
+    SimulationResult result = Cluster.builder()
+        .overrides(new PoolSpec("flags", 1, null, null, null, "constant-step", null,
+            null, null, null, null, null, null, null))
+        .instances(3)
+        .router(new PolicySpec("pinned", Map.of("instance", "2")))
+        .toSimulation()
+        .source(RequestSource.of(requests))
+        .recordRequests(true)
+        .build()
+        .run();
+
+    assertThat(result.overall().completedRequests()).isEqualTo(300);
+    assertThat(ConstantStepModelProvider.CREATED.get() - models).isEqualTo(3); // one per instance
+    assertThat(PinnedRouterProvider.CREATED.get() - routers).isEqualTo(1);
+    assertThat(PinnedRouterProvider.ROUTED.get() - routed).isEqualTo(300);
+
+    // the router pins every request on instance 2; the others never step
+    assertThat(result.requests()).allMatch(r -> r.instance() == 2);
+    List<InstanceResult> instances = result.cluster().instances();
+    assertThat(instances).extracting(i -> i.metrics().injectedRequests()).containsExactly(0L, 0L, 300L);
+    assertThat(instances).extracting(InstanceResult::steps)
+        .containsExactly(0L, 0L, ConstantStepModelProvider.STEPS.get() - steps);
+
+    // the first request finds the instance idle; every later token comes one step after the last
+    assertThat(result.requests().get(0).e2eUs())
+        .isEqualTo(QUEUEING_US + 16 * STEP_US + SCHEDULING_US + 16 * PER_TOKEN_US);
+    assertThat(result.overall().itl().count()).isEqualTo(300 * 15);
+    assertThat(result.overall().itl().meanUs()).isEqualTo(STEP_US + PER_TOKEN_US);
+  }
+
+  /** {@code length} prompt tokens no other request shares (no prefix-cache hits). */
+  private static int[] prompt(int id, int length) {
+    int[] tokens = new int[length];
+    for (int i = 0; i < length; i++) {
+      tokens[i] = id * 1_000 + i;
+    }
+    return tokens;
+  }
+}

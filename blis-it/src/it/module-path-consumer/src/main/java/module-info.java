@@ -1,0 +1,13 @@
+/**
+ * A consumer on the module path. The BLIS jars are automatic modules named by their manifests'
+ * Automatic-Module-Name; the plugins are registered with provides, no META-INF/services needed.
+ */
+module com.example.modpath {
+  requires io.blis.api;
+  requires io.blis.engine;
+  requires io.blis.workload;
+  requires io.blis.latency;
+
+  provides io.blis.api.LatencyModelProvider with com.example.modpath.ConstantStepModelProvider;
+  provides io.blis.api.SchedulerProvider with com.example.modpath.ShortestPromptFirstProvider;
+}
