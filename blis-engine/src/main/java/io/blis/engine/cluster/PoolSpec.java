@@ -71,4 +71,228 @@ public record PoolSpec(String name, int instances, String model, String gpu, Int
       throw new IllegalArgumentException(message);
     }
   }
+
+  /**
+   * A spec with only the fields set on the returned builder; every other field stays null
+   * (inherited). One instance unless {@link Builder#instances(int)} says otherwise.
+   *
+   * @param name the pool's name (lower-case letters, digits, '.', '_' and '-')
+   * @return a builder of that pool
+   */
+  public static Builder builder(String name) {
+    return new Builder(name);
+  }
+
+  /** Sets some fields of a {@link PoolSpec} by name, leaving the others null (inherited). */
+  public static final class Builder {
+    private final String name;
+    private int instances = 1;
+    private String model;
+    private String gpu;
+    private Integer tp;
+    private String latencyModel;
+    private String coefficients;
+    private Integer maxNumSeqs;
+    private Integer maxNumBatchedTokens;
+    private Integer longPrefillTokenThreshold;
+    private Integer maxModelLen;
+    private Integer blockSize;
+    private Long totalKvBlocks;
+    private Double gpuMemoryUtilization;
+    private Integer pp;
+    private Integer dp;
+    private Integer ep;
+
+    private Builder(String name) {
+      this.name = name;
+    }
+
+    /**
+     * Sets instances.
+     *
+     * @param n instances of the pool, at least 1
+     * @return this builder
+     */
+    public Builder instances(int n) {
+      instances = n;
+      return this;
+    }
+
+    /**
+     * Sets model.
+     *
+     * @param m bundled model name or a config.json path
+     * @return this builder
+     */
+    public Builder model(String m) {
+      model = m;
+      return this;
+    }
+
+    /**
+     * Sets gpu.
+     *
+     * @param g bundled GPU name, device name, GPU JSON file or FILE#KEY
+     * @return this builder
+     */
+    public Builder gpu(String g) {
+      gpu = g;
+      return this;
+    }
+
+    /**
+     * Sets tp.
+     *
+     * @param t tensor-parallel degree
+     * @return this builder
+     */
+    public Builder tp(int t) {
+      tp = t;
+      return this;
+    }
+
+    /**
+     * Sets latencyModel.
+     *
+     * @param n latency model provider name (built in or a plugin's)
+     * @return this builder
+     */
+    public Builder latencyModel(String n) {
+      latencyModel = n;
+      return this;
+    }
+
+    /**
+     * Sets coefficients.
+     *
+     * @param c coefficient file or inline list
+     * @return this builder
+     */
+    public Builder coefficients(String c) {
+      coefficients = c;
+      return this;
+    }
+
+    /**
+     * Sets maxNumSeqs.
+     *
+     * @param n vLLM --max-num-seqs
+     * @return this builder
+     */
+    public Builder maxNumSeqs(int n) {
+      maxNumSeqs = n;
+      return this;
+    }
+
+    /**
+     * Sets maxNumBatchedTokens.
+     *
+     * @param n vLLM --max-num-batched-tokens
+     * @return this builder
+     */
+    public Builder maxNumBatchedTokens(int n) {
+      maxNumBatchedTokens = n;
+      return this;
+    }
+
+    /**
+     * Sets longPrefillTokenThreshold.
+     *
+     * @param n vLLM --long-prefill-token-threshold
+     * @return this builder
+     */
+    public Builder longPrefillTokenThreshold(int n) {
+      longPrefillTokenThreshold = n;
+      return this;
+    }
+
+    /**
+     * Sets maxModelLen.
+     *
+     * @param n vLLM --max-model-len (0 = unlimited)
+     * @return this builder
+     */
+    public Builder maxModelLen(int n) {
+      maxModelLen = n;
+      return this;
+    }
+
+    /**
+     * Sets blockSize.
+     *
+     * @param n tokens per KV block
+     * @return this builder
+     */
+    public Builder blockSize(int n) {
+      blockSize = n;
+      return this;
+    }
+
+    /**
+     * Sets totalKvBlocks.
+     *
+     * @param n GPU KV blocks (instead of computing them from memory)
+     * @return this builder
+     */
+    public Builder totalKvBlocks(long n) {
+      totalKvBlocks = n;
+      return this;
+    }
+
+    /**
+     * Sets gpuMemoryUtilization.
+     *
+     * @param u vLLM --gpu-memory-utilization, in (0, 1]
+     * @return this builder
+     */
+    public Builder gpuMemoryUtilization(double u) {
+      gpuMemoryUtilization = u;
+      return this;
+    }
+
+    /**
+     * Sets pp.
+     *
+     * @param n pipeline-parallel degree
+     * @return this builder
+     */
+    public Builder pp(int n) {
+      pp = n;
+      return this;
+    }
+
+    /**
+     * Sets dp.
+     *
+     * @param n data-parallel degree
+     * @return this builder
+     */
+    public Builder dp(int n) {
+      dp = n;
+      return this;
+    }
+
+    /**
+     * Sets ep.
+     *
+     * @param n expert-parallel degree, or {@link #EP_ENABLED}
+     * @return this builder
+     */
+    public Builder ep(int n) {
+      ep = n;
+      return this;
+    }
+
+    /**
+     * The spec, checked as its constructor checks it.
+     *
+     * @return the pool spec
+     * @throws IllegalArgumentException naming the first field out of range
+     */
+    public PoolSpec build() {
+      return new PoolSpec(name, instances, model, gpu, tp, latencyModel, coefficients, maxNumSeqs,
+          maxNumBatchedTokens, longPrefillTokenThreshold, maxModelLen, blockSize, totalKvBlocks,
+          gpuMemoryUtilization, pp, dp, ep);
+    }
+  }
 }

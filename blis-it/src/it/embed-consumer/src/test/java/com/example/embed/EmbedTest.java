@@ -5,19 +5,36 @@ import static com.example.embed.ConstantStepModelProvider.QUEUEING_US;
 import static com.example.embed.ConstantStepModelProvider.SCHEDULING_US;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.blis.api.BatchView;
+import io.blis.api.Coefficients;
+import io.blis.api.LatencyModel;
+import io.blis.api.RequestView;
+import io.blis.engine.EngineLimits;
+import io.blis.engine.Simulation;
 import io.blis.engine.cluster.Cluster;
 import io.blis.engine.cluster.PolicySpec;
 import io.blis.engine.cluster.PoolSpec;
 import io.blis.engine.result.InstanceResult;
 import io.blis.engine.result.RequestRecord;
 import io.blis.engine.result.SimulationResult;
+import io.blis.engine.validate.Ensemble;
+import io.blis.engine.validate.PredictionInterval;
+import io.blis.engine.validate.SimulationIntervals;
+import io.blis.latency.LatencyModels;
+import io.blis.latency.catalog.GpuCatalog;
+import io.blis.latency.catalog.GpuSpec;
+import io.blis.latency.catalog.ModelCatalog;
+import io.blis.latency.catalog.ModelConfig;
 import io.blis.workload.RequestOutcome;
 import io.blis.workload.RequestSource;
 import io.blis.workload.RequestSpec;
+import io.blis.workload.synthetic.LengthSpec;
+import io.blis.workload.synthetic.SyntheticWorkload;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -46,9 +63,8 @@ class EmbedTest {
     }
 
     SimulationResult result = Cluster.builder()
-        // the pool fields set here win over the defaults (Llama-2-7B on one H100); null = default
-        .overrides(new PoolSpec("flags", 1, null, null, null, "constant-step", null,
-            1 /* max_num_seqs */, null, null, null, null, null, null))
+        // the pool fields set here win over the defaults (Llama-2-7B on one H100)
+        .overrides(PoolSpec.builder("flags").latencyModel("constant-step").maxNumSeqs(1).build())
         .scheduler("shortest-prompt-first")
         .toSimulation()
         .source(RequestSource.of(requests))
@@ -96,8 +112,7 @@ class EmbedTest {
     }
 
     SimulationResult result = Cluster.builder()
-        .overrides(new PoolSpec("flags", 1, null, null, null, "constant-step", null,
-            null, null, null, null, null, null, null))
+        .overrides(PoolSpec.builder("flags").latencyModel("constant-step").build())
         .instances(3)
         .router(new PolicySpec("pinned", Map.of("instance", "2")))
         .toSimulation()
@@ -123,6 +138,68 @@ class EmbedTest {
         .isEqualTo(QUEUEING_US + 16 * STEP_US + SCHEDULING_US + 16 * PER_TOKEN_US);
     assertThat(result.overall().itl().count()).isEqualTo(300 * 15);
     assertThat(result.overall().itl().meanUs()).isEqualTo(STEP_US + PER_TOKEN_US);
+  }
+
+  @Test
+  void aLatencyModelObjectWithoutAName() {
+    // README, Embedding: a model given as an object to Simulation.builder()
+    LatencyModel model = new LatencyModel() {
+      public long stepTime(BatchView batch) { return 5_000 + 20L * batch.totalNewTokens(); } // us
+      public long queueingTime(RequestView r) { return 2_000; }
+      public long outputTokenProcessingTime() { return 50; }
+      public long schedulingProcessingTime() { return 0; }
+      public long preemptionProcessingTime() { return 0; }
+    };
+    SimulationResult result = Simulation.builder()
+        .latencyModel(model)
+        .limits(new EngineLimits(256, 2048, 0, 4096))
+        .totalKvBlocks(7462)
+        .source(SyntheticWorkload.poissonGaussian(
+            5.0, 1_000, new LengthSpec(512, 128, 16, 2048), new LengthSpec(128, 32, 1, 512), 0, 42))
+        .build()
+        .run();
+
+    assertThat(result.overall().completedRequests()).isEqualTo(1_000);
+    // one request alone would take its queueing, a prefill step of its whole prompt (at most 2,048
+    // tokens) and a decode step per later token: E2E lies between those bounds for the shortest
+    // (16 prompt, 1 output) and, with batching, above them on average
+    assertThat(result.overall().e2e().meanUs()).isGreaterThan(2_000 + 5_000 + 20 * 16);
+    assertThat(result.toJson()).contains("\"completed_requests\" : 1000");
+  }
+
+  @Test
+  void aPredictionIntervalFromTheBundledEnsemble() {
+    // README, Embedding: the 90% interval of mean E2E and TTFT of a trained-physics simulation
+    ModelConfig llama = ModelCatalog.byName("llama-2-7b");
+    GpuSpec h100 = GpuCatalog.byName("H100");
+    Function<Coefficients, SimulationResult> simulate = c -> Simulation.builder()
+        .latencyModel(LatencyModels.create("trained-physics", llama, h100, 1, c))
+        .limits(new EngineLimits(256, 2048, 0, 4096))
+        .totalKvBlocks(7462)
+        .source(SyntheticWorkload.poissonGaussian(5.0, 300, new LengthSpec(512, 128, 16, 2048),
+            new LengthSpec(128, 32, 1, 512), 0, 42))
+        .build()
+        .run();
+    SimulationResult point = simulate.apply(Coefficients.empty());                  // bundled defaults
+    Map<String, PredictionInterval> iv = SimulationIntervals.of(point, simulate, Ensemble.bundled(), 0.9);
+
+    PredictionInterval e2e = iv.get("e2e_mean_ms");
+    assertThat(e2e.point()).isEqualTo(point.overall().e2e().meanUs() / 1000.0);
+    assertThat(e2e.low()).isLessThan(e2e.point());
+    assertThat(e2e.high()).isGreaterThan(e2e.point());
+    assertThat(iv.get("ttft_mean_ms").low()).isLessThan(iv.get("ttft_mean_ms").high());
+  }
+
+  @Test
+  void theEngineBringsNoApplicationLibraries() {
+    // what this build resolved for blis-engine: the simulator, not the CLI, servers or reports
+    for (String absent : List.of("io.blis.cli.BlisCli", "picocli.CommandLine", "io.netty.channel.Channel",
+        "io.prometheus.metrics.core.metrics.Counter", "org.slf4j.simple.SimpleLogger")) {
+      assertThat(getClass().getClassLoader().getResource(absent.replace('.', '/') + ".class"))
+          .as(absent).isNull();
+    }
+    assertThat(getClass().getClassLoader().getResource("META-INF/resources/webjars")).isNull();
+    assertThat(getClass().getClassLoader().getResource("io/blis/engine/Simulation.class")).isNotNull();
   }
 
   /** {@code length} prompt tokens no other request shares (no prefix-cache hits). */

@@ -44,8 +44,7 @@ class ModulePathTest {
       requests.add(RequestSpec.simple(id, id * 1_000_000L, prompt(id, 100), 8));
     }
     SimulationResult result = Cluster.builder()
-        .overrides(new PoolSpec("flags", 1, null, null, null, "constant-step", null,
-            null, null, null, null, null, null, null))
+        .overrides(PoolSpec.builder("flags").latencyModel("constant-step").build())
         .scheduler("shortest-prompt-first")
         .toSimulation()
         .source(RequestSource.of(requests))
