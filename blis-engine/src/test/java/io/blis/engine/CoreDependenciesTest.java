@@ -12,6 +12,10 @@ import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.core.importer.Location;
 import com.tngtech.archunit.library.dependencies.SliceAssignment;
 import com.tngtech.archunit.library.dependencies.SliceIdentifier;
+import java.io.DataInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -68,6 +72,16 @@ class CoreDependenciesTest {
         if (!to.equals(from) && coreClasses.contains(to)) {
           uses.computeIfAbsent(from, k -> new TreeSet<>()).add(to);
           evidence.putIfAbsent(from + " -> " + to, d.getDescription());
+        }
+      }
+      // javac inlines another class's constants, leaving only its name in the constant pool (as
+      // jdeps sees it): ArchUnit does not see such a use, so it is read from the class file
+      for (String name : classesNamedInConstantPool(c)) {
+        String to = topLevelOf(name);
+        if (!to.equals(from) && coreClasses.contains(to)) {
+          uses.computeIfAbsent(from, k -> new TreeSet<>()).add(to);
+          evidence.putIfAbsent(from + " -> " + to, "Constant pool of <" + c.getName()
+              + "> names <" + name + "> (an inlined constant?)");
         }
       }
     }
@@ -127,8 +141,51 @@ class CoreDependenciesTest {
     while (t.getEnclosingClass().isPresent()) {
       t = t.getEnclosingClass().get();
     }
-    String name = t.getName();
-    int nested = name.indexOf('$');
-    return nested < 0 ? name : name.substring(0, nested);
+    return topLevelOf(t.getName());
+  }
+
+  private static String topLevelOf(String className) {
+    int nested = className.indexOf('$');
+    return nested < 0 ? className : className.substring(0, nested);
+  }
+
+  /** The classes (binary names, array types as their element type) {@code c}'s constant pool names. */
+  private static Set<String> classesNamedInConstantPool(JavaClass c) {
+    var source = c.getSource().orElseThrow(() -> new AssertionError("no class file for " + c.getName()));
+    try (InputStream raw = source.getUri().toURL().openStream();
+        DataInputStream in = new DataInputStream(new java.io.BufferedInputStream(raw))) {
+      in.readInt(); // magic
+      in.readUnsignedShort(); // minor version
+      in.readUnsignedShort(); // major version
+      int count = in.readUnsignedShort();
+      String[] utf8 = new String[count];
+      List<Integer> classNameIndexes = new ArrayList<>();
+      for (int i = 1; i < count; i++) {
+        int tag = in.readUnsignedByte();
+        switch (tag) {
+          case 1 -> utf8[i] = in.readUTF();
+          case 7 -> classNameIndexes.add(in.readUnsignedShort());
+          case 8, 16, 19, 20 -> in.skipNBytes(2);
+          case 15 -> in.skipNBytes(3);
+          case 3, 4, 9, 10, 11, 12, 17, 18 -> in.skipNBytes(4);
+          case 5, 6 -> {
+            in.skipNBytes(8);
+            i++; // takes two entries
+          }
+          default -> throw new AssertionError("constant pool tag " + tag + " in " + source.getUri());
+        }
+      }
+      Set<String> names = new TreeSet<>();
+      for (int index : classNameIndexes) {
+        String n = utf8[index].replaceFirst("^\\[+", "");
+        if (n.startsWith("L") && n.endsWith(";")) {
+          n = n.substring(1, n.length() - 1);
+        }
+        names.add(n.replace('/', '.'));
+      }
+      return names;
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 }

@@ -73,9 +73,9 @@ import java.util.TreeMap;
  * what was expected: unknown keys (with the accepted ones), unknown policy names (with the
  * available ones), unknown SLO classes (with the known ones: critical, standard, batch, sheddable,
  * background), wrong types, fractions where whole numbers are needed, duplicate keys or pool
- * names, an empty {@code pools} list, more than {@link ClusterLimits#MAX_INSTANCES} instances in all,
- * control-plane latencies above {@link SimulatedTime#MAX_DELAY_US} (one hour). YAML anchors and
- * aliases are refused.
+ * names, an empty {@code pools} list, more than {@link ClusterLimits#MAX_INSTANCES} instances in
+ * all, control-plane latencies above {@link SimulatedTime#MAX_DELAY_US} (one hour). YAML anchors
+ * and aliases are refused.
  */
 public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec admission,
     PolicySpec priority, String scheduler, Long admissionLatencyUs, Long routingLatencyUs,
