@@ -37,20 +37,14 @@ import java.util.TreeMap;
  */
 final class Engine implements EventLoop {
 
-  static final String REJECT_PROMPT_TOO_LONG = "prompt_exceeds_max_model_len";
-  static final String REJECT_TOTAL_TOO_LONG = "prompt_plus_output_exceeds_max_model_len";
-  static final String REJECT_KV_CAPACITY = "exceeds_kv_cache_capacity";
+  static final String REJECT_PROMPT_TOO_LONG = RejectReasons.PROMPT_TOO_LONG;
+  static final String REJECT_TOTAL_TOO_LONG = RejectReasons.TOTAL_TOO_LONG;
+  static final String REJECT_KV_CAPACITY = RejectReasons.KV_CAPACITY;
 
   /** Head-of-line blocking: an instance's queue at least this many times the cluster mean... */
   static final int HOL_FACTOR = 2;
   /** ...and at least this many requests above it. */
   static final int HOL_MIN_EXCESS = 4;
-
-  /** Per-step hook for tests; called after a batch is formed and timed. */
-  interface StepObserver {
-    void onStep(long startUs, long stepUs, RequestList batch, RequestList running,
-        int waitingSize, KvBlockPool pool);
-  }
 
   /** Everything an instance is built from; one per instance. */
   record InstanceConfig(String pool, LatencyModel model, Scheduler scheduler, KvBlockPool kv,
@@ -201,13 +195,18 @@ final class Engine implements EventLoop {
         case EventQueue.ARRIVAL -> onArrival((RequestSpec) payload);
         case EventQueue.ADMIT -> onAdmission((EngineRequest) payload);
         case EventQueue.ROUTE -> onRouting((EngineRequest) payload);
-        case EventQueue.QUEUED -> ((EngineRequest) payload).instance.onQueued((EngineRequest) payload);
-        case EventQueue.LOADED -> ((EngineRequest) payload).instance.onLoaded((EngineRequest) payload);
+        case EventQueue.QUEUED -> instanceOf((EngineRequest) payload).onQueued((EngineRequest) payload);
+        case EventQueue.LOADED -> instanceOf((EngineRequest) payload).onLoaded((EngineRequest) payload);
         case EventQueue.STEP -> ((Instance) payload).onStep();
-        case EventQueue.TIMEOUT -> ((EngineRequest) payload).instance.onTimeout((EngineRequest) payload);
+        case EventQueue.TIMEOUT -> instanceOf((EngineRequest) payload).onTimeout((EngineRequest) payload);
         default -> throw new IllegalStateException("unknown event type " + events.poppedType());
       }
     }
+  }
+
+  /** The instance {@code r} was routed to. */
+  private Instance instanceOf(EngineRequest r) {
+    return instances[r.instanceIndex];
   }
 
   // ---------------------------------------------------------------- live driving
@@ -249,8 +248,8 @@ final class Engine implements EventLoop {
     if (r == null || r.state == EngineRequest.State.FINISHED) {
       return false;
     }
-    if (r.instance != null) {
-      r.instance.onTimeout(r);
+    if (r.instanceIndex >= 0) {
+      instances[r.instanceIndex].onTimeout(r);
     } else {
       r.aborted = true; // ends at its admission or routing decision
     }
@@ -305,30 +304,9 @@ final class Engine implements EventLoop {
     }
   }
 
-  /**
-   * {@code timeUs + delayUs} on the simulated clock. Inputs are bounded ({@link
-   * Simulation#MAX_SIMULATED_TIME_US}, {@link Simulation#MAX_DELAY_US}) so that this cannot
-   * overflow; if it does, that is a bug, and it fails here rather than running the clock backwards.
-   */
+  /** {@link SimulatedTime#later}, for tests. */
   static long later(long timeUs, long delayUs) {
-    long sum = timeUs + delayUs;
-    if (((timeUs ^ sum) & (delayUs ^ sum)) < 0) {
-      throw new IllegalStateException("simulated time overflow: " + timeUs + " us + " + delayUs + " us");
-    }
-    return sum;
-  }
-
-  /**
-   * {@code us}, a time a latency model gave ({@code what}), when it is at most {@link
-   * Simulation#MAX_DELAY_US}; larger is a model or coefficients no deployment has.
-   */
-  static long checkedDelay(long us, String what) {
-    if (us > Simulation.MAX_DELAY_US) {
-      throw new IllegalArgumentException("latency model: " + what + " of " + us
-          + " us exceeds the limit of " + Simulation.MAX_DELAY_US
-          + " us (one hour); check its coefficients");
-    }
-    return us;
+    return SimulatedTime.later(timeUs, delayUs);
   }
 
   private ScopeMetrics breakdown(Map<String, ScopeMetrics> scopes, String key) {
@@ -351,7 +329,7 @@ final class Engine implements EventLoop {
 
   private void onArrival(RequestSpec spec) {
     boolean openLoop = spec == pendingOpenLoop;
-    long deadline = spec.timeoutUs() > 0 ? later(nowUs, spec.timeoutUs()) : 0;
+    long deadline = spec.timeoutUs() > 0 ? SimulatedTime.later(nowUs, spec.timeoutUs()) : 0;
     EngineRequest r = new EngineRequest(spec, nowUs, deadline);
     if (live != null && live.put(spec.id(), r) != null) {
       throw new IllegalArgumentException("live simulation: request id " + spec.id() + " is already in the engine");
@@ -366,7 +344,7 @@ final class Engine implements EventLoop {
       breakdown(perTenant, spec.tenant()).onInjected(nowUs);
     }
     if (config.admissionLatencyUs() > 0) {
-      events.push(later(nowUs, config.admissionLatencyUs()), EventQueue.ADMIT, r);
+      events.push(SimulatedTime.later(nowUs, config.admissionLatencyUs()), EventQueue.ADMIT, r);
     } else {
       onAdmission(r);
     }
@@ -394,7 +372,7 @@ final class Engine implements EventLoop {
       return;
     }
     if (config.routingLatencyUs() > 0) {
-      events.push(later(nowUs, config.routingLatencyUs()), EventQueue.ROUTE, r);
+      events.push(SimulatedTime.later(nowUs, config.routingLatencyUs()), EventQueue.ROUTE, r);
     } else {
       onRouting(r);
     }
@@ -411,11 +389,11 @@ final class Engine implements EventLoop {
     if (r.deadlineUs > 0) {
       events.push(r.deadlineUs, EventQueue.TIMEOUT, target.index(), r);
     }
-    long queueingUs = checkedDelay(target.model().queueingTime(r), "queueing time");
+    long queueingUs = SimulatedTime.checkedDelay(target.model().queueingTime(r), "queueing time");
     if (queueingUs < 0) {
       throw new IllegalStateException("latency model returned a negative queueing time " + queueingUs);
     }
-    events.push(later(nowUs, queueingUs), EventQueue.QUEUED, target.index(), r);
+    events.push(SimulatedTime.later(nowUs, queueingUs), EventQueue.QUEUED, target.index(), r);
   }
 
   /**
@@ -556,11 +534,11 @@ final class Engine implements EventLoop {
         && config.slo().getOrDefault(r.spec.sloClass(), SloTarget.NONE)
             .met(r.firstTokenClientUs - r.arrivalUs, r.lastTokenClientUs - r.arrivalUs);
     if (listener != null) {
-      listener.onFinished(r.instance == null ? -1 : r.instance.index(), r, outcome, nowUs, endUs);
+      listener.onFinished(r.instanceIndex, r, outcome, nowUs, endUs);
     }
-    if (r.instance != null) {
-      r.instance.onEnded();
-      perInstance[r.instance.index()].onFinished(r, outcome, endUs, reason, metSlo);
+    if (r.instanceIndex >= 0) {
+      instances[r.instanceIndex].onEnded();
+      perInstance[r.instanceIndex].onFinished(r, outcome, endUs, reason, metSlo);
     }
     overall.onFinished(r, outcome, endUs, reason, metSlo);
     scope(r.spec.stage()).onFinished(r, outcome, endUs, reason, metSlo);
@@ -589,7 +567,7 @@ final class Engine implements EventLoop {
         r.firstTokenClientUs < 0 ? -1 : r.firstTokenClientUs - r.arrivalUs, e2e,
         r.firstScheduledUs < 0 ? -1 : r.firstScheduledUs - r.arrivalUs, r.preemptions,
         Math.max(0, r.cachedPromptTokens), reason == null ? "" : reason,
-        r.instance == null ? -1 : r.instance.index(),
+        r.instanceIndex,
         r.spec.sloClass());
   }
 
@@ -689,7 +667,7 @@ final class Engine implements EventLoop {
   private void leftover(EngineRequest r, boolean queued) {
     ScopeMetrics[] scopes = {overall, scope(r.spec.stage()), breakdown(perClass, r.spec.sloClass()),
         r.spec.tenant().isEmpty() ? null : breakdown(perTenant, r.spec.tenant()),
-        r.instance == null ? null : perInstance[r.instance.index()]};
+        r.instanceIndex < 0 ? null : perInstance[r.instanceIndex]};
     for (ScopeMetrics s : scopes) {
       if (s == null) {
         continue;

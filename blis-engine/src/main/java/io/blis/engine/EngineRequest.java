@@ -32,8 +32,8 @@ final class EngineRequest implements RequestView, CompletedRequest {
   int priority;
 
   State state = State.ARRIVED;
-  /** The instance it was routed to. */
-  Instance instance;
+  /** Index of the instance it was routed to; -1 before it is routed. */
+  int instanceIndex = -1;
   /** Prompt full-block hashes computed for routing (prefix-aware routers), or null. */
   long[] promptBlockHashes;
   /** Block size of {@link #promptBlockHashes}. */

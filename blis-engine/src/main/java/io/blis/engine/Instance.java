@@ -8,7 +8,7 @@ import io.blis.workload.RequestOutcome;
 
 /**
  * One serving instance: its waiting queue, running list, KV pool, latency model and scheduler,
- * and the vLLM v1 step logic. Driven by an {@link EventLoop} (the {@link Engine}). Routers see it through
+ * and the vLLM v1 step logic. Driven by an {@link EventLoop}, which the engine implements. Routers see it through
  * its {@link #snapshot()}, refreshed by the engine.
  */
 final class Instance {
@@ -26,7 +26,7 @@ final class Instance {
   private final EngineLimits limits;
   private final KvBlockPool pool;
   private final double cpuLoadUsPerBlock;
-  private final Engine.StepObserver observer;
+  private final StepObserver observer;
   /** Keeps this data-parallel rank in step with its peers; null when it steps alone. */
   private final StepGate gate;
 
@@ -59,7 +59,7 @@ final class Instance {
 
   Instance(EventLoop loop, int index, String poolName, LatencyModel model, Scheduler scheduler,
       EngineLimits limits, KvBlockPool pool, double cpuLoadUsPerBlock,
-      Engine.StepObserver observer, StepGate gate) {
+      StepObserver observer, StepGate gate) {
     this.loop = loop;
     this.gate = gate;
     this.index = index;
@@ -222,7 +222,7 @@ final class Instance {
 
   /** The request was routed here. */
   void onRouted(EngineRequest r) {
-    r.instance = this;
+    r.instanceIndex = index;
     inFlightRequests++;
   }
 
@@ -234,13 +234,13 @@ final class Instance {
   String rejectReason(EngineRequest r) {
     int maxLen = limits.maxModelLen();
     if (maxLen > 0 && r.inputTokens >= maxLen) {
-      return Engine.REJECT_PROMPT_TOO_LONG;
+      return RejectReasons.PROMPT_TOO_LONG;
     }
     if (maxLen > 0 && (long) r.inputTokens + r.outputTokens > maxLen) {
-      return Engine.REJECT_TOTAL_TOO_LONG;
+      return RejectReasons.TOTAL_TOO_LONG;
     }
     if (pool.blocksFor((long) r.inputTokens + r.outputTokens - 1) > pool.totalBlocks()) {
-      return Engine.REJECT_KV_CAPACITY;
+      return RejectReasons.KV_CAPACITY;
     }
     return null;
   }
@@ -362,9 +362,9 @@ final class Instance {
 
   private void emitToken(EngineRequest r) {
     r.generated++;
-    r.tokenOverheadUs = Engine.later(r.tokenOverheadUs,
-        Engine.checkedDelay(model.outputTokenProcessingTime(), "output token processing time"));
-    long clientUs = Engine.later(Engine.later(Engine.later(loop.nowUs(), r.schedulingOverheadUs),
+    r.tokenOverheadUs = SimulatedTime.later(r.tokenOverheadUs,
+        SimulatedTime.checkedDelay(model.outputTokenProcessingTime(), "output token processing time"));
+    long clientUs = SimulatedTime.later(SimulatedTime.later(SimulatedTime.later(loop.nowUs(), r.schedulingOverheadUs),
         r.preemptionOverheadUs), r.tokenOverheadUs);
     if (r.firstTokenClientUs < 0) {
       r.firstTokenClientUs = clientUs;
@@ -517,7 +517,7 @@ final class Instance {
       loop.schedule(loop.nowUs(), EventQueue.STEP, this);
       return;
     }
-    long stepUs = Engine.checkedDelay(model.stepTime(batch), "step time");
+    long stepUs = SimulatedTime.checkedDelay(model.stepTime(batch), "step time");
     if (stepUs < 1) {
       throw new IllegalStateException("latency model returned step time " + stepUs
           + " us for a batch of " + batch.size() + " requests; it must be at least 1");
@@ -542,7 +542,7 @@ final class Instance {
       batch.get(k).inFlight = true;
     }
     stepPending = true;
-    loop.schedule(Engine.later(loop.nowUs(), stepUs), EventQueue.STEP, this);
+    loop.schedule(SimulatedTime.later(loop.nowUs(), stepUs), EventQueue.STEP, this);
   }
 
   private boolean anyLoading() {
@@ -557,7 +557,7 @@ final class Instance {
   private void addToBatch(EngineRequest r) {
     if (r.firstScheduledUs < 0) {
       r.firstScheduledUs = loop.nowUs();
-      r.schedulingOverheadUs = Engine.checkedDelay(model.schedulingProcessingTime(),
+      r.schedulingOverheadUs = SimulatedTime.checkedDelay(model.schedulingProcessingTime(),
           "scheduling processing time");
     }
     batch.add(r);
@@ -573,7 +573,7 @@ final class Instance {
    */
   private void startLoading(EngineRequest r, int cpuBlocks) {
     long startUs = Math.max(loop.nowUs(), transferBusyUntilUs);
-    long doneUs = Engine.later(startUs, Math.max(1L, (long) Math.ceil(cpuBlocks * cpuLoadUsPerBlock)));
+    long doneUs = SimulatedTime.later(startUs, Math.max(1L, (long) Math.ceil(cpuBlocks * cpuLoadUsPerBlock)));
     transferBusyUntilUs = doneUs;
     r.loadDoneUs = doneUs;
     loop.schedule(doneUs, EventQueue.LOADED, r);
@@ -592,8 +592,8 @@ final class Instance {
     victim.prefillTarget = 0;
     victim.loadDoneUs = 0;
     victim.preemptions++;
-    victim.preemptionOverheadUs = Engine.later(victim.preemptionOverheadUs,
-        Engine.checkedDelay(model.preemptionProcessingTime(), "preemption processing time"));
+    victim.preemptionOverheadUs = SimulatedTime.later(victim.preemptionOverheadUs,
+        SimulatedTime.checkedDelay(model.preemptionProcessingTime(), "preemption processing time"));
     victim.state = EngineRequest.State.WAITING;
     victim.queuedUs = loop.nowUs();
     waiting.addFirst(victim);

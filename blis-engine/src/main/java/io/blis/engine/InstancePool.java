@@ -16,7 +16,7 @@ import java.util.function.IntFunction;
  * @param blockSizeTokens tokens per KV block
  * @param cpuKvBlocks blocks of each instance's CPU KV tier, 0 for none
  * @param cpuLoadUsPerBlock time to reload one block from the CPU tier, microseconds (at most {@link
- *     Simulation#MAX_DELAY_US})
+ *     SimulatedTime#MAX_DELAY_US})
  * @param dataParallel data-parallel ranks of each instance, each its own scheduler with {@code
  *     totalKvBlocks} blocks
  * @param pipelineParallel pipeline stages of each instance: each data-parallel rank runs this many
@@ -57,9 +57,9 @@ public record InstancePool(String name, int instances, IntFunction<LatencyModel>
       throw new IllegalArgumentException("pool '" + name + "': " + totalKvBlocks + " KV blocks cannot be shared by "
           + pipelineParallel + " pipeline batches in flight");
     }
-    if (cpuKvBlocks < 0 || !(cpuLoadUsPerBlock >= 0 && cpuLoadUsPerBlock <= Simulation.MAX_DELAY_US)) {
+    if (cpuKvBlocks < 0 || !(cpuLoadUsPerBlock >= 0 && cpuLoadUsPerBlock <= SimulatedTime.MAX_DELAY_US)) {
       throw new IllegalArgumentException("pool '" + name + "': CPU KV tier needs blocks >= 0 and a load time per"
-          + " block between 0 and " + Simulation.MAX_DELAY_US + " us (one hour), got " + cpuKvBlocks + " and "
+          + " block between 0 and " + SimulatedTime.MAX_DELAY_US + " us (one hour), got " + cpuKvBlocks + " and "
           + cpuLoadUsPerBlock);
     }
   }

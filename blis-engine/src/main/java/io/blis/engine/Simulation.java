@@ -90,17 +90,17 @@ public final class Simulation {
    * Latest simulated time a run may reach at its inputs: 365 days, microseconds. Requests must
    * arrive by then, a request timeout and the horizon are at most this long. Far below where
    * microsecond arithmetic on a {@code long} overflows (about 292,000 years), so times built
-   * from bounded inputs cannot overflow.
+   * from bounded inputs cannot overflow. The same as {@link SimulatedTime#MAX_SIMULATED_TIME_US}.
    */
-  public static final long MAX_SIMULATED_TIME_US = io.blis.workload.RequestSpec.MAX_TIME_US;
+  public static final long MAX_SIMULATED_TIME_US = SimulatedTime.MAX_SIMULATED_TIME_US;
 
   /**
    * Longest single delay: one hour, microseconds. Bounds the admission and routing latencies, and
    * every time a latency model gives (a step, a queueing time, a processing time per token,
    * scheduling or preemption) or a CPU KV block takes to load; a real deployment exceeds none of
-   * these by orders of magnitude.
+   * these by orders of magnitude. The same as {@link SimulatedTime#MAX_DELAY_US}.
    */
-  public static final long MAX_DELAY_US = 3_600_000_000L;
+  public static final long MAX_DELAY_US = SimulatedTime.MAX_DELAY_US;
 
   private final Engine engine;
   private boolean ran;
@@ -139,7 +139,7 @@ public final class Simulation {
     private boolean recordRequests;
     private boolean streamingMetrics;
     private long horizonUs = Long.MAX_VALUE;
-    private Engine.StepObserver observer;
+    private StepObserver observer;
     private long cpuKvBlocks;
     private double cpuLoadUsPerBlock;
     private int instances = 1;
@@ -393,7 +393,7 @@ public final class Simulation {
       return us;
     }
 
-    Builder stepObserver(Engine.StepObserver o) {
+    Builder stepObserver(StepObserver o) {
       this.observer = o;
       return this;
     }

@@ -13,7 +13,7 @@ final class StepGate {
 
   /** The duration of a step launched at {@code nowUs} that would take {@code stepUs} alone. */
   long align(long nowUs, long stepUs) {
-    long end = Engine.later(nowUs, stepUs);
+    long end = SimulatedTime.later(nowUs, stepUs);
     if (endUs > nowUs && endUs > end) {
       end = endUs;
     }

@@ -64,8 +64,9 @@ public final class Cluster {
    * Most instances in a cluster, over all its pools: 4,096. Each instance holds its own KV cache,
    * queues and metrics (about 0.6 MB at the defaults, 2.4 GB of memory for 4,096), so much larger
    * fleets exhaust the memory before they simulate anything; split such a study by pool instead.
+   * The same as {@link ClusterLimits#MAX_INSTANCES}.
    */
-  public static final int MAX_INSTANCES = 4096;
+  public static final int MAX_INSTANCES = ClusterLimits.MAX_INSTANCES;
 
   /** Model, GPU, TP, latency model and limits used when neither a flag nor the bundle sets them. */
   public static final PoolSpec BUILT_IN_DEFAULTS = new PoolSpec("default", 1,

@@ -9,7 +9,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Reads Go BLIS's policy config ({@code --policy-config}) into a {@link PolicyBundle}:
+ * Reads Go BLIS's policy config ({@code --policy-config}) into the policies of a {@link
+ * PolicyBundle}:
  *
  * <pre>
  * admission: {policy: token-bucket, token_bucket_capacity: 10000, token_bucket_refill_rate: 1000}
@@ -45,33 +46,47 @@ final class GoPolicyConfig {
   static final double DEFAULT_CACHE_WEIGHT = 0.6;
   static final double DEFAULT_LOAD_WEIGHT = 0.4;
 
-  private final PolicyBundle.Reader reader;
+  private final NodeReader reader;
 
-  GoPolicyConfig(PolicyBundle.Reader reader) {
+  GoPolicyConfig(NodeReader reader) {
     this.reader = reader;
   }
 
   /** Whether the tree is a Go BLIS policy config (see the class comment). */
-  static boolean isGoBlis(PolicyBundle.Node root) {
+  static boolean isGoBlis(YamlNode root) {
     if (root.map() == null) {
       return false;
     }
     if (root.map().containsKey("routing")) {
       return true;
     }
-    PolicyBundle.Node admission = root.map().get("admission");
+    YamlNode admission = root.map().get("admission");
     return admission != null && admission.map() != null
         && admission.map().keySet().stream().anyMatch(k -> k.startsWith("token_bucket_"));
   }
 
-  private String at(PolicyBundle.Node n) {
+  private String at(YamlNode n) {
     return reader.source() + ", line " + n.line() + ", column " + n.column();
   }
 
-  PolicyBundle bundle(PolicyBundle.Node root, List<String> notes) {
+  /** The policies a Go BLIS policy config sets (null: not set). */
+  record Policies(PolicySpec router, PolicySpec admission, PolicySpec priority, String scheduler) {}
+
+  /**
+   * Go BLIS's weighted-routing cache and load weights as this project's weighted-router scorers
+   * (see {@code PolicyBundle#goWeightedScorers}).
+   */
+  static String weightedScorers(Double cache, Double load) {
+    double c = cache != null ? cache : DEFAULT_CACHE_WEIGHT;
+    double l = load != null ? load : DEFAULT_LOAD_WEIGHT;
+    return c + l > 0 ? "prefix-cache:" + c + ",load:" + l : null;
+  }
+
+  /** The policies {@code root}, a Go BLIS policy config, sets; adds a note per meaningless setting. */
+  Policies policies(YamlNode root, List<String> notes) {
     for (String k : NATIVE_ONLY) {
       if (root.map().containsKey(k)) {
-        PolicyBundle.Node marker = root.map().containsKey("routing") ? root.map().get("routing")
+        YamlNode marker = root.map().containsKey("routing") ? root.map().get("routing")
             : root.map().get("admission");
         throw reader.error(root.map().get(k), "'" + k + "' is a key of this project's policy bundle,"
             + " but this file is Go BLIS's policy config (" + (root.map().containsKey("routing")
@@ -79,14 +94,14 @@ final class GoPolicyConfig {
             + " in one format (blis convert turns a Go BLIS policy config into a bundle; see docs/go-blis.md)");
       }
     }
-    Map<String, PolicyBundle.Node> top = reader.mapping(root, "the Go BLIS policy config", TOP);
+    Map<String, YamlNode> top = reader.mapping(root, "the Go BLIS policy config", TOP);
     PolicySpec admission = admission(top.get("admission"), notes);
     PolicySpec router = routing(top.get("routing"), notes);
     PolicySpec priority = null;
     if (top.containsKey("priority")) {
-      Map<String, PolicyBundle.Node> p = reader.mapping(top.get("priority"), "priority", List.of("policy"));
+      Map<String, YamlNode> p = reader.mapping(top.get("priority"), "priority", List.of("policy"));
       if (p.containsKey("policy")) {
-        PolicyBundle.Node n = p.get("policy");
+        YamlNode n = p.get("policy");
         String name = reader.string(n, "policy");
         name = reader.knownName(n, name, "priority", PriorityPolicyProvider.class);
         priority = new PolicySpec(name, Map.of());
@@ -94,16 +109,16 @@ final class GoPolicyConfig {
     }
     String scheduler = null;
     if (top.containsKey("scheduler")) {
-      PolicyBundle.Node s = top.get("scheduler");
+      YamlNode s = top.get("scheduler");
       scheduler = reader.knownName(s, reader.string(s, "scheduler"), "scheduler", SchedulerProvider.class);
     }
-    return new PolicyBundle(List.of(), router, admission, priority, scheduler, null, null, null, Map.of());
+    return new Policies(router, admission, priority, scheduler);
   }
 
   /** The known provider name of section {@code n}'s required {@code policy} key. */
-  private String policyName(PolicyBundle.Node n, Map<String, PolicyBundle.Node> m, String section,
+  private String policyName(YamlNode n, Map<String, YamlNode> m, String section,
       String what, Class<? extends io.blis.api.NamedProvider> type) {
-    PolicyBundle.Node pn = m.get("policy");
+    YamlNode pn = m.get("policy");
     if (pn == null) {
       throw reader.error(n, section + " needs 'policy: NAME' (available: "
           + String.join(", ", io.blis.api.Providers.names(type)) + ")");
@@ -111,16 +126,16 @@ final class GoPolicyConfig {
     return reader.knownName(pn, reader.string(pn, "policy"), what, type);
   }
 
-  private PolicySpec admission(PolicyBundle.Node n, List<String> notes) {
+  private PolicySpec admission(YamlNode n, List<String> notes) {
     if (n == null) {
       return null;
     }
-    Map<String, PolicyBundle.Node> m = reader.mapping(n, "admission", ADMISSION);
+    Map<String, YamlNode> m = reader.mapping(n, "admission", ADMISSION);
     String name = policyName(n, m, "admission", "admission", AdmissionPolicyProvider.class);
     Map<String, String> params = new LinkedHashMap<>();
     String[][] keys = {{"token_bucket_capacity", "capacity"}, {"token_bucket_refill_rate", "refill_rate"}};
     for (String[] k : keys) {
-      PolicyBundle.Node v = m.get(k[0]);
+      YamlNode v = m.get(k[0]);
       if (v == null) {
         continue;
       }
@@ -138,11 +153,11 @@ final class GoPolicyConfig {
     return new PolicySpec(name, params);
   }
 
-  private PolicySpec routing(PolicyBundle.Node n, List<String> notes) {
+  private PolicySpec routing(YamlNode n, List<String> notes) {
     if (n == null) {
       return null;
     }
-    Map<String, PolicyBundle.Node> m = reader.mapping(n, "routing", ROUTING);
+    Map<String, YamlNode> m = reader.mapping(n, "routing", ROUTING);
     String name = policyName(n, m, "routing", "routing policy", RouterProvider.class);
     boolean weights = m.containsKey("cache_weight") || m.containsKey("load_weight");
     if (weights && m.containsKey("scorers")) {
@@ -163,7 +178,7 @@ final class GoPolicyConfig {
     } else {
       Double cache = m.containsKey("cache_weight") ? weight(m.get("cache_weight"), "cache_weight") : null;
       Double load = m.containsKey("load_weight") ? weight(m.get("load_weight"), "load_weight") : null;
-      scorers = PolicyBundle.goWeightedScorers(cache, load);
+      scorers = weightedScorers(cache, load);
       if (scorers == null) {
         throw reader.error(n, "cache_weight and load_weight cannot both be 0");
       }
@@ -171,7 +186,7 @@ final class GoPolicyConfig {
     return new PolicySpec(name, Map.of("scorers", scorers));
   }
 
-  private double weight(PolicyBundle.Node v, String key) {
+  private double weight(YamlNode v, String key) {
     double w = reader.number(v, key);
     if (!(w >= 0) || Double.isInfinite(w)) {
       throw reader.error(v, key + " must be a finite number >= 0, got " + v.text());
@@ -179,18 +194,18 @@ final class GoPolicyConfig {
     return w;
   }
 
-  private String scorers(PolicyBundle.Node n, List<String> notes) {
+  private String scorers(YamlNode n, List<String> notes) {
     if (n.list() == null || n.list().isEmpty()) {
       throw reader.error(n, "scorers must be a list of {name, weight}, got " + (n.map() != null ? "a mapping" : "'" + n.text() + "'"));
     }
     Map<String, Double> weights = new LinkedHashMap<>(); // summed when two map to the same scorer here
     double total = 0;
-    for (PolicyBundle.Node item : n.list()) {
-      Map<String, PolicyBundle.Node> s = reader.mapping(item, "a scorer", SCORER);
+    for (YamlNode item : n.list()) {
+      Map<String, YamlNode> s = reader.mapping(item, "a scorer", SCORER);
       if (!s.containsKey("name") || !s.containsKey("weight")) {
         throw reader.error(item, "a scorer needs a name and a weight");
       }
-      PolicyBundle.Node nameNode = s.get("name");
+      YamlNode nameNode = s.get("name");
       String goName = reader.string(nameNode, "name");
       String mine = SCORERS.get(goName);
       if (mine == null) {

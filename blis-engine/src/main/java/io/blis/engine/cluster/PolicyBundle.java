@@ -1,7 +1,6 @@
 package io.blis.engine.cluster;
 
 import com.fasterxml.jackson.core.JacksonException;
-import com.fasterxml.jackson.core.JsonLocation;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
@@ -11,11 +10,10 @@ import io.blis.api.PriorityPolicyProvider;
 import io.blis.api.Providers;
 import io.blis.api.RouterProvider;
 import io.blis.api.SchedulerProvider;
-import io.blis.engine.Simulation;
+import io.blis.engine.SimulatedTime;
 import io.blis.engine.SloTarget;
 import io.blis.latency.coeff.InputTrees;
 import io.blis.workload.StrictYaml;
-import io.blis.workload.TextFiles;
 import io.blis.workload.synthetic.ClientSpec;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -75,9 +73,9 @@ import java.util.TreeMap;
  * what was expected: unknown keys (with the accepted ones), unknown policy names (with the
  * available ones), unknown SLO classes (with the known ones: critical, standard, batch, sheddable,
  * background), wrong types, fractions where whole numbers are needed, duplicate keys or pool
- * names, an empty {@code pools} list, more than {@link Cluster#MAX_INSTANCES} instances in all,
- * control-plane latencies above {@link Simulation#MAX_DELAY_US} (one hour). YAML anchors and
- * aliases are refused.
+ * names, an empty {@code pools} list, more than {@link ClusterLimits#MAX_INSTANCES} instances in
+ * all, control-plane latencies above {@link SimulatedTime#MAX_DELAY_US} (one hour). YAML anchors
+ * and aliases are refused.
  */
 public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec admission,
     PolicySpec priority, String scheduler, Long admissionLatencyUs, Long routingLatencyUs,
@@ -144,13 +142,15 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
 
   /** Bundle text read in either format; an empty document is the {@link #empty} bundle. */
   private static Read read(String text, String source) {
-    Node root = root(text, source);
+    YamlNode root = root(text, source);
     if (root == null) {
       return new Read(empty(), false, List.of());
     }
     if (GoPolicyConfig.isGoBlis(root)) {
       List<String> notes = new ArrayList<>();
-      PolicyBundle b = new GoPolicyConfig(new Reader(source)).bundle(root, notes);
+      GoPolicyConfig.Policies p = new GoPolicyConfig(new NodeReader(source)).policies(root, notes);
+      PolicyBundle b = new PolicyBundle(List.of(), p.router(), p.admission(), p.priority(),
+          p.scheduler(), null, null, null, Map.of());
       return new Read(b, true, notes);
     }
     return new Read(new Reader(source).bundle(root), false, List.of());
@@ -162,20 +162,18 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
    * 0.4 for the load). Null when both weights are 0, which routes on nothing.
    */
   public static String goWeightedScorers(Double cache, Double load) {
-    double c = cache != null ? cache : GoPolicyConfig.DEFAULT_CACHE_WEIGHT;
-    double l = load != null ? load : GoPolicyConfig.DEFAULT_LOAD_WEIGHT;
-    return c + l > 0 ? "prefix-cache:" + c + ",load:" + l : null;
+    return GoPolicyConfig.weightedScorers(cache, load);
   }
 
   /** The YAML tree of {@code text}, or null for an empty document. */
-  private static Node root(String text, String source) {
+  private static YamlNode root(String text, String source) {
     try (JsonParser p = YAML.createParser(text)) {
       if (p.nextToken() == null) {
         return null;
       }
-      Node root = Node.read(p, source);
+      YamlNode root = YamlNode.read(p, source);
       if (p.nextToken() != null) {
-        throw new Problem(source, p.currentTokenLocation(), "expected a single YAML document");
+        throw new YamlNode.Problem(source, p.currentTokenLocation(), "expected a single YAML document");
       }
       return root.isNull() ? null : root;
     } catch (JacksonException e) {
@@ -258,100 +256,40 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
 
   // ---------------------------------------------------------------- reading
 
-  /**
-   * A YAML node with where it starts: a mapping, a sequence or a scalar; a number scalar also has
-   * its value as the YAML parser reads it (which knows forms such as {@code 0x1F}, {@code 0b101}
-   * and {@code 1_000}).
-   */
-  record Node(Map<String, Node> map, List<Node> list, String text, Number number,
-      JsonToken token, int line, int column) {
-
-    boolean isNull() {
-      return token == JsonToken.VALUE_NULL;
-    }
-
-    boolean isScalar() {
-      return map == null && list == null;
-    }
-
-    static Node read(JsonParser p, String source) throws IOException {
-      InputTrees.refuseAnchors(p, source);
-      JsonLocation at = p.currentTokenLocation();
-      int line = at.getLineNr();
-      int col = at.getColumnNr();
-      JsonToken t = p.currentToken();
-      if (t == JsonToken.START_OBJECT) {
-        Map<String, Node> m = new LinkedHashMap<>();
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-          String key = p.currentName();
-          JsonLocation keyAt = p.currentTokenLocation();
-          p.nextToken();
-          Node value = read(p, source);
-          if (m.put(key, value) != null) {
-            throw new Problem(source, keyAt, "duplicate key '" + key + "'");
-          }
-        }
-        return new Node(m, null, null, null, t, line, col);
-      }
-      if (t == JsonToken.START_ARRAY) {
-        List<Node> l = new ArrayList<>();
-        while (p.nextToken() != JsonToken.END_ARRAY) {
-          l.add(read(p, source));
-        }
-        return new Node(null, l, null, null, t, line, col);
-      }
-      Number number = t == JsonToken.VALUE_NUMBER_INT || t == JsonToken.VALUE_NUMBER_FLOAT
-          ? p.getNumberValue() : null;
-      return new Node(null, null, p.getText(), number, t, line, col);
-    }
-  }
-
-  /** An error at a place in the file, on one line whatever keys or values it quotes. */
-  static final class Problem extends IllegalArgumentException {
-    Problem(String source, JsonLocation at, String message) {
-      super(source + ", line " + at.getLineNr() + ", column " + at.getColumnNr() + ": "
-          + TextFiles.oneLine(message));
-    }
-
-    Problem(String source, Node at, String message) {
-      super(source + ", line " + at.line() + ", column " + at.column() + ": " + TextFiles.oneLine(message));
-    }
-  }
-
   /** Checks and converts the tree, with the source name for errors. */
-  record Reader(String source) {
+  static final class Reader extends NodeReader {
 
-    IllegalArgumentException error(Node at, String message) {
-      return new Problem(source, at, message);
+    Reader(String source) {
+      super(source);
     }
 
-    PolicyBundle bundle(Node root) {
-      Map<String, Node> top = mapping(root, "the policy bundle", TOP);
+    PolicyBundle bundle(YamlNode root) {
+      Map<String, YamlNode> top = mapping(root, "the policy bundle", TOP);
       List<PoolSpec> pools = top.containsKey("pools") ? pools(top.get("pools")) : List.of();
       PolicySpec router = policy(top.get("router"), "router", RouterProvider.class, true);
       PolicySpec admission = policy(top.get("admission"), "admission", AdmissionPolicyProvider.class, false);
       PolicySpec priority = policy(top.get("priority"), "priority", PriorityPolicyProvider.class, false);
       String scheduler = null;
       if (top.containsKey("scheduler")) {
-        Node s = top.get("scheduler");
+        YamlNode s = top.get("scheduler");
         scheduler = knownName(s, string(s, "scheduler"), "scheduler", SchedulerProvider.class);
       }
       Long admissionLatency = null;
       Long routingLatency = null;
       Long refresh = null;
       if (top.containsKey("cluster")) {
-        Map<String, Node> c = mapping(top.get("cluster"), "cluster", CLUSTER);
+        Map<String, YamlNode> c = mapping(top.get("cluster"), "cluster", CLUSTER);
         admissionLatency = c.containsKey(CLUSTER.get(0)) ? latency(c.get(CLUSTER.get(0)), CLUSTER.get(0)) : null;
         routingLatency = c.containsKey(CLUSTER.get(1)) ? latency(c.get(CLUSTER.get(1)), CLUSTER.get(1)) : null;
         refresh = c.containsKey(CLUSTER.get(2)) ? latency(c.get(CLUSTER.get(2)), CLUSTER.get(2)) : null;
       }
       Map<String, SloTarget> slo = new TreeMap<>();
       if (top.containsKey("slo")) {
-        Node sloNode = top.get("slo");
-        Map<String, Node> classes = mapping(sloNode, "slo", ClientSpec.SLO_CLASSES, "SLO class",
+        YamlNode sloNode = top.get("slo");
+        Map<String, YamlNode> classes = mapping(sloNode, "slo", ClientSpec.SLO_CLASSES, "SLO class",
             "known classes");
-        for (Map.Entry<String, Node> e : classes.entrySet()) {
-          Map<String, Node> t = mapping(e.getValue(), "slo." + e.getKey(), SLO);
+        for (Map.Entry<String, YamlNode> e : classes.entrySet()) {
+          Map<String, YamlNode> t = mapping(e.getValue(), "slo." + e.getKey(), SLO);
           double ttft = t.containsKey("ttft_ms") ? number(t.get("ttft_ms"), "ttft_ms") : 0;
           double e2e = t.containsKey("e2e_ms") ? number(t.get("e2e_ms"), "e2e_ms") : 0;
           try {
@@ -365,7 +303,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
           routingLatency, refresh, slo);
     }
 
-    private List<PoolSpec> pools(Node n) {
+    private List<PoolSpec> pools(YamlNode n) {
       if (n.list() == null) {
         throw error(n, "pools must be a list of pools (each '- name: ...'), got " + describe(n));
       }
@@ -379,8 +317,8 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       List<PoolSpec> out = new ArrayList<>();
       Set<String> names = new java.util.HashSet<>();
       long total = 0;
-      for (Node item : n.list()) {
-        Map<String, Node> m = mapping(item, "a pool", POOL);
+      for (YamlNode item : n.list()) {
+        Map<String, YamlNode> m = mapping(item, "a pool", POOL);
         if (!m.containsKey("name") || !m.containsKey("instances")) {
           throw error(item, "a pool needs a name and a number of instances");
         }
@@ -390,8 +328,8 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
         }
         long instances = whole(m.get("instances"), "instances", 1);
         total += instances;
-        if (total > Cluster.MAX_INSTANCES) {
-          throw error(m.get("instances"), "at most " + Cluster.MAX_INSTANCES
+        if (total > ClusterLimits.MAX_INSTANCES) {
+          throw error(m.get("instances"), "at most " + ClusterLimits.MAX_INSTANCES
               + " instances in all pools (the cluster limit), got " + total);
         }
         try {
@@ -405,7 +343,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
                   ? number(m.get("gpu_memory_utilization"), "gpu_memory_utilization") : null,
               either(m, "pp", "pipeline_parallel_size"), either(m, "dp", "data_parallel_size"),
               expertParallel(m)));
-        } catch (Problem p) {
+        } catch (YamlNode.Problem p) {
           throw p;
         } catch (IllegalArgumentException e) {
           throw error(item, "pool '" + name + "': " + e.getMessage());
@@ -414,27 +352,27 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       return out;
     }
 
-    private PolicySpec policy(Node n, String section, Class<? extends NamedProvider> type,
+    private PolicySpec policy(YamlNode n, String section, Class<? extends NamedProvider> type,
         boolean scorers) {
       if (n == null) {
         return null;
       }
-      Map<String, Node> m = mapping(n, section, null);
-      Node nameNode = m.get("policy");
+      Map<String, YamlNode> m = mapping(n, section, null);
+      YamlNode nameNode = m.get("policy");
       if (nameNode == null) {
         throw error(n, section + " needs 'policy: NAME' (available: "
             + String.join(", ", Providers.names(type)) + ")");
       }
       String name = knownName(nameNode, string(nameNode, "policy"), section, type);
       Map<String, String> params = new LinkedHashMap<>();
-      for (Map.Entry<String, Node> e : m.entrySet()) {
+      for (Map.Entry<String, YamlNode> e : m.entrySet()) {
         if (e.getKey().equals("policy")) {
           continue;
         }
-        Node v = e.getValue();
+        YamlNode v = e.getValue();
         if (scorers && e.getKey().equals("scorers") && v.map() != null) {
           List<String> parts = new ArrayList<>();
-          for (Map.Entry<String, Node> s : v.map().entrySet()) {
+          for (Map.Entry<String, YamlNode> s : v.map().entrySet()) {
             if (!s.getValue().isScalar() || s.getValue().isNull()) {
               throw error(s.getValue(), "the weight of scorer " + s.getKey() + " must be a number");
             }
@@ -450,63 +388,21 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       return new PolicySpec(name, params);
     }
 
-    String knownName(Node at, String name, String what, Class<? extends NamedProvider> type) {
-      List<String> names = Providers.names(type);
-      String canonical = Providers.canonicalName(type, name); // an alias names its provider
-      if (!names.contains(canonical)) {
-        throw error(at, "unknown " + what + " '" + name + "'; available: " + String.join(", ", names));
-      }
-      return canonical;
-    }
-
-    /** The mapping {@code n}, whose keys must be in {@code accepted} (any when null). */
-    Map<String, Node> mapping(Node n, String what, List<String> accepted) {
-      return mapping(n, what, accepted, "key", "accepted");
-    }
-
-    /**
-     * The mapping {@code n}, whose keys must be in {@code accepted} (any when null); an unknown
-     * one is "unknown KIND 'k' in WHAT; LISTED: ...".
-     */
-    private Map<String, Node> mapping(Node n, String what, List<String> accepted, String kind,
-        String listed) {
-      if (n.map() == null) {
-        throw error(n, what + " must be a mapping of keys, got " + describe(n));
-      }
-      if (accepted != null) {
-        for (String key : n.map().keySet()) {
-          if (!accepted.contains(key)) {
-            Node at = n.map().get(key);
-            throw error(at, "unknown " + kind + " '" + key + "' in " + what + "; " + listed + ": "
-                + String.join(", ", accepted));
-          }
-        }
-      }
-      return n.map();
-    }
-
-    /** A control-plane latency or refresh interval: whole microseconds in [0, {@link Simulation#MAX_DELAY_US}]. */
-    private long latency(Node n, String key) {
+    /** A control-plane latency or refresh interval: whole microseconds in [0, {@link SimulatedTime#MAX_DELAY_US}]. */
+    private long latency(YamlNode n, String key) {
       long v = whole(n, key, 0);
-      if (v > Simulation.MAX_DELAY_US) {
-        throw error(n, key + " must be at most " + Simulation.MAX_DELAY_US + " (one hour), got " + n.text());
+      if (v > SimulatedTime.MAX_DELAY_US) {
+        throw error(n, key + " must be at most " + SimulatedTime.MAX_DELAY_US + " (one hour), got " + n.text());
       }
       return v;
     }
 
-    String string(Node n, String key) {
-      if (!n.isScalar() || n.token() != JsonToken.VALUE_STRING) {
-        throw error(n, key + " must be a name (text), got " + describe(n));
-      }
-      return n.text();
-    }
-
-    private String optString(Map<String, Node> m, String key) {
+    private String optString(Map<String, YamlNode> m, String key) {
       return m.containsKey(key) ? string(m.get(key), key) : null;
     }
 
     /** The int under {@code key} or its vLLM name {@code vllmKey} (not both), or null. */
-    private Integer either(Map<String, Node> m, String key, String vllmKey) {
+    private Integer either(Map<String, YamlNode> m, String key, String vllmKey) {
       if (m.containsKey(key) && m.containsKey(vllmKey)) {
         throw error(m.get(vllmKey), "give " + key + " or " + vllmKey + ", not both");
       }
@@ -514,8 +410,8 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
     }
 
     /** {@code ep: N}, or {@code enable_expert_parallel: true} ({@link PoolSpec#EP_ENABLED}), or null. */
-    private Integer expertParallel(Map<String, Node> m) {
-      Node enable = m.get("enable_expert_parallel");
+    private Integer expertParallel(Map<String, YamlNode> m) {
+      YamlNode enable = m.get("enable_expert_parallel");
       if (enable == null) {
         return optInt(m, "ep");
       }
@@ -528,43 +424,8 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       return enable.token() == JsonToken.VALUE_TRUE ? PoolSpec.EP_ENABLED : 1;
     }
 
-    private Integer optInt(Map<String, Node> m, String key) {
+    private Integer optInt(Map<String, YamlNode> m, String key) {
       return m.containsKey(key) ? (int) whole(m.get(key), key, 0) : null;
-    }
-
-    private long whole(Node n, String key, long min) {
-      if (n.token() != JsonToken.VALUE_NUMBER_INT) {
-        throw error(n, key + " must be a whole number, got " + describe(n));
-      }
-      if (!(n.number() instanceof Integer || n.number() instanceof Long)) {
-        throw error(n, key + " is too large: " + n.text());
-      }
-      long v = n.number().longValue();
-      if (v < min || v > Integer.MAX_VALUE && !key.endsWith("_us") && !key.equals("total_kv_blocks")) {
-        throw error(n, key + " must be a whole number >= " + min + ", got " + n.text());
-      }
-      return v;
-    }
-
-    double number(Node n, String key) {
-      if (n.token() != JsonToken.VALUE_NUMBER_INT && n.token() != JsonToken.VALUE_NUMBER_FLOAT) {
-        throw error(n, key + " must be a number, got " + describe(n));
-      }
-      double v = n.number().doubleValue();
-      if (!Double.isFinite(v)) {
-        throw error(n, key + " must be a finite number, got " + n.text());
-      }
-      return v;
-    }
-
-    private static String describe(Node n) {
-      if (n.map() != null) {
-        return "a mapping";
-      }
-      if (n.list() != null) {
-        return "a list";
-      }
-      return n.isNull() ? "nothing" : "'" + n.text() + "'";
     }
   }
 }

@@ -9,27 +9,40 @@ import java.io.StringWriter;
 import java.io.UncheckedIOException;
 import java.math.BigDecimal;
 import java.math.RoundingMode;
+import java.util.List;
 import java.util.Map;
 
-/** Writes a {@link SimulationResult} as JSON with a fixed field order and number format. */
+/**
+ * Writes a simulation result ({@code SimulationResult}, given as its parts) as JSON with a fixed
+ * field order and number format.
+ */
 final class ResultJson {
 
   private static final JsonFactory FACTORY = new JsonFactory();
 
   private ResultJson() {}
 
-  static String write(SimulationResult result) {
+  /** {@link #write(Parts, java.io.Writer, String)} to a string, with no further fields. */
+  static String write(Parts result) {
     StringWriter out = new StringWriter();
     write(result, out, "");
     return out.toString();
   }
 
   /**
+   * What a result document is written from: the parts of a {@code SimulationResult}, with its
+   * fitness score or null.
+   */
+  record Parts(long simulatedDurationUs, MetricsSummary overall, List<MetricsSummary> stages,
+      EngineStats engine, ClusterReport cluster, Fitness.Result fitness,
+      List<RequestRecord> requests) {}
+
+  /**
    * Streams the result to {@code out} (never whole in memory: a million per-request records or
    * routing decisions go out as they are written), with {@code tail} (further fields, rendered
    * as {@code ,\n  "name" : value}) placed before the closing brace; ends with a newline.
    */
-  static void write(SimulationResult result, java.io.Writer out, String tail) {
+  static void write(Parts result, java.io.Writer out, String tail) {
     try (JsonGenerator g = FACTORY.createGenerator(out).disable(JsonGenerator.Feature.AUTO_CLOSE_TARGET)) {
       g.setPrettyPrinter(new DefaultPrettyPrinter()
           .withObjectIndenter(new DefaultIndenter("  ", "\n"))
@@ -60,8 +73,8 @@ final class ResultJson {
       g.writeNumberField("steps", e.steps());
       g.writeEndObject();
       cluster(g, result.cluster(), e.instances() > 1);
-      if (result.fitness().isPresent()) {
-        fitness(g, result.fitness().get());
+      if (result.fitness() != null) {
+        fitness(g, result.fitness());
       }
       if (!result.requests().isEmpty()) {
         g.writeArrayFieldStart("requests");

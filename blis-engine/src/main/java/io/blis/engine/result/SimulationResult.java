@@ -75,7 +75,7 @@ public final class SimulationResult {
    * with fixed decimals, written deterministically (same result, same bytes).
    */
   public String toJson() {
-    return ResultJson.write(this);
+    return ResultJson.write(jsonParts());
   }
 
   /**
@@ -84,6 +84,11 @@ public final class SimulationResult {
    * before its closing brace: the same bytes, never the whole document in memory.
    */
   public void writeJson(java.io.Writer out, String tail) {
-    ResultJson.write(this, out, tail);
+    ResultJson.write(jsonParts(), out, tail);
+  }
+
+  private ResultJson.Parts jsonParts() {
+    return new ResultJson.Parts(simulatedDurationUs, overall, stages, engine, cluster, fitness,
+        requests);
   }
 }

@@ -26,7 +26,7 @@ final class PriorityFcfs implements Scheduler {
 
   @Override
   public int compareWaiting(RequestView a, RequestView b) {
-    return Schedulers.thenArrivalThenId(sign * Integer.compare(a.priority(), b.priority()), a, b);
+    return TieBreak.thenArrivalThenId(sign * Integer.compare(a.priority(), b.priority()), a, b);
   }
 
   @Override

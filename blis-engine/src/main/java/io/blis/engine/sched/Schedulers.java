@@ -1,6 +1,5 @@
 package io.blis.engine.sched;
 
-import io.blis.api.RequestView;
 import io.blis.api.Scheduler;
 
 /** The built-in schedulers, also available by name through their {@code SchedulerProvider}s. */
@@ -26,17 +25,5 @@ public final class Schedulers {
   /** {@code reverse-priority} (pathological): least urgent first; preempt the most urgent. */
   public static Scheduler reversePriority() {
     return new PriorityFcfs(true);
-  }
-
-  /**
-   * The tie-break every ordering scheduler shares: {@code primary} first, then arrival time, then
-   * request id, so the order is total and deterministic.
-   */
-  static int thenArrivalThenId(int primary, RequestView a, RequestView b) {
-    if (primary != 0) {
-      return primary;
-    }
-    int c = Long.compare(a.arrivalTimeUs(), b.arrivalTimeUs());
-    return c != 0 ? c : Long.compare(a.id(), b.id());
   }
 }

@@ -17,7 +17,7 @@ final class ShortestJobFirst implements Scheduler {
 
   @Override
   public int compareWaiting(RequestView a, RequestView b) {
-    return Schedulers.thenArrivalThenId(Integer.compare(a.inputTokens(), b.inputTokens()), a, b);
+    return TieBreak.thenArrivalThenId(Integer.compare(a.inputTokens(), b.inputTokens()), a, b);
   }
 
   @Override

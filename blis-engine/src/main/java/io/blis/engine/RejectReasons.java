@@ -1,0 +1,11 @@
+package io.blis.engine;
+
+/** Why an instance rejects a request when it reaches the waiting queue (the reasons results count). */
+final class RejectReasons {
+
+  static final String PROMPT_TOO_LONG = "prompt_exceeds_max_model_len";
+  static final String TOTAL_TOO_LONG = "prompt_plus_output_exceeds_max_model_len";
+  static final String KV_CAPACITY = "exceeds_kv_cache_capacity";
+
+  private RejectReasons() {}
+}

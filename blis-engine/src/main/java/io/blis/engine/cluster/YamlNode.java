@@ -1,0 +1,72 @@
+package io.blis.engine.cluster;
+
+import com.fasterxml.jackson.core.JsonLocation;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import io.blis.latency.coeff.InputTrees;
+import io.blis.workload.TextFiles;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A YAML node of a policy file with where it starts: a mapping, a sequence or a scalar; a number
+ * scalar also has its value as the YAML parser reads it (which knows forms such as {@code 0x1F},
+ * {@code 0b101} and {@code 1_000}). Read by {@link PolicyBundle} in either of its formats.
+ */
+record YamlNode(Map<String, YamlNode> map, List<YamlNode> list, String text, Number number,
+    JsonToken token, int line, int column) {
+
+  boolean isNull() {
+    return token == JsonToken.VALUE_NULL;
+  }
+
+  boolean isScalar() {
+    return map == null && list == null;
+  }
+
+  static YamlNode read(JsonParser p, String source) throws IOException {
+    InputTrees.refuseAnchors(p, source);
+    JsonLocation at = p.currentTokenLocation();
+    int line = at.getLineNr();
+    int col = at.getColumnNr();
+    JsonToken t = p.currentToken();
+    if (t == JsonToken.START_OBJECT) {
+      Map<String, YamlNode> m = new LinkedHashMap<>();
+      while (p.nextToken() == JsonToken.FIELD_NAME) {
+        String key = p.currentName();
+        JsonLocation keyAt = p.currentTokenLocation();
+        p.nextToken();
+        YamlNode value = read(p, source);
+        if (m.put(key, value) != null) {
+          throw new Problem(source, keyAt, "duplicate key '" + key + "'");
+        }
+      }
+      return new YamlNode(m, null, null, null, t, line, col);
+    }
+    if (t == JsonToken.START_ARRAY) {
+      List<YamlNode> l = new ArrayList<>();
+      while (p.nextToken() != JsonToken.END_ARRAY) {
+        l.add(read(p, source));
+      }
+      return new YamlNode(null, l, null, null, t, line, col);
+    }
+    Number number = t == JsonToken.VALUE_NUMBER_INT || t == JsonToken.VALUE_NUMBER_FLOAT
+        ? p.getNumberValue() : null;
+    return new YamlNode(null, null, p.getText(), number, t, line, col);
+  }
+
+  /** An error at a place in the file, on one line whatever keys or values it quotes. */
+  static final class Problem extends IllegalArgumentException {
+    Problem(String source, JsonLocation at, String message) {
+      super(source + ", line " + at.getLineNr() + ", column " + at.getColumnNr() + ": "
+          + TextFiles.oneLine(message));
+    }
+
+    Problem(String source, YamlNode at, String message) {
+      super(source + ", line " + at.line() + ", column " + at.column() + ": " + TextFiles.oneLine(message));
+    }
+  }
+}
