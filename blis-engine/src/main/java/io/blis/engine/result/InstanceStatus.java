@@ -1,7 +1,7 @@
 package io.blis.engine.result;
 
 /**
- * What one instance of a {@link LiveSimulation} holds at the current simulated time.
+ * What one instance of a {@link io.blis.engine.LiveSimulation} holds at the current simulated time.
  *
  * @param index instance index
  * @param pool pool name ("" for a single pool)

@@ -3,7 +3,7 @@ package io.blis.engine.result;
 import java.util.List;
 
 /**
- * The outcome of one {@link Simulation#run()}: aggregated metrics overall and per load stage,
+ * The outcome of one {@link io.blis.engine.Simulation#run()}: aggregated metrics overall and per load stage,
  * engine-wide KV-cache figures and, when requested, one record per finished request.
  */
 public final class SimulationResult {

@@ -21,8 +21,8 @@ import java.util.function.Predicate;
  * The outcome of {@code blis validate}: one {@link ExperimentComparison} per experiment and a
  * summary of absolute percentage errors (APE, percent) over the non-saturated experiments and,
  * separately, the saturated ones. Renders as JSON (latencies in ms, errors in percent, fields in
- * a fixed order, values rounded to 3 decimals), as a plain-text table and as a self-contained
- * HTML page of charts ({@link #html()}).
+ * a fixed order, values rounded to 3 decimals) and as a plain-text table; blis-cli draws its HTML
+ * page of charts.
  */
 public final class ValidationReport {
 
