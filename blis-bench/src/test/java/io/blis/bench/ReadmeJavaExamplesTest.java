@@ -18,34 +18,43 @@ import javax.tools.JavaCompiler;
 import javax.tools.ToolProvider;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Every Java example of README.md compiles as written, with its own imports, against the
  * project's modules; an example made of statements also runs (from the repository root, where its
- * relative paths point) and ends normally.
+ * relative paths point) and ends normally. An example marked {@code <!-- consumer: DIR -->} on the
+ * line before it is code of the consumer build in DIR (blis-it), which compiles and runs it
+ * against the installed artifacts with its own plugins: its lines must be that project's, in the
+ * same order (imports in any order), so that README shows what the consumer build runs.
  */
 class ReadmeJavaExamplesTest {
 
   private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
-  private static final Pattern BLOCK = Pattern.compile("```java\\n(.*?)```", Pattern.DOTALL);
+  private static final Pattern BLOCK =
+      Pattern.compile("(?:<!-- consumer: (\\S+) -->\\n)?```java\\n(.*?)```", Pattern.DOTALL);
   private static final Pattern CLASS = Pattern.compile("public (?:final )?class (\\w+)");
 
   @TempDir Path tmp;
 
-  static Stream<String> examples() throws IOException {
+  static Stream<Arguments> examples() throws IOException {
     String readme = Files.readString(ROOT.resolve("README.md"), StandardCharsets.UTF_8);
-    List<String> out = new ArrayList<>();
+    List<Arguments> out = new ArrayList<>();
     Matcher m = BLOCK.matcher(readme);
     while (m.find()) {
-      out.add(m.group(1));
+      out.add(Arguments.of(m.group(1), m.group(2)));
     }
     return out.stream();
   }
 
   @ParameterizedTest(name = "example {index}")
   @MethodSource("examples")
-  void compilesAsWrittenAndRuns(String code) throws Exception {
+  void compilesAsWrittenAndRuns(String consumer, String code) throws Exception {
+    if (consumer != null) {
+      isCodeOfTheConsumerBuild(ROOT.resolve(consumer), code);
+      return;
+    }
     boolean isClass = code.contains("package ") || CLASS.matcher(code).find();
     Path src;
     String main;
@@ -86,5 +95,46 @@ class ReadmeJavaExamplesTest {
     assertThat(p.waitFor(120, TimeUnit.SECONDS)).as("finishes").isTrue();
     assertThat(p.exitValue()).as("runs; output:%n%s", out).isZero();
     assertThat(out).isNotBlank();
+  }
+
+  /** Each import of {@code code} is in one of the project's files, and its other lines follow one another there. */
+  private static void isCodeOfTheConsumerBuild(Path project, String code) throws IOException {
+    assertThat(project).as("consumer build").isDirectory();
+    List<List<String>> files = new ArrayList<>();
+    try (Stream<Path> s = Files.walk(project.resolve("src"))) {
+      for (Path f : s.filter(f -> f.toString().endsWith(".java")).sorted().toList()) {
+        files.add(Files.readAllLines(f, StandardCharsets.UTF_8).stream().map(String::strip)
+            .filter(l -> !l.isEmpty()).toList());
+      }
+    }
+    List<String> imports = new ArrayList<>();
+    List<String> lines = new ArrayList<>();
+    for (String line : code.split("\n")) {
+      String l = line.strip();
+      if (!l.isEmpty()) {
+        (l.startsWith("import ") ? imports : lines).add(l);
+      }
+    }
+    for (List<String> file : files) {
+      if (file.containsAll(imports) && inOrder(lines, file)) {
+        return;
+      }
+    }
+    throw new AssertionError("README's example is not code of " + project + " (each line in that order in one"
+        + " of its files, the imports anywhere there):\n" + code);
+  }
+
+  private static boolean inOrder(List<String> lines, List<String> file) {
+    int at = 0;
+    for (String l : lines) {
+      while (at < file.size() && !file.get(at).equals(l)) {
+        at++;
+      }
+      if (at == file.size()) {
+        return false;
+      }
+      at++;
+    }
+    return true;
   }
 }

@@ -11,6 +11,9 @@ import io.blis.api.LatencyModel;
 import io.blis.api.RequestView;
 import io.blis.engine.EngineLimits;
 import io.blis.engine.Simulation;
+import io.blis.engine.capacity.CapacitySearch;
+import io.blis.engine.capacity.RateWorkload;
+import io.blis.engine.capacity.SloSet;
 import io.blis.engine.cluster.Cluster;
 import io.blis.engine.cluster.PolicySpec;
 import io.blis.engine.cluster.PoolSpec;
@@ -150,21 +153,24 @@ class EmbedTest {
       public long schedulingProcessingTime() { return 0; }
       public long preemptionProcessingTime() { return 0; }
     };
+    RequestSource workload = SyntheticWorkload.poissonGaussian(
+        5.0, 1_000, new LengthSpec(512, 128, 16, 2048), new LengthSpec(128, 32, 1, 512), 0, 42);
     SimulationResult result = Simulation.builder()
         .latencyModel(model)
         .limits(new EngineLimits(256, 2048, 0, 4096))
         .totalKvBlocks(7462)
-        .source(SyntheticWorkload.poissonGaussian(
-            5.0, 1_000, new LengthSpec(512, 128, 16, 2048), new LengthSpec(128, 32, 1, 512), 0, 42))
+        .source(workload)
         .build()
         .run();
+    System.out.println(result.overall().e2e().meanUs() / 1000 + " ms mean E2E");
+    String json = result.toJson();   // the result as blis run prints it
 
     assertThat(result.overall().completedRequests()).isEqualTo(1_000);
     // one request alone would take its queueing, a prefill step of its whole prompt (at most 2,048
     // tokens) and a decode step per later token: E2E lies between those bounds for the shortest
     // (16 prompt, 1 output) and, with batching, above them on average
     assertThat(result.overall().e2e().meanUs()).isGreaterThan(2_000 + 5_000 + 20 * 16);
-    assertThat(result.toJson()).contains("\"completed_requests\" : 1000");
+    assertThat(json).contains("\"completed_requests\" : 1000");
   }
 
   @Test
@@ -182,12 +188,34 @@ class EmbedTest {
         .run();
     SimulationResult point = simulate.apply(Coefficients.empty());                  // bundled defaults
     Map<String, PredictionInterval> iv = SimulationIntervals.of(point, simulate, Ensemble.bundled(), 0.9);
+    System.out.printf("mean E2E %.0f ms, 90%% interval %.0f - %.0f ms%n",
+        iv.get("e2e_mean_ms").point(), iv.get("e2e_mean_ms").low(), iv.get("e2e_mean_ms").high());
 
     PredictionInterval e2e = iv.get("e2e_mean_ms");
     assertThat(e2e.point()).isEqualTo(point.overall().e2e().meanUs() / 1000.0);
     assertThat(e2e.low()).isLessThan(e2e.point());
     assertThat(e2e.high()).isGreaterThan(e2e.point());
     assertThat(iv.get("ttft_mean_ms").low()).isLessThan(iv.get("ttft_mean_ms").high());
+  }
+
+  @Test
+  void aCapacitySearch() {
+    // README, Embedding: the highest chatbot rate one H100 (Llama-2-7B, the defaults) serves with
+    // TTFT p99 <= 500 ms and E2E p99 <= 20 s, as `blis capacity` searches it
+    CapacitySearch search = new CapacitySearch(
+        (instances, coefficients) -> Cluster.builder().instances(Math.max(1, instances)).toSimulation(),
+        RateWorkload.preset("chatbot", 42),
+        SloSet.parse("ttft_p99=500ms,e2e_p99=20s"),
+        CapacitySearch.Settings.defaults());
+    CapacitySearch.Found max = search.maxRate(null);   // null: the configured coefficients
+    System.out.printf("%.2f req/s%n", max.rateRps());   // max.points(): every rate tried, its metrics
+
+    assertThat(max.rateRps()).isGreaterThan(0);
+    assertThat(max.at().meetsTargets()).isTrue();
+    if (!max.atLeast()) {
+      // the bracket's upper side: a higher rate tried and missed a target
+      assertThat(max.points()).anyMatch(p -> p.rateRps() > max.rateRps() && !p.meetsTargets());
+    }
   }
 
   @Test
