@@ -1,10 +1,12 @@
 package com.example.modpath;
 
-import static com.example.modpath.ConstantStepModelProvider.PER_TOKEN_US;
-import static com.example.modpath.ConstantStepModelProvider.QUEUEING_US;
-import static com.example.modpath.ConstantStepModelProvider.SCHEDULING_US;
+import static com.example.embed.ConstantStepModelProvider.PER_TOKEN_US;
+import static com.example.embed.ConstantStepModelProvider.QUEUEING_US;
+import static com.example.embed.ConstantStepModelProvider.SCHEDULING_US;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.example.embed.ConstantStepModelProvider;
+import com.example.embed.ShortestPromptFirstProvider;
 import io.blis.api.LatencyModelProvider;
 import io.blis.api.Providers;
 import io.blis.engine.cluster.Cluster;
