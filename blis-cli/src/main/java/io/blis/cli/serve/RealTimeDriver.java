@@ -19,9 +19,19 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * Runs a {@link LiveSimulation} in real time on one thread: simulated microseconds are wall-clock
- * microseconds since the driver started. Requests submitted from any thread arrive at the
- * simulated time of their submission; every token is handed to its request's {@link ResponseSink}
- * when the wall clock reaches the token's simulated client time.
+ * microseconds since the driver started, less the time the driver had to hold the simulation back
+ * (below). Requests submitted from any thread arrive at the simulated time of their submission;
+ * every token is handed to its request's {@link ResponseSink} when the wall clock reaches the
+ * token's simulated client time.
+ *
+ * <p>When the machine cannot keep up (a CPU shared with other work, thousands of streams), the
+ * driver does not let the simulation run ahead of what it can deliver: whenever a delivery is
+ * more than {@value #LAG_BUDGET_US} us late (handed over late by this thread, or written late by
+ * an I/O thread, {@link #reportLate(long)}), simulated time is held back by the excess. Later
+ * tokens then come later, but in their order and with their simulated spacing, as a real server
+ * short of CPU slows down, instead of arriving in bunches; every latency the server reports is
+ * measured on the same stretched clock, so it agrees with what its clients see. The total held
+ * back is {@link #heldBackUs()}.
  *
  * <p>The loop: take new submissions and aborts; process the simulation's events up to now;
  * deliver every due token in time order; publish a status snapshot every {@value
@@ -33,6 +43,13 @@ final class RealTimeDriver implements AutoCloseable {
   private static final long MAX_PARK_US = 50_000;
   /** The last stretch before a due time that the thread spins instead of parking, us. */
   static final long SPIN_US = 1_000;
+  /** How late a delivery may be before simulated time is held back, us. */
+  static final long LAG_BUDGET_US = 2_000;
+  /** At most one warning about holding back per this many wall-clock microseconds. */
+  static final long WARN_INTERVAL_US = 10_000_000;
+  /** Holding back less than this within a warning interval is not worth a warning, us. */
+  static final long WARN_THRESHOLD_US = 50_000;
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RealTimeDriver.class);
 
   /** What the front end reads of the simulation: counters and the instances, at one time. */
   record Snapshot(long timeUs, List<InstanceStatus> instances, long promptTokens,
@@ -73,6 +90,10 @@ final class RealTimeDriver implements AutoCloseable {
   /** How late the simulation thread handed each token to its sink, microseconds. */
   final org.HdrHistogram.Histogram dispatchLatenessUs = new org.HdrHistogram.ConcurrentHistogram(3);
   private final long originNanos;
+  /** Wall-clock time the simulation was held back so far, us (written by the simulation thread). */
+  private volatile long heldBackUs;
+  /** The latest lateness an I/O thread reported since the simulation thread last looked, us. */
+  private final AtomicLong reportedLateUs = new AtomicLong();
   private final ConcurrentLinkedQueue<Object> inbox = new ConcurrentLinkedQueue<>();
   private final AtomicLong ids = new AtomicLong();
   private final Thread thread;
@@ -92,6 +113,8 @@ final class RealTimeDriver implements AutoCloseable {
   private long completed;
   private long aborted;
   private long rejected;
+  private long warnedAtUs;
+  private long heldBackWhenWarnedUs;
 
   /**
    * Builds the simulation from {@code builder} (its listener is replaced) and starts the thread.
@@ -114,14 +137,58 @@ final class RealTimeDriver implements AutoCloseable {
     thread.start();
   }
 
-  /** Simulated time now: wall-clock microseconds since the start. */
+  /** Simulated time now: wall-clock microseconds since the start, less what was held back. */
   long wallUs() {
-    return (System.nanoTime() - originNanos) / 1000;
+    return (System.nanoTime() - originNanos) / 1000 - heldBackUs;
   }
 
-  /** The {@link System#nanoTime()} of simulated time {@code us}. */
+  /** The {@link System#nanoTime()} of simulated time {@code us} (on the clock as held back now). */
   long nanosOf(long us) {
-    return originNanos + us * 1000;
+    return originNanos + (us + heldBackUs) * 1000;
+  }
+
+  /** How long the simulation has been held back behind the wall clock so far, us. */
+  long heldBackUs() {
+    return heldBackUs;
+  }
+
+  /**
+   * An I/O thread wrote something {@code lateUs} after it was due: beyond {@value #LAG_BUDGET_US}
+   * us, the simulation thread holds simulated time back by the excess on its next pass.
+   */
+  void reportLate(long lateUs) {
+    if (lateUs > LAG_BUDGET_US) {
+      reportedLateUs.accumulateAndGet(lateUs, Math::max);
+      LockSupport.unpark(thread);
+    }
+  }
+
+  /**
+   * Holds simulated time back so that nothing is more than {@value #LAG_BUDGET_US} us late: by
+   * the excess of the lateness of the earliest due delivery or engine event (this thread behind)
+   * or of what an I/O thread reported (writes behind), whichever is larger.
+   */
+  private void holdBack() {
+    long late = reportedLateUs.getAndSet(0);
+    // the earliest of what is due: a token to deliver, or an engine event (a step's end) not yet run
+    long earliest = Math.min(sim.nextEventUs(), due.isEmpty() ? Long.MAX_VALUE : due.peek().timeUs());
+    if (earliest != Long.MAX_VALUE) {
+      late = Math.max(late, wallUs() - earliest);
+    }
+    if (late > LAG_BUDGET_US) {
+      heldBackUs += late - LAG_BUDGET_US;
+    }
+    long wall = (System.nanoTime() - originNanos) / 1000;
+    if (wall - warnedAtUs >= WARN_INTERVAL_US) {
+      long held = heldBackUs - heldBackWhenWarnedUs;
+      if (held >= WARN_THRESHOLD_US) {
+        LOG.warn("blis serve is short of CPU: simulated time was held back {} ms in the last {} s so that tokens"
+            + " keep their order and spacing; they reach clients that much later, and the server's latency"
+            + " metrics count it", held / 1000, (wall - warnedAtUs) / 1_000_000);
+      }
+      warnedAtUs = wall;
+      heldBackWhenWarnedUs = heldBackUs;
+    }
   }
 
   /** The latest status snapshot (at most {@value #STATUS_INTERVAL_US} us old). */
@@ -206,6 +273,7 @@ final class RealTimeDriver implements AutoCloseable {
     try {
       while (running) {
         takeInbox();
+        holdBack();
         long now = Math.max(wallUs(), sim.nowUs());
         sim.advanceTo(now);
         deliver(Math.max(wallUs(), now));
@@ -255,7 +323,7 @@ final class RealTimeDriver implements AutoCloseable {
     while ((o = inbox.poll()) != null) {
       long now = Math.max(wallUs(), sim.nowUs());
       if (o instanceof Submission s) {
-        long arrival = Math.max(sim.nowUs(), Math.min(now, (s.arrivalNanos() - originNanos) / 1000));
+        long arrival = Math.max(sim.nowUs(), Math.min(now, (s.arrivalNanos() - originNanos) / 1000 - heldBackUs));
         sim.advanceTo(arrival);
         int max = s.request().maxTokens();
         RequestSpec spec = RequestSpec.simple(s.id(), arrival, s.request().promptTokens(), max);
