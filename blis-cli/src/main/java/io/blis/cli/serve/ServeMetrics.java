@@ -291,9 +291,11 @@ final class ServeMetrics {
   }
 
   /**
-   * {@code vllm:iteration_tokens_total}, the tokens of each engine step (scheduled prefill and
-   * decode tokens), from the status snapshot. Written by hand: the client library does not take a
-   * histogram name ending in {@code _total}.
+   * {@code vllm:iteration_tokens_total}, the tokens of each engine step (its scheduled prefill and
+   * decode tokens), from the status snapshot. vLLM counts a step's generated tokens plus the whole
+   * prompt of each request whose first token the step emitted: the same total without prefix-cache
+   * hits, spread differently with chunked prefill. Written by hand: the client library does not
+   * take a histogram name ending in {@code _total}.
    */
   private void writeIterationTokens(StringBuilder out) {
     String name = "vllm:iteration_tokens_total";
