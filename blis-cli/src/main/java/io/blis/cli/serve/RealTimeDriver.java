@@ -53,7 +53,17 @@ final class RealTimeDriver implements AutoCloseable {
 
   /** What the front end reads of the simulation: counters and the instances, at one time. */
   record Snapshot(long timeUs, List<InstanceStatus> instances, long promptTokens,
-      long generationTokens, long completed, long aborted, long rejected, long inFlight) {}
+      long generationTokens, long completed, long aborted, long rejected, long inFlight,
+      List<EngineCounts> engines) {}
+
+  /**
+   * One instance's token counters as vLLM counts them: prompt tokens when a request's prefill
+   * completes (its first token), generated tokens as they are emitted, and the tokens of each
+   * engine step in the buckets of {@link ServeMetrics#ITERATION_TOKEN_BUCKETS} (one more count for
+   * +Inf; not cumulative).
+   */
+  record EngineCounts(long promptTokens, long generationTokens, long[] stepTokenBuckets,
+      long stepTokenSum) {}
 
   private record Submission(long id, ServeRequest request, ResponseSink sink, long arrivalNanos) {}
 
@@ -65,11 +75,23 @@ final class RealTimeDriver implements AutoCloseable {
     final ResponseSink sink;
     final int maxTokens;
     boolean gone;
+    // per-request timing for vLLM's metrics (engine microseconds, -1 until it happens)
+    int instance = -1;
+    long queuedUs = -1;
+    long scheduledUs = -1;
+    long firstTokenUs = -1;
+    long lastTokenUs = -1;
+    int generated;
 
     Live(ServeRequest request, ResponseSink sink, int maxTokens) {
       this.request = request;
       this.sink = sink;
       this.maxTokens = maxTokens;
+    }
+
+    RequestStats stats(String finishReason) {
+      return new RequestStats(Math.max(0, instance), finishReason, request.promptTokens().length,
+          generated, maxTokens, queuedUs, scheduledUs, firstTokenUs, lastTokenUs);
     }
   }
 
@@ -115,6 +137,10 @@ final class RealTimeDriver implements AutoCloseable {
   private long rejected;
   private long warnedAtUs;
   private long heldBackWhenWarnedUs;
+  private final long[] enginePromptTokens;
+  private final long[] engineGenerationTokens;
+  private final long[][] stepTokenBuckets;
+  private final long[] stepTokenSums;
 
   /**
    * Builds the simulation from {@code builder} (its listener is replaced) and starts the thread.
@@ -131,7 +157,12 @@ final class RealTimeDriver implements AutoCloseable {
     this.afterDeliveries = afterDeliveries;
     this.sim = builder.listener(new Listener()).streamingMetrics(true).buildLive();
     this.originNanos = System.nanoTime();
-    this.snapshot = new Snapshot(0, sim.status(), 0, 0, 0, 0, 0, 0);
+    int instances = sim.status().size();
+    this.enginePromptTokens = new long[instances];
+    this.engineGenerationTokens = new long[instances];
+    this.stepTokenBuckets = new long[instances][ServeMetrics.ITERATION_TOKEN_BUCKETS.length + 1];
+    this.stepTokenSums = new long[instances];
+    this.snapshot = new Snapshot(0, sim.status(), 0, 0, 0, 0, 0, 0, engineCounts());
     this.thread = new Thread(this::loop, "blis-serve-simulation");
     thread.setDaemon(true);
     thread.start();
@@ -337,6 +368,7 @@ final class RealTimeDriver implements AutoCloseable {
           l.gone = true;
           aborted++;
           sim.abort(a.id());
+          safely(() -> l.sink.onStats(l.stats(RequestStats.ABORT)));
         }
       }
     }
@@ -355,6 +387,7 @@ final class RealTimeDriver implements AutoCloseable {
         dispatchLatenessUs.recordValue(Math.max(0, wallUs() - d.timeUs()));
         safely(() -> l.sink.onToken(d.index(), l.maxTokens, nanosOf(d.timeUs())));
       } else {
+        safely(() -> l.sink.onStats(l.stats(RequestStats.LENGTH)));
         safely(() -> l.sink.onFinished(l.request.promptTokens().length, l.maxTokens));
       }
     }
@@ -373,16 +406,78 @@ final class RealTimeDriver implements AutoCloseable {
 
   private void publish(long nowUs) {
     snapshot = new Snapshot(nowUs, sim.status(), promptTokens, generationTokens, completed, aborted,
-        rejected, live.size());
+        rejected, live.size(), engineCounts());
+  }
+
+  private List<EngineCounts> engineCounts() {
+    EngineCounts[] out = new EngineCounts[stepTokenSums.length];
+    for (int i = 0; i < out.length; i++) {
+      out[i] = new EngineCounts(enginePromptTokens[i], engineGenerationTokens[i],
+          stepTokenBuckets[i].clone(), stepTokenSums[i]);
+    }
+    return List.of(out);
+  }
+
+  private boolean known(int instance) {
+    return instance >= 0 && instance < stepTokenSums.length;
   }
 
   /** Turns engine events into deliveries. */
   private final class Listener implements EngineListener {
     @Override
+    public void onQueued(int instance, RequestView request, long timeUs) {
+      Live l = live.get(request.id());
+      if (l != null && l.queuedUs < 0) {
+        l.queuedUs = timeUs;
+        l.instance = instance;
+        safely(() -> l.sink.onEngine(instance));
+      }
+    }
+
+    @Override
+    public void onScheduled(int instance, RequestView request, long stepId, boolean resume, long timeUs) {
+      Live l = live.get(request.id());
+      if (l != null && l.scheduledUs < 0) {
+        l.scheduledUs = timeUs;
+      }
+    }
+
+    @Override
+    public void onFirstToken(int instance, RequestView request, long stepId, long timeUs, long clientTimeUs) {
+      Live l = live.get(request.id());
+      if (l != null && l.firstTokenUs < 0) {
+        l.firstTokenUs = timeUs;
+        if (known(instance)) {
+          enginePromptTokens[instance] += request.inputTokens();
+        }
+      }
+    }
+
+    @Override
+    public void onStep(int instance, io.blis.engine.StepRecord step) {
+      if (!known(instance)) {
+        return;
+      }
+      long tokens = step.prefillTokens() + step.decodeTokens();
+      double[] bounds = ServeMetrics.ITERATION_TOKEN_BUCKETS;
+      int b = 0;
+      while (b < bounds.length && tokens > bounds[b]) {
+        b++;
+      }
+      stepTokenBuckets[instance][b]++;
+      stepTokenSums[instance] += tokens;
+    }
+
+    @Override
     public void onToken(int instance, RequestView request, int tokenIndex, long timeUs, long clientTimeUs) {
       Live l = live.get(request.id());
       if (l != null) {
         generationTokens++;
+        l.generated++;
+        l.lastTokenUs = timeUs;
+        if (known(instance)) {
+          engineGenerationTokens[instance]++;
+        }
         due.add(new Delivery(clientTimeUs, seq++, l, TOKEN, tokenIndex));
       }
     }
@@ -408,6 +503,7 @@ final class RealTimeDriver implements AutoCloseable {
         }
         default -> {
           aborted++;
+          safely(() -> l.sink.onStats(l.stats(RequestStats.ABORT)));
           safely(() -> l.sink.onFailed(503, "the simulated engine dropped the request (" + outcome + ")"));
         }
       }

@@ -17,6 +17,18 @@ public interface ResponseSink {
   /** The answer is complete: every token was delivered. */
   void onFinished(int promptTokens, int completionTokens);
 
+  /**
+   * The simulated engine placed the request on instance {@code engine} (its first queueing).
+   * Called before its first {@link #onToken}.
+   */
+  default void onEngine(int engine) {}
+
+  /**
+   * The request ended: a completed one just before {@link #onFinished}, an aborted one (its
+   * client went away, or the engine dropped it) when it is aborted.
+   */
+  default void onStats(RequestStats stats) {}
+
   /** The request failed before its first token (rejected by the simulated engine). */
   void onFailed(int httpStatus, String message);
 }

@@ -351,10 +351,8 @@ public final class SimulatedServer implements AutoCloseable {
       private final long created = System.currentTimeMillis() / 1000;
       long id;
       private OpenAiProtocol.ChunkFormat format;
-      private final io.prometheus.metrics.core.datapoints.DistributionDataPoint ttft;
-      private final io.prometheus.metrics.core.datapoints.DistributionDataPoint itl;
-      private final io.prometheus.metrics.core.datapoints.DistributionDataPoint e2e;
-      private final io.prometheus.metrics.core.datapoints.DistributionDataPoint lateness;
+      /** The metrics' label children of the instance serving the request (set by onEngine). */
+      private volatile ServeMetrics.Engine m = metrics.engine(0);
       private boolean headersSent;
       private long previousDueNanos;
 
@@ -363,10 +361,21 @@ public final class SimulatedServer implements AutoCloseable {
         this.keepAlive = keepAlive;
         this.request = request;
         this.submitNanos = submitNanos;
-        this.ttft = metrics.ttft.labelValues(request.model());
-        this.itl = metrics.itl.labelValues(request.model());
-        this.e2e = metrics.e2e.labelValues(request.model());
-        this.lateness = metrics.lateness;
+      }
+
+      @Override
+      public void onEngine(int engine) {
+        m = metrics.engine(engine);
+      }
+
+      @Override
+      public void onStats(RequestStats stats) {
+        if (RequestStats.ABORT.equals(stats.finishReason())) {
+          metrics.observeFinished(m, stats); // its connection may be gone: no event loop pass
+        } else {
+          ServeMetrics.Engine e = m;
+          batch(ctx, () -> metrics.observeFinished(e, stats));
+        }
       }
 
       @Override
@@ -380,10 +389,13 @@ public final class SimulatedServer implements AutoCloseable {
 
       /** On the event loop: the token's chunk, its latency metrics and its lateness. */
       private void writeToken(int index, int total, long dueNanos) {
+        ServeMetrics.Engine e = m;
         if (index == 1) {
-          ttft.observe((dueNanos - submitNanos) / 1e9);
+          e.ttft.observe((dueNanos - submitNanos) / 1e9);
         } else {
-          itl.observe((dueNanos - previousDueNanos) / 1e9);
+          double itl = (dueNanos - previousDueNanos) / 1e9;
+          e.itl.observe(itl);
+          e.tpot.observe(itl);
         }
         previousDueNanos = dueNanos;
         if (!request.stream()) {
@@ -397,7 +409,7 @@ public final class SimulatedServer implements AutoCloseable {
         ctx.writeAndFlush(new DefaultHttpContent(Unpooled.wrappedBuffer(chunk))).addListener(f -> {
           long lateNanos = System.nanoTime() - dueNanos;
           latenessUs.recordValue(Math.max(0, lateNanos / 1000));
-          lateness.observe(Math.max(0, lateNanos) / 1e9);
+          e.lateness.observe(Math.max(0, lateNanos) / 1e9);
         });
       }
 
@@ -414,7 +426,8 @@ public final class SimulatedServer implements AutoCloseable {
       @Override
       public void onFinished(int promptTokens, int completionTokens) {
         current = -1;
-        batch(ctx, () -> e2e.observe((previousDueNanos - submitNanos) / 1e9));
+        ServeMetrics.Engine e = m;
+        batch(ctx, () -> e.e2e.observe((previousDueNanos - submitNanos) / 1e9));
         if (!request.stream()) {
           byte[] body = OpenAiProtocol.completion(id, request.chat(), request.model(), created,
               promptTokens, completionTokens).getBytes(StandardCharsets.UTF_8);

@@ -291,9 +291,13 @@ class SimulatedServerTest {
     bound(misses, "server-reported max lateness", reported.getMaxValue() / 1000.0, MAX_LATE_MS);
     String metrics = get("/metrics").body();
     String series = "blis:token_delivery_lateness_seconds";
-    assertThat(sample(metrics, series + "_count") - sample(metricsBefore, series + "_count")).isEqualTo(output);
-    double within50 = sample(metrics, series + "_bucket{le=\"0.05\"}") - sample(metricsBefore, series + "_bucket{le=\"0.05\"}");
-    double within10 = sample(metrics, series + "_bucket{le=\"0.01\"}") - sample(metricsBefore, series + "_bucket{le=\"0.01\"}");
+    String labels = "engine=\"0\",model_name=\"sim-model\"";
+    assertThat(sample(metrics, series + "_count{" + labels + "}")
+        - sample(metricsBefore, series + "_count{" + labels + "}")).isEqualTo(output);
+    String le50 = series + "_bucket{" + labels + ",le=\"0.05\"}";
+    String le10 = series + "_bucket{" + labels + ",le=\"0.01\"}";
+    double within50 = sample(metrics, le50) - sample(metricsBefore, le50);
+    double within10 = sample(metrics, le10) - sample(metricsBefore, le10);
     if (within50 < output) {
       misses.add(series + ": " + (int) within50 + " of " + output + " tokens within 50 ms (all should be)");
     }
@@ -346,10 +350,10 @@ class SimulatedServerTest {
     Thread.sleep(2 * RealTimeDriver.STATUS_INTERVAL_US / 1000);
     String metrics = get("/metrics").body();
     assertThat(metrics).contains("vllm:num_requests_running{engine=\"0\",model_name=\"sim-model\"} 0.0");
-    assertThat(metrics).contains("vllm:request_success_total{finished_reason=\"length\",model_name=\"sim-model\"} 1.0");
-    assertThat(metrics).contains("vllm:generation_tokens_total{model_name=\"sim-model\"} 4.0");
+    assertThat(metrics).contains("vllm:request_success_total{engine=\"0\",finished_reason=\"length\",model_name=\"sim-model\"} 1.0");
+    assertThat(metrics).contains("vllm:generation_tokens_total{engine=\"0\",model_name=\"sim-model\"} 4.0");
     assertThat(metrics).contains("vllm:cache_config_info{block_size=\"16\",engine=\"0\",num_gpu_blocks=\"2000\"} 1");
-    assertThat(metrics).contains("vllm:time_to_first_token_seconds_count{model_name=\"sim-model\"} 1");
+    assertThat(metrics).contains("vllm:time_to_first_token_seconds_count{engine=\"0\",model_name=\"sim-model\"} 1");
   }
 
   @Test
