@@ -54,7 +54,7 @@ final class RealTimeDriver implements AutoCloseable {
   /** What the front end reads of the simulation: counters and the instances, at one time. */
   record Snapshot(long timeUs, List<InstanceStatus> instances, long promptTokens,
       long generationTokens, long completed, long aborted, long rejected, long inFlight,
-      List<EngineCounts> engines) {}
+      List<EngineCounts> engines, long heldBackUs) {}
 
   /**
    * One instance's token counters as vLLM counts them: prompt tokens when a request's prefill
@@ -162,7 +162,7 @@ final class RealTimeDriver implements AutoCloseable {
     this.engineGenerationTokens = new long[instances];
     this.stepTokenBuckets = new long[instances][ServeMetrics.ITERATION_TOKEN_BUCKETS.length + 1];
     this.stepTokenSums = new long[instances];
-    this.snapshot = new Snapshot(0, sim.status(), 0, 0, 0, 0, 0, 0, engineCounts());
+    this.snapshot = new Snapshot(0, sim.status(), 0, 0, 0, 0, 0, 0, engineCounts(), 0);
     this.thread = new Thread(this::loop, "blis-serve-simulation");
     thread.setDaemon(true);
     thread.start();
@@ -406,7 +406,7 @@ final class RealTimeDriver implements AutoCloseable {
 
   private void publish(long nowUs) {
     snapshot = new Snapshot(nowUs, sim.status(), promptTokens, generationTokens, completed, aborted,
-        rejected, live.size(), engineCounts());
+        rejected, live.size(), engineCounts(), heldBackUs);
   }
 
   private List<EngineCounts> engineCounts() {

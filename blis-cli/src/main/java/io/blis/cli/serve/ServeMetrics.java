@@ -188,6 +188,11 @@ final class ServeMetrics {
     n = histogram("vllm:request_params_n", "Histogram of the n request parameter.", N_BUCKETS);
     maxTokens = histogram("vllm:request_params_max_tokens",
         "Histogram of the max_tokens request parameter.", tokenBuckets);
+    GaugeWithCallback.builder().name("blis:simulated_time_held_back_seconds")
+        .help("Wall-clock time the simulation was held back so far because tokens could not be delivered"
+            + " on time (a machine short of CPU); every latency above includes it, as clients see it.")
+        .labelNames("model_name")
+        .callback(cb -> cb.call(status.get().heldBackUs() / 1e6, model)).register(registry);
     lateness = histogram("blis:token_delivery_lateness_seconds",
         "How late each streamed token was written to its connection, against its simulated time.",
         LATENESS_BUCKETS);
