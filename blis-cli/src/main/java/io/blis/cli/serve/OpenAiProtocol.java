@@ -323,7 +323,11 @@ public final class OpenAiProtocol {
     if (n == null) {
       return null;
     }
-    if (!n.isNumber() || !Double.isFinite(n.asDouble())) {
+    if (n.isNumber() && !Double.isFinite(n.asDouble())) {
+      throw new IllegalArgumentException("'" + field + "' must be a finite number, got a number"
+          + " beyond the range of a double");
+    }
+    if (!n.isNumber()) {
       throw bad(field, "a finite number", n);
     }
     return n.asDouble();
