@@ -7,8 +7,12 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.blis.latency.coeff.InputTrees;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
+import java.util.Set;
 
 /**
  * The OpenAI-compatible request and response bodies of {@code blis serve}, shaped as vLLM's
@@ -49,15 +53,50 @@ public final class OpenAiProtocol {
 
   static final ObjectMapper JSON = new ObjectMapper();
 
+  /** Largest {@code logprobs}, {@code top_logprobs} and {@code prompt_logprobs}: vLLM's default {@code --max-logprobs}. */
+  public static final int MAX_LOGPROBS = 20;
+  /** Most names {@link ServeRequest#ignored()} lists; more are summed up in one last entry. */
+  static final int MAX_IGNORED = 32;
+  /** Longest name {@link ServeRequest#ignored()} lists (longer ones are cut). */
+  static final int MAX_IGNORED_NAME = 64;
+  /** What a completion generates without {@code max_tokens}, as vLLM and OpenAI do. */
+  public static final int DEFAULT_COMPLETION_MAX_TOKENS = 16;
+
+  /** Fields that shape the simulated request on both endpoints (the rest are ignored). */
+  private static final Set<String> HONOURED = Set.of("model", "stream", "stream_options", "n",
+      "best_of", "use_beam_search", "max_tokens", "min_tokens", "ignore_eos",
+      "truncate_prompt_tokens", "add_special_tokens");
+  private static final Set<String> HONOURED_COMPLETION = Set.of("prompt");
+  private static final Set<String> HONOURED_CHAT = Set.of("messages", "max_completion_tokens",
+      "add_generation_prompt", "continue_final_message");
+  private static final Set<String> RESPONSE_FORMATS = Set.of("text", "json_object", "json_schema",
+      "structural_tag");
+
   private OpenAiProtocol() {}
 
   /**
-   * Parses a request body.
+   * Parses a request body, with the model's vocabulary unknown (token ids are not range-checked).
    *
-   * @param chat whether it came to {@code /v1/chat/completions}
-   * @throws IllegalArgumentException naming the field and what was expected
+   * @see #parse(byte[], boolean, int)
    */
   public static ServeRequest parse(byte[] body, boolean chat) {
+    return parse(body, chat, 0);
+  }
+
+  /**
+   * Parses a request body, validating its fields as vLLM's OpenAI server does (see
+   * docs/serve-and-observe.md for the table of fields). The fields the simulation cannot honour
+   * (sampling parameters, stop strings, logprobs, tools, fields vLLM does not know) are accepted
+   * and listed in {@link ServeRequest#ignored()}; the few that would change what is generated in a
+   * way the simulation cannot reproduce ({@code n} or {@code best_of} above 1, beam search,
+   * {@code suffix}, {@code prompt_embeds}) are refused.
+   *
+   * @param chat whether it came to {@code /v1/chat/completions}
+   * @param vocabSize the model's vocabulary size, or 0 or less when unknown; token ids of a prompt
+   *     (and of {@code stop_token_ids}, {@code allowed_token_ids}) must lie below it
+   * @throws IllegalArgumentException in one line naming the field and what was expected
+   */
+  public static ServeRequest parse(byte[] body, boolean chat, int vocabSize) {
     JsonNode root;
     try {
       root = JSON.readTree(body);
@@ -69,57 +108,428 @@ public final class OpenAiProtocol {
     if (root == null || !root.isObject()) {
       throw new IllegalArgumentException("request body must be a JSON object");
     }
-    JsonNode modelNode = root.get("model");
-    String model = modelNode == null || modelNode.isNull() ? "" : text(modelNode, "model");
-    int[] prompt = chat ? chatPrompt(root.get("messages")) : completionPrompt(root.get("prompt"));
-    int maxTokens = -1;
-    JsonNode mt = root.hasNonNull("max_completion_tokens") ? root.get("max_completion_tokens") : root.get("max_tokens");
-    if (mt != null && !mt.isNull()) {
-      if (!mt.canConvertToInt() || !mt.isIntegralNumber() || mt.asInt() < 1) {
-        throw new IllegalArgumentException("'max_tokens' must be a positive integer, got "
-            + InputTrees.quote(mt.toString()));
+    String model = string(root, "model");
+    if (model == null) {
+      model = "";
+    }
+
+    // ---- what is generated: one sequence of max_tokens tokens
+    if (isHugeInteger(value(root, "n"))
+        || integer(root, "n", 1, Long.MAX_VALUE, "an integer of at least 1", 1) > 1) {
+      throw new IllegalArgumentException("'n' is " + InputTrees.quote(root.get("n").toString())
+          + ": the simulated server does not simulate parallel sampling (n > 1) yet; send n = 1");
+    }
+    JsonNode bestOfNode = value(root, "best_of");
+    if (bestOfNode != null) {
+      if (isHugeInteger(bestOfNode)) {
+        throw parallelBestOf(bestOfNode);
       }
-      maxTokens = mt.asInt();
+      long bestOf = integer(root, "best_of", 1, Long.MAX_VALUE, "an integer of at least n (1)", 1);
+      if (bestOf > 1) {
+        throw parallelBestOf(bestOfNode);
+      }
     }
-    JsonNode n = root.get("n");
-    if (n != null && !n.isNull() && !(n.isIntegralNumber() && n.asInt() == 1)) {
-      throw new IllegalArgumentException("'n' must be 1 (the simulated server returns one choice), got "
-          + InputTrees.quote(n.toString()));
+    if (bool(root, "use_beam_search", false)) {
+      throw new IllegalArgumentException("'use_beam_search' is true: the simulated server does not"
+          + " simulate beam search; leave it out or set it to false");
     }
-    boolean stream = bool(root.get("stream"), "stream");
-    JsonNode opts = root.get("stream_options");
-    boolean includeUsage = opts != null && opts.isObject() && bool(opts.get("include_usage"), "stream_options.include_usage");
-    return new ServeRequest(chat, model, prompt, maxTokens, stream, includeUsage);
+    int maxTokens;
+    if (chat) {
+      int mt = maxTokens(root, "max_tokens");
+      int mct = maxTokens(root, "max_completion_tokens");
+      maxTokens = mct > 0 ? mct : mt;
+    } else if (!root.has("max_tokens")) {
+      maxTokens = DEFAULT_COMPLETION_MAX_TOKENS;
+    } else {
+      maxTokens = maxTokens(root, "max_tokens");
+    }
+    long minTokens = integer(root, "min_tokens", 0, Integer.MAX_VALUE, "an integer of at least 0", 0);
+    if (maxTokens > 0 && minTokens > maxTokens) {
+      throw new IllegalArgumentException("'min_tokens' must be at most max_tokens (" + maxTokens
+          + "), got " + minTokens);
+    }
+    bool(root, "ignore_eos", false);
+
+    // ---- streaming
+    boolean stream = bool(root, "stream", false);
+    JsonNode opts = value(root, "stream_options");
+    boolean includeUsage = false;
+    boolean continuousUsage = false;
+    if (opts != null) {
+      if (!opts.isObject()) {
+        throw bad("stream_options", "an object such as {\"include_usage\": true}", opts);
+      }
+      if (!opts.isEmpty() && !stream) {
+        throw new IllegalArgumentException("'stream_options' can only be given when 'stream' is true"
+            + " (vLLM refuses it otherwise)");
+      }
+      includeUsage = stream && bool(opts, "include_usage", true, "stream_options.include_usage");
+      continuousUsage = bool(opts, "continuous_usage_stats", false, "stream_options.continuous_usage_stats");
+    }
+
+    // ---- sampling parameters: validated as vLLM's SamplingParams does, then ignored
+    range(root, "temperature", 0, true, 2, true);
+    range(root, "top_p", 0, false, 1, true);
+    integer(root, "top_k", -1, Long.MAX_VALUE, "0 (disabled), -1 (disabled) or an integer of at least 1", 0);
+    range(root, "min_p", 0, true, 1, true);
+    range(root, "presence_penalty", -2, true, 2, true);
+    range(root, "frequency_penalty", -2, true, 2, true);
+    Double rp = number(root, "repetition_penalty");
+    if (rp != null && rp <= 0) {
+      throw bad("repetition_penalty", "a number greater than 0", root.get("repetition_penalty"));
+    }
+    number(root, "length_penalty");
+    integer(root, "seed", Long.MIN_VALUE, Long.MAX_VALUE, "an integer in [-2^63, 2^63)", 0);
+    stopStrings(root, "stop");
+    stopStrings(root, "bad_words");
+    tokenIds(root, "stop_token_ids", vocabSize);
+    tokenIds(root, "allowed_token_ids", vocabSize);
+    logitBias(root);
+    for (String flag : List.of("echo", "skip_special_tokens", "spaces_between_special_tokens",
+        "include_stop_str_in_output", "return_tokens_as_token_ids")) {
+      bool(root, flag, false);
+    }
+    if (chat) {
+      boolean logprobs = bool(root, "logprobs", false);
+      long top = integer(root, "top_logprobs", 0, MAX_LOGPROBS, "an integer in [0, " + MAX_LOGPROBS + "]", 0);
+      if (top > 0 && !logprobs) {
+        throw new IllegalArgumentException("'top_logprobs' needs 'logprobs' to be true, as vLLM requires");
+      }
+      bool(root, "parallel_tool_calls", false);
+      tools(root);
+    } else {
+      integer(root, "logprobs", 0, MAX_LOGPROBS, "an integer in [0, " + MAX_LOGPROBS + "]", 0);
+      if (value(root, "suffix") != null) {
+        throw new IllegalArgumentException("'suffix' is not currently supported (vLLM refuses it too)");
+      }
+    }
+    long promptLogprobs = integer(root, "prompt_logprobs", 0, MAX_LOGPROBS,
+        "an integer in [0, " + MAX_LOGPROBS + "]", 0);
+    if (promptLogprobs > 0 && stream) {
+      throw new IllegalArgumentException("'prompt_logprobs' is not available when 'stream' is true,"
+          + " as in vLLM");
+    }
+    responseFormat(root);
+    string(root, "user");
+    string(root, "request_id");
+    integer(root, "priority", Long.MIN_VALUE, Long.MAX_VALUE, "an integer", 0);
+    JsonNode salt = value(root, "cache_salt");
+    if (salt != null && (!salt.isTextual() || salt.asText().isEmpty())) {
+      throw bad("cache_salt", "a non-empty string", salt);
+    }
+    if (value(root, "prompt_embeds") != null) {
+      throw new IllegalArgumentException("'prompt_embeds' is not supported by the simulated server:"
+          + " send the prompt as 'prompt' (text or token ids)");
+    }
+
+    // ---- the prompt
+    long truncate = integer(root, "truncate_prompt_tokens", 1, Long.MAX_VALUE, "an integer of at least 1", 0);
+    boolean specialTokens = bool(root, "add_special_tokens", !chat);
+    int[] prompt;
+    if (chat) {
+      JsonNode agp = value(root, "add_generation_prompt");
+      boolean continueFinal = bool(root, "continue_final_message", false);
+      boolean generationPrompt = bool(root, "add_generation_prompt", true);
+      if (continueFinal && agp != null && generationPrompt) {
+        throw new IllegalArgumentException("'continue_final_message' and 'add_generation_prompt'"
+            + " cannot both be true, as in vLLM");
+      }
+      prompt = chatPrompt(root.get("messages"), specialTokens, generationPrompt && !continueFinal,
+          continueFinal);
+    } else {
+      prompt = completionPrompt(root.get("prompt"), specialTokens, vocabSize);
+    }
+    if (truncate > 0 && truncate < prompt.length) {
+      prompt = Arrays.copyOfRange(prompt, prompt.length - (int) truncate, prompt.length);
+    }
+
+    List<String> ignored = ignored(root, chat);
+    if (continuousUsage) {
+      ignored.add("stream_options.continuous_usage_stats");
+    }
+    return new ServeRequest(chat, model, prompt, maxTokens, stream, includeUsage, ignored);
   }
 
-  private static String text(JsonNode n, String field) {
+  // ------------------------------------------------------------------ field checks
+
+  /** The field's value, or null when it is absent or JSON null (which vLLM takes as the default). */
+  private static JsonNode value(JsonNode root, String field) {
+    JsonNode n = root.get(field);
+    return n == null || n.isNull() ? null : n;
+  }
+
+  private static IllegalArgumentException bad(String field, String expected, JsonNode got) {
+    return new IllegalArgumentException("'" + field + "' must be " + expected + ", got "
+        + InputTrees.quote(got.toString()));
+  }
+
+  private static IllegalArgumentException parallelBestOf(JsonNode got) {
+    return new IllegalArgumentException("'best_of' is " + InputTrees.quote(got.toString())
+        + ": the simulated server does not simulate parallel sampling (best_of > 1) yet; send"
+        + " best_of = 1 or leave it out");
+  }
+
+  private static boolean isHugeInteger(JsonNode n) {
+    return n != null && n.isIntegralNumber() && !n.canConvertToLong() && n.bigIntegerValue().signum() > 0;
+  }
+
+  private static String string(JsonNode root, String field) {
+    JsonNode n = value(root, field);
+    if (n == null) {
+      return null;
+    }
     if (!n.isTextual()) {
-      throw new IllegalArgumentException("'" + field + "' must be a string, got " + n.getNodeType().name().toLowerCase(java.util.Locale.ROOT));
+      throw new IllegalArgumentException("'" + field + "' must be a string, got "
+          + n.getNodeType().name().toLowerCase(java.util.Locale.ROOT));
     }
     return n.asText();
   }
 
-  private static boolean bool(JsonNode n, String field) {
-    if (n == null || n.isNull()) {
-      return false;
+  private static boolean bool(JsonNode root, String field, boolean dflt) {
+    return bool(root, field, dflt, field);
+  }
+
+  private static boolean bool(JsonNode root, String field, boolean dflt, String name) {
+    JsonNode n = value(root, field);
+    if (n == null) {
+      return dflt;
     }
     if (!n.isBoolean()) {
-      throw new IllegalArgumentException("'" + field + "' must be true or false, got "
+      throw new IllegalArgumentException("'" + name + "' must be true or false, got "
           + InputTrees.quote(n.toString()));
     }
     return n.asBoolean();
   }
 
-  private static int[] completionPrompt(JsonNode p) {
+  /** An integer in [min, max], or {@code dflt} when absent. */
+  private static long integer(JsonNode root, String field, long min, long max, String expected, long dflt) {
+    JsonNode n = value(root, field);
+    if (n == null) {
+      return dflt;
+    }
+    if (!n.isIntegralNumber() || !n.canConvertToLong() || n.asLong() < min || n.asLong() > max) {
+      throw bad(field, expected, n);
+    }
+    return n.asLong();
+  }
+
+  private static int maxTokens(JsonNode root, String field) {
+    return (int) integer(root, field, 1, Integer.MAX_VALUE, "an integer of at least 1", -1);
+  }
+
+  /** A finite JSON number, or null when absent. */
+  private static Double number(JsonNode root, String field) {
+    JsonNode n = value(root, field);
+    if (n == null) {
+      return null;
+    }
+    if (n.isNumber() && !Double.isFinite(n.asDouble())) {
+      throw new IllegalArgumentException("'" + field + "' must be a finite number, got a number"
+          + " beyond the range of a double");
+    }
+    if (!n.isNumber()) {
+      throw bad(field, "a finite number", n);
+    }
+    return n.asDouble();
+  }
+
+  private static void range(JsonNode root, String field, double lo, boolean loIn, double hi, boolean hiIn) {
+    Double v = number(root, field);
+    if (v == null) {
+      return;
+    }
+    if ((loIn ? v < lo : v <= lo) || (hiIn ? v > hi : v >= hi)) {
+      throw bad(field, "a number in " + (loIn ? "[" : "(") + fmt(lo) + ", " + fmt(hi) + (hiIn ? "]" : ")"),
+          root.get(field));
+    }
+  }
+
+  private static String fmt(double d) {
+    return d == Math.rint(d) ? Long.toString((long) d) : Double.toString(d);
+  }
+
+  /** A string or a list of strings, none empty (vLLM: "stop cannot contain an empty string"). */
+  private static void stopStrings(JsonNode root, String field) {
+    JsonNode n = value(root, field);
+    if (n == null) {
+      return;
+    }
+    String expected = "a non-empty string or a list of non-empty strings";
+    if (n.isTextual()) {
+      if (n.asText().isEmpty() && field.equals("stop")) {
+        throw bad(field, expected, n);
+      }
+      if (field.equals("stop")) {
+        return;
+      }
+    }
+    if (!n.isArray()) {
+      throw bad(field, field.equals("stop") ? expected : "a list of non-empty strings", n);
+    }
+    for (int i = 0; i < n.size(); i++) {
+      JsonNode s = n.get(i);
+      if (!s.isTextual() || s.asText().isEmpty()) {
+        throw new IllegalArgumentException("'" + field + "[" + i + "]' must be a non-empty string, got "
+            + InputTrees.quote(s.toString()));
+      }
+    }
+  }
+
+  private static void tokenIds(JsonNode root, String field, int vocabSize) {
+    JsonNode n = value(root, field);
+    if (n == null) {
+      return;
+    }
+    if (!n.isArray()) {
+      throw bad(field, "a list of token ids", n);
+    }
+    for (int i = 0; i < n.size(); i++) {
+      JsonNode t = n.get(i);
+      if (!t.isIntegralNumber() || !t.canConvertToInt() || t.asInt() < 0) {
+        throw new IllegalArgumentException("'" + field + "[" + i + "]' must be a token id (an integer"
+            + " of at least 0), got " + InputTrees.quote(t.toString()));
+      }
+      if (vocabSize > 0 && t.asInt() >= vocabSize) {
+        throw outOfVocabulary(field, i, t.asInt(), vocabSize);
+      }
+    }
+  }
+
+  private static IllegalArgumentException outOfVocabulary(String field, int i, int id, int vocabSize) {
+    return new IllegalArgumentException("'" + field + "[" + i + "]': token id " + id
+        + " is out of vocabulary (the model's ids lie in [0, " + vocabSize + "))");
+  }
+
+  private static void logitBias(JsonNode root) {
+    JsonNode n = value(root, "logit_bias");
+    if (n == null) {
+      return;
+    }
+    if (!n.isObject()) {
+      throw bad("logit_bias", "an object of token ids to numbers", n);
+    }
+    var it = n.fields();
+    while (it.hasNext()) {
+      var e = it.next();
+      if (!e.getKey().strip().matches("[+-]?\\d{1,9}")) {
+        throw new IllegalArgumentException("'logit_bias' keys must be token ids, got "
+            + InputTrees.quote(JSON.getNodeFactory().textNode(e.getKey()).toString()));
+      }
+      if (!e.getValue().isNumber() || !Double.isFinite(e.getValue().asDouble())) {
+        throw new IllegalArgumentException("'logit_bias' values must be numbers, got "
+            + InputTrees.quote(e.getValue().toString()));
+      }
+    }
+  }
+
+  private static void responseFormat(JsonNode root) {
+    JsonNode n = value(root, "response_format");
+    if (n == null) {
+      return;
+    }
+    String expected = "an object whose 'type' is text, json_object, json_schema or structural_tag";
+    if (!n.isObject() || !n.path("type").isTextual() || !RESPONSE_FORMATS.contains(n.get("type").asText())) {
+      throw bad("response_format", expected, n);
+    }
+    if (n.get("type").asText().equals("json_schema") && !n.path("json_schema").isObject()) {
+      throw new IllegalArgumentException("'response_format' of type json_schema needs a 'json_schema' object");
+    }
+  }
+
+  private static void tools(JsonNode root) {
+    JsonNode tools = value(root, "tools");
+    List<String> names = new ArrayList<>();
+    if (tools != null) {
+      if (!tools.isArray()) {
+        throw bad("tools", "a list of tools", tools);
+      }
+      for (int i = 0; i < tools.size(); i++) {
+        JsonNode t = tools.get(i);
+        if (!t.isObject() || !t.path("function").isObject() || !t.path("function").path("name").isTextual()) {
+          throw new IllegalArgumentException("'tools[" + i + "]' must be an object such as"
+              + " {\"type\": \"function\", \"function\": {\"name\": \"f\"}}");
+        }
+        names.add(t.get("function").get("name").asText());
+      }
+    }
+    JsonNode choice = value(root, "tool_choice");
+    if (choice == null || (choice.isTextual() && choice.asText().equals("none"))) {
+      return;
+    }
+    String expected = "\"none\", \"auto\", \"required\" or {\"type\": \"function\", \"function\": {\"name\": ...}}";
+    if (choice.isTextual()) {
+      if (!choice.asText().equals("auto") && !choice.asText().equals("required")) {
+        throw bad("tool_choice", expected, choice);
+      }
+    } else if (!choice.isObject() || !choice.path("function").path("name").isTextual()
+        || choice.get("function").get("name").asText().isEmpty()) {
+      throw bad("tool_choice", expected, choice);
+    }
+    if (tools == null) {
+      throw new IllegalArgumentException("'tool_choice' needs 'tools', as in vLLM");
+    }
+    if (choice.isObject() && !names.contains(choice.get("function").get("name").asText())) {
+      throw new IllegalArgumentException("'tool_choice' names a function that is not in 'tools'");
+    }
+  }
+
+  /** The present, non-null fields that do not shape the simulated request, header-safe. */
+  private static List<String> ignored(JsonNode root, boolean chat) {
+    List<String> names = new ArrayList<>();
+    int more = 0;
+    var it = root.fieldNames();
+    while (it.hasNext()) {
+      String f = it.next();
+      if (root.get(f).isNull() || HONOURED.contains(f)
+          || (chat ? HONOURED_CHAT : HONOURED_COMPLETION).contains(f)) {
+        continue;
+      }
+      if (names.size() < MAX_IGNORED) {
+        names.add(headerSafe(f));
+      } else {
+        more++;
+      }
+    }
+    if (more > 0) {
+      names.add("+" + more + "-more");
+    }
+    return names;
+  }
+
+  /** {@code name} with every character but letters, digits and {@code _ . -} percent-encoded, cut. */
+  static String headerSafe(String name) {
+    StringBuilder b = new StringBuilder();
+    for (byte c : name.getBytes(StandardCharsets.UTF_8)) {
+      if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_'
+          || c == '.' || c == '-') {
+        b.append((char) c);
+      } else {
+        b.append('%').append(String.format(Locale.ROOT, "%02X", c & 0xff));
+      }
+      if (b.length() >= MAX_IGNORED_NAME) {
+        break;
+      }
+    }
+    return b.isEmpty() ? "%22%22" : b.toString();
+  }
+
+  // ------------------------------------------------------------------ prompts
+
+  private static int[] completionPrompt(JsonNode p, boolean bos, int vocabSize) {
     if (p == null || p.isNull()) {
       throw new IllegalArgumentException("'prompt' is required");
     }
     if (p.isTextual()) {
-      return textTokens(p.asText(), true);
+      int[] ids = textTokens(p.asText(), bos);
+      if (ids.length == 0) {
+        throw new IllegalArgumentException("'prompt' is empty: the decoder prompt cannot be empty"
+            + " (an empty text with add_special_tokens false has no token)");
+      }
+      return ids;
     }
     if (p.isArray()) {
       if (p.size() == 1 && (p.get(0).isTextual() || p.get(0).isArray())) {
-        return completionPrompt(p.get(0));
+        return completionPrompt(p.get(0), bos, vocabSize);
       }
       if (p.isEmpty()) {
         throw new IllegalArgumentException("'prompt' must not be empty");
@@ -132,6 +542,9 @@ public final class OpenAiProtocol {
               + " (non-negative integers); element " + i + " is " + InputTrees.quote(t.toString())
               + (t.isTextual() || t.isArray() ? " (a batch of prompts is not supported: send one per request)" : ""));
         }
+        if (vocabSize > 0 && t.asInt() >= vocabSize) {
+          throw outOfVocabulary("prompt", i, t.asInt(), vocabSize);
+        }
         ids[i] = t.asInt();
       }
       return ids;
@@ -139,11 +552,15 @@ public final class OpenAiProtocol {
     throw new IllegalArgumentException("'prompt' must be a string or a list of token ids");
   }
 
-  private static int[] chatPrompt(JsonNode messages) {
+  private static int[] chatPrompt(JsonNode messages, boolean extraBos, boolean generationPrompt,
+      boolean continueFinal) {
     if (messages == null || !messages.isArray() || messages.isEmpty()) {
       throw new IllegalArgumentException("'messages' must be a non-empty list");
     }
     List<Integer> ids = new ArrayList<>();
+    if (extraBos) {
+      ids.add(BOS);
+    }
     ids.add(BOS);
     for (int i = 0; i < messages.size(); i++) {
       JsonNode m = messages.get(i);
@@ -169,10 +586,19 @@ public final class OpenAiProtocol {
       } else if (content != null && !content.isNull()) {
         throw new IllegalArgumentException("'messages[" + i + "].content' must be a string or a list of parts");
       }
-      ids.add(TEMPLATE_ID);
+      JsonNode role = m.get("role");
+      if (role == null || !role.isTextual()) {
+        throw new IllegalArgumentException("'messages[" + i + "].role' must be a string such as \"user\", got "
+            + (role == null ? "none" : InputTrees.quote(role.toString())));
+      }
+      if (!(continueFinal && i == messages.size() - 1)) {
+        ids.add(TEMPLATE_ID);
+      }
     }
-    for (int k = 0; k < CHAT_REPLY_TOKENS; k++) {
-      ids.add(TEMPLATE_ID);
+    if (generationPrompt) {
+      for (int k = 0; k < CHAT_REPLY_TOKENS; k++) {
+        ids.add(TEMPLATE_ID);
+      }
     }
     return ids.stream().mapToInt(Integer::intValue).toArray();
   }

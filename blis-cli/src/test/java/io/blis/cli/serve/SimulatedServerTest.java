@@ -369,8 +369,9 @@ class SimulatedServerTest {
     assertThat(post("/completions", "{}").body()).contains("'prompt' is required");
     assertThat(get("/v1/nothing").statusCode()).isEqualTo(404);
     assertThat(get("/v1/completions").statusCode()).isEqualTo(405);
-    // no max_tokens: up to max_model_len, as vLLM does
-    HttpResponse<String> rest = post("/completions", "{\"prompt\":" + IntStream.range(0, 1000).boxed().toList() + "}");
+    // max_tokens null: up to max_model_len, as vLLM does (absent, a completion asks for 16)
+    HttpResponse<String> rest = post("/completions", "{\"prompt\":" + IntStream.range(0, 1000).boxed().toList()
+        + ",\"max_tokens\":null}");
     assertThat(OpenAiProtocol.JSON.readTree(rest.body()).at("/usage/completion_tokens").asInt()).isEqualTo(24);
   }
 
