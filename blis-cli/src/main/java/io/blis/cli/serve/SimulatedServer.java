@@ -52,6 +52,8 @@ import org.HdrHistogram.Histogram;
  */
 public final class SimulatedServer implements AutoCloseable {
 
+  /** The response header naming the request fields the simulation accepted but ignored. */
+  static final String IGNORED_HEADER = "x-blis-ignored";
   private static final int MAX_BODY_BYTES = 64 * 1024 * 1024;
 
   private final ServeConfig config;
@@ -313,7 +315,7 @@ public final class SimulatedServer implements AutoCloseable {
         return;
       }
       ServeRequest resolved = new ServeRequest(r.chat(), model, r.promptTokens(), maxTokens,
-          r.stream(), r.includeUsage());
+          r.stream(), r.includeUsage(), r.ignored());
       ctx.channel().config().setAutoRead(false);
       Long arrived = ctx.channel().attr(ARRIVAL).get();
       long arrivalNanos = arrived != null ? arrived : System.nanoTime();
@@ -417,6 +419,7 @@ public final class SimulatedServer implements AutoCloseable {
       private void sendStreamHeaders() {
         HttpResponse head = new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK);
         head.headers().set(HttpHeaderNames.CONTENT_TYPE, "text/event-stream; charset=utf-8");
+        ignoredHeader(head, request);
         head.headers().set(HttpHeaderNames.CACHE_CONTROL, "no-cache");
         HttpUtil.setTransferEncodingChunked(head, true);
         HttpUtil.setKeepAlive(head, keepAlive);
@@ -432,7 +435,7 @@ public final class SimulatedServer implements AutoCloseable {
         if (!request.stream()) {
           byte[] body = OpenAiProtocol.completion(id, request.chat(), request.model(), created,
               promptTokens, completionTokens).getBytes(StandardCharsets.UTF_8);
-          batch(ctx, () -> respond(ctx, keepAlive, HttpResponseStatus.OK, "application/json", body));
+          batch(ctx, () -> respond(ctx, keepAlive, HttpResponseStatus.OK, "application/json", body, request));
           return;
         }
         if (!headersSent) {
@@ -484,9 +487,16 @@ public final class SimulatedServer implements AutoCloseable {
 
   private static void respond(ChannelHandlerContext ctx, boolean keepAlive, HttpResponseStatus status,
       String contentType, byte[] body) {
+    respond(ctx, keepAlive, status, contentType, body, null);
+  }
+
+  /** As above; with {@code request} (or null), its ignored fields in a header. */
+  private static void respond(ChannelHandlerContext ctx, boolean keepAlive, HttpResponseStatus status,
+      String contentType, byte[] body, ServeRequest request) {
     FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
         Unpooled.wrappedBuffer(body));
     res.headers().set(HttpHeaderNames.CONTENT_TYPE, contentType);
+    ignoredHeader(res, request);
     HttpUtil.setContentLength(res, body.length);
     HttpUtil.setKeepAlive(res, keepAlive);
     var f = ctx.writeAndFlush(res);
@@ -497,4 +507,14 @@ public final class SimulatedServer implements AutoCloseable {
     }
   }
 
+  /**
+   * Names the request's fields that were accepted but have no effect in a simulation (sampling
+   * parameters, stop strings, tools, unknown fields), so that a client can see them: header
+   * {@value #IGNORED_HEADER}, absent when there are none.
+   */
+  private static void ignoredHeader(HttpResponse res, ServeRequest request) {
+    if (request != null && !request.ignored().isEmpty()) {
+      res.headers().set(IGNORED_HEADER, String.join(",", request.ignored()));
+    }
+  }
 }

@@ -376,6 +376,25 @@ class SimulatedServerTest {
   }
 
   @Test
+  void defaultsAndIgnoredFieldsAsVllm() throws Exception {
+    // a completion without max_tokens generates 16, as vLLM and OpenAI do
+    HttpResponse<String> plain = post("/completions", "{\"prompt\":\"a b c\"}");
+    assertThat(OpenAiProtocol.JSON.readTree(plain.body()).at("/usage/completion_tokens").asInt()).isEqualTo(16);
+    assertThat(plain.headers().firstValue(SimulatedServer.IGNORED_HEADER)).isEmpty();
+    // fields with no effect in a simulation are accepted and named, streamed or not
+    String sampled = "{\"prompt\":\"a b c\",\"max_tokens\":2,\"temperature\":0.7,\"stop\":[\"x\"],\"seed\":3";
+    HttpResponse<String> whole = post("/completions", sampled + "}");
+    assertThat(whole.statusCode()).isEqualTo(200);
+    assertThat(whole.headers().firstValue(SimulatedServer.IGNORED_HEADER)).hasValue("temperature,stop,seed");
+    HttpResponse<String> streamed = post("/completions", sampled + ",\"stream\":true}");
+    assertThat(streamed.headers().firstValue(SimulatedServer.IGNORED_HEADER)).hasValue("temperature,stop,seed");
+    assertThat(streamed.body()).endsWith("data: [DONE]\n\n");
+    // what vLLM refuses is refused
+    assertThat(post("/completions", "{\"prompt\":\"a\",\"temperature\":-1}").statusCode()).isEqualTo(400);
+    assertThat(post("/completions", "{\"prompt\":\"a\",\"n\":2}").body()).contains("parallel sampling");
+  }
+
+  @Test
   void aClientThatGoesAwayIsAbortedAndFreesItsBlocks() throws Exception {
     String body = "{\"prompt\":" + IntStream.range(0, 300).boxed().toList() + ",\"max_tokens\":700,\"stream\":true}";
     HttpResponse<InputStream> res = http.send(HttpRequest.newBuilder(URI.create(server.baseUrl() + "/completions"))
