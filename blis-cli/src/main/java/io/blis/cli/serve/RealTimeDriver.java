@@ -25,9 +25,9 @@ import java.util.concurrent.locks.LockSupport;
  * token's simulated client time.
  *
  * <p>When the machine cannot keep up (a CPU shared with other work, thousands of streams), the
- * driver does not let the simulation run ahead of what it can deliver: whenever a delivery is
- * more than {@value #LAG_BUDGET_US} us late (handed over late by this thread, or written late by
- * an I/O thread, {@link #reportLate(long)}), simulated time is held back by the excess. Later
+ * driver does not let the simulation run ahead of what it can deliver: whenever a delivery or an
+ * engine event is more than {@value #LAG_BUDGET_US} us late on this thread, simulated time is held
+ * back by the excess. Later
  * tokens then come later, but in their order and with their simulated spacing, as a real server
  * short of CPU slows down, instead of arriving in bunches; every latency the server reports is
  * measured on the same stretched clock, so it agrees with what its clients see. The total held
@@ -114,8 +114,6 @@ final class RealTimeDriver implements AutoCloseable {
   private final long originNanos;
   /** Wall-clock time the simulation was held back so far, us (written by the simulation thread). */
   private volatile long heldBackUs;
-  /** The latest lateness an I/O thread reported since the simulation thread last looked, us. */
-  private final AtomicLong reportedLateUs = new AtomicLong();
   private final ConcurrentLinkedQueue<Object> inbox = new ConcurrentLinkedQueue<>();
   private final AtomicLong ids = new AtomicLong();
   private final Thread thread;
@@ -184,28 +182,16 @@ final class RealTimeDriver implements AutoCloseable {
   }
 
   /**
-   * An I/O thread wrote something {@code lateUs} after it was due: beyond {@value #LAG_BUDGET_US}
-   * us, the simulation thread holds simulated time back by the excess on its next pass.
-   */
-  void reportLate(long lateUs) {
-    if (lateUs > LAG_BUDGET_US) {
-      reportedLateUs.accumulateAndGet(lateUs, Math::max);
-      LockSupport.unpark(thread);
-    }
-  }
-
-  /**
-   * Holds simulated time back so that nothing is more than {@value #LAG_BUDGET_US} us late: by
-   * the excess of the lateness of the earliest due delivery or engine event (this thread behind)
-   * or of what an I/O thread reported (writes behind), whichever is larger.
+   * Holds simulated time back so that nothing this thread has to do is more than {@value
+   * #LAG_BUDGET_US} us late: by the excess of the lateness of the earliest due delivery or engine
+   * event. (Writes the I/O threads make late are measured, {@code
+   * blis:token_delivery_lateness_seconds}, but not fed back: each would be counted again for every
+   * token already in their queues.)
    */
   private void holdBack() {
-    long late = reportedLateUs.getAndSet(0);
     // the earliest of what is due: a token to deliver, or an engine event (a step's end) not yet run
     long earliest = Math.min(sim.nextEventUs(), due.isEmpty() ? Long.MAX_VALUE : due.peek().timeUs());
-    if (earliest != Long.MAX_VALUE) {
-      late = Math.max(late, wallUs() - earliest);
-    }
+    long late = earliest == Long.MAX_VALUE ? 0 : wallUs() - earliest;
     if (late > LAG_BUDGET_US) {
       heldBackUs += late - LAG_BUDGET_US;
     }

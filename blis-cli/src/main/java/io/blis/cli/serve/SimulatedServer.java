@@ -411,7 +411,6 @@ public final class SimulatedServer implements AutoCloseable {
         ctx.writeAndFlush(new DefaultHttpContent(Unpooled.wrappedBuffer(chunk))).addListener(f -> {
           long lateNanos = System.nanoTime() - dueNanos;
           latenessUs.recordValue(Math.max(0, lateNanos / 1000));
-          driver.reportLate(lateNanos / 1000);
           e.lateness.observe(Math.max(0, lateNanos) / 1e9);
         });
       }
