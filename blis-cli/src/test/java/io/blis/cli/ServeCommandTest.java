@@ -24,7 +24,15 @@ class ServeCommandTest {
       "--otel-out,/tmp/x.jsonl|--otel-out is not available with serve",
       "--per-request|--per-request is not available with serve",
       "--model,no-such-model|unknown model 'no-such-model'",
-      "--served-model-name,' '|--served-model-name: at least one non-blank name"})
+      "--served-model-name,' '|--served-model-name: at least one non-blank name",
+      "--max-body-bytes,0|--max-body-bytes must be at least 1, got 0",
+      "--max-request-line-bytes,-5|--max-request-line-bytes must be at least 1, got -5",
+      "--max-header-bytes,0|--max-header-bytes must be at least 1, got 0",
+      "--max-connections,0|--max-connections must be at least 1, got 0",
+      "--idle-timeout-s,-1|--idle-timeout-s must be a number of seconds, 0 or more, got -1.0",
+      "--request-read-timeout-s,NaN|--request-read-timeout-s must be a number of seconds, 0 or more, got NaN",
+      "--shutdown-timeout-s,Infinity|--shutdown-timeout-s must be a number of seconds, 0 or more, got Infinity",
+      "--max-body-bytes,lots|--max-body-bytes"})
   void badFlagsAreOneLineAndExitTwo(String flags, String message) {
     // every case also gets a free port and a duration, so that a flag wrongly accepted cannot hang
     java.util.List<String> args = new java.util.ArrayList<>(java.util.List.of("serve"));

@@ -62,6 +62,8 @@ public final class SimulatedServer implements AutoCloseable {
   private final long createdEpochS = System.currentTimeMillis() / 1000;
   private final Histogram latenessUs = new ConcurrentHistogram(3);
   private volatile boolean stopped;
+  /** What {@link #stop()} returned (a second call returns it again). */
+  private SimulationResult stoppedWith;
   /** Set when a graceful shutdown begins: no new connections, new requests answered 503. */
   private volatile boolean draining;
   private final java.util.concurrent.atomic.AtomicInteger openConnections = new java.util.concurrent.atomic.AtomicInteger();
@@ -206,14 +208,19 @@ public final class SimulatedServer implements AutoCloseable {
   }
 
   /**
-   * Stops listening and ends the simulation; returns its result (requests still in flight count
-   * as left over).
+   * Stops listening and ends the simulation at once; returns its result (requests still in flight
+   * count as left over). A second call returns the same result.
    */
-  public SimulationResult stop() {
+  public synchronized SimulationResult stop() {
+    if (stopped) {
+      return stoppedWith;
+    }
     stopped = true;
+    draining = true;
     try {
       listening.close().sync();
-      return driver.stop();
+      stoppedWith = driver.stop();
+      return stoppedWith;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while stopping", e);
