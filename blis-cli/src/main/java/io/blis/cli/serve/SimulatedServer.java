@@ -250,6 +250,9 @@ public final class SimulatedServer implements AutoCloseable {
    */
   public boolean drain(Duration timeout) {
     draining = true;
+    if (stopped) {
+      return answersInFlight.get() == 0;
+    }
     try {
       listening.close().sync();
       long deadline = System.nanoTime() + timeout.toNanos();
