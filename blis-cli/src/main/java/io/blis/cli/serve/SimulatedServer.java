@@ -48,6 +48,11 @@ import org.HdrHistogram.Histogram;
  * OpenAiProtocol}. The answer's text is synthetic; its token count, timing and {@code usage} are
  * the simulation's.
  *
+ * <p>It holds clients to a production server's limits ({@link ServeConfig.Limits}: body 413,
+ * request line 414, headers 431, malformed HTTP 400, request-read timeout 408, idle timeout,
+ * connection cap 503) and shuts down gracefully ({@link #drain(Duration)}, {@link
+ * #shutdown(Duration)}).
+ *
  * <p>HTTP is Netty's (an optional dependency of blis-engine: an embedder who never starts a server
  * does not need it on the class path).
  */
