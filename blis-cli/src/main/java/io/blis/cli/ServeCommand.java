@@ -18,8 +18,10 @@ import picocli.CommandLine.Spec;
 /**
  * {@code blis serve}: a simulated vLLM server. An OpenAI-compatible endpoint whose answers arrive
  * at the times the simulation of the deployment (every {@code blis run} deployment and cluster
- * flag) predicts, in real time. Runs until Ctrl-C or {@code --duration-s}; then prints the run's
- * result JSON (as {@code blis run} does) and the token delivery lateness.
+ * flag) predicts, in real time. Runs until Ctrl-C, SIGTERM or {@code --duration-s}; then drains
+ * (no new connections, new requests 503, answers in progress finish within {@code
+ * --shutdown-timeout-s}) and prints the run's result JSON (as {@code blis run} does) and the token
+ * delivery lateness.
  */
 @Command(
     name = "serve",
@@ -51,6 +53,37 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--io-threads", description = "Threads writing the answers (default: ${DEFAULT-VALUE}).")
   int ioThreads = 2;
 
+  @Option(names = "--max-body-bytes", paramLabel = "BYTES",
+      description = "Largest request body; a larger one is answered 413 and its connection closed (default: ${DEFAULT-VALUE}, 16 MiB).")
+  int maxBodyBytes = ServeConfig.Limits.DEFAULT_MAX_BODY_BYTES;
+
+  @Option(names = "--max-request-line-bytes", paramLabel = "BYTES",
+      description = "Longest request line (method, URL, version); a longer one is answered 414 (default: ${DEFAULT-VALUE}).")
+  int maxRequestLineBytes = ServeConfig.Limits.DEFAULT_MAX_REQUEST_LINE_BYTES;
+
+  @Option(names = "--max-header-bytes", paramLabel = "BYTES",
+      description = "Largest header block of a request; a larger one is answered 431 (default: ${DEFAULT-VALUE}).")
+  int maxHeaderBytes = ServeConfig.Limits.DEFAULT_MAX_HEADER_BYTES;
+
+  @Option(names = "--idle-timeout-s", paramLabel = "S",
+      description = "Close a keep-alive connection with no request for this long (default: ${DEFAULT-VALUE}; longer than"
+          + " the idle time of common client pools, so that the client, not the server, ends an idle connection; 0: never).")
+  double idleTimeoutS = ServeConfig.Limits.DEFAULT_IDLE_TIMEOUT_S;
+
+  @Option(names = "--request-read-timeout-s", paramLabel = "S",
+      description = "A request whose head and body have not all arrived this long after its first byte is answered 408"
+          + " and its connection closed (default: ${DEFAULT-VALUE}; 0: never).")
+  double requestReadTimeoutS = ServeConfig.Limits.DEFAULT_REQUEST_READ_TIMEOUT_S;
+
+  @Option(names = "--max-connections", paramLabel = "N",
+      description = "Open connections at most; one more is answered 503 and closed (default: ${DEFAULT-VALUE}).")
+  int maxConnections = ServeConfig.Limits.DEFAULT_MAX_CONNECTIONS;
+
+  @Option(names = "--shutdown-timeout-s", paramLabel = "S",
+      description = "On SIGTERM, Ctrl-C or the end of --duration-s: stop accepting connections, answer new requests 503, and"
+          + " wait this long for the answers in progress before ending (default: ${DEFAULT-VALUE}, a Kubernetes grace period).")
+  double shutdownTimeoutS = ServeConfig.Limits.DEFAULT_SHUTDOWN_TIMEOUT_S;
+
   @Override
   public Integer call() throws InterruptedException {
     deployment.validate(spec.commandLine());
@@ -66,7 +99,11 @@ final class ServeCommand implements Callable<Integer> {
     List<String> names = servedModelNames == null ? List.of(deployment.server.model) : servedModelNames;
     ServeConfig config;
     try {
-      config = new ServeConfig(host, port, names, ioThreads);
+      ServeConfig.Limits limits = new ServeConfig.Limits(maxBodyBytes, maxRequestLineBytes, maxHeaderBytes,
+          ServeConfig.Limits.seconds("--idle-timeout-s", idleTimeoutS),
+          ServeConfig.Limits.seconds("--request-read-timeout-s", requestReadTimeoutS), maxConnections,
+          ServeConfig.Limits.seconds("--shutdown-timeout-s", shutdownTimeoutS));
+      config = new ServeConfig(host, port, names, ioThreads, limits);
     } catch (IllegalArgumentException e) {
       DeploymentOptions.require(spec.commandLine(), false, e.getMessage());
       return 2;
@@ -101,6 +138,22 @@ final class ServeCommand implements Callable<Integer> {
         return;
       }
       ended = true;
+    }
+    int inFlight = server.answersInFlight();
+    if (inFlight > 0) {
+      spec.commandLine().getErr().printf(Locale.ROOT,
+          "blis serve: shutting down: waiting up to %s s for %d answer(s) in progress (--shutdown-timeout-s)%n",
+          shutdownTimeoutS, inFlight);
+      spec.commandLine().getErr().flush();
+    }
+    boolean drained = server.drain(ServeConfig.Limits.seconds("--shutdown-timeout-s", shutdownTimeoutS));
+    if (!drained) {
+      spec.commandLine().getErr().printf(Locale.ROOT,
+          "blis serve: %d answer(s) still in progress at the shutdown timeout were cut off%n", server.answersInFlight());
+    }
+    if (server.refusedConnections() > 0) {
+      spec.commandLine().getErr().printf(Locale.ROOT, "blis serve: %d connection(s) refused (--max-connections)%n",
+          server.refusedConnections());
     }
     SimulationResult result = server.stop();
     Histogram late = server.deliveryLatenessUs();

@@ -33,6 +33,7 @@ import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import org.HdrHistogram.ConcurrentHistogram;
 import org.HdrHistogram.Histogram;
@@ -47,6 +48,11 @@ import org.HdrHistogram.Histogram;
  * OpenAiProtocol}. The answer's text is synthetic; its token count, timing and {@code usage} are
  * the simulation's.
  *
+ * <p>It holds clients to a production server's limits ({@link ServeConfig.Limits}: body 413,
+ * request line 414, headers 431, malformed HTTP 400, request-read timeout 408, idle timeout,
+ * connection cap 503) and shuts down gracefully ({@link #drain(Duration)}, {@link
+ * #shutdown(Duration)}).
+ *
  * <p>HTTP is Netty's (an optional dependency of blis-engine: an embedder who never starts a server
  * does not need it on the class path).
  */
@@ -54,7 +60,6 @@ public final class SimulatedServer implements AutoCloseable {
 
   /** The response header naming the request fields the simulation accepted but ignored. */
   static final String IGNORED_HEADER = "x-blis-ignored";
-  private static final int MAX_BODY_BYTES = 64 * 1024 * 1024;
 
   private final ServeConfig config;
   private final RealTimeDriver driver;
@@ -65,6 +70,14 @@ public final class SimulatedServer implements AutoCloseable {
   private final long createdEpochS = System.currentTimeMillis() / 1000;
   private final Histogram latenessUs = new ConcurrentHistogram(3);
   private volatile boolean stopped;
+  /** What {@link #stop()} returned (a second call returns it again). */
+  private SimulationResult stoppedWith;
+  /** Set when a graceful shutdown begins: no new connections, new requests answered 503. */
+  private volatile boolean draining;
+  private final java.util.concurrent.atomic.AtomicInteger openConnections = new java.util.concurrent.atomic.AtomicInteger();
+  private final java.util.concurrent.atomic.AtomicLong refusedConnections = new java.util.concurrent.atomic.AtomicLong();
+  /** Requests read whose answers are not all written yet, over every connection. */
+  private final java.util.concurrent.atomic.AtomicInteger answersInFlight = new java.util.concurrent.atomic.AtomicInteger();
   /** Writes the sinks queued in one delivery pass, per event loop (simulation thread only). */
   private final java.util.Map<io.netty.channel.EventLoop, java.util.List<Runnable>> batches = new java.util.HashMap<>();
   private final java.util.Map<io.netty.channel.EventLoop, java.util.Set<ChannelHandlerContext>> touched = new java.util.HashMap<>();
@@ -118,8 +131,21 @@ public final class SimulatedServer implements AutoCloseable {
           .childHandler(new ChannelInitializer<SocketChannel>() {
             @Override
             protected void initChannel(SocketChannel ch) {
-              ch.pipeline().addLast(new HttpServerCodec(), new ArrivalStamp(), new HttpServerKeepAliveHandler(),
-                  new HttpObjectAggregator(MAX_BODY_BYTES), new Handler());
+              if (openConnections.incrementAndGet() > config.limits().maxConnections() || draining) {
+                openConnections.decrementAndGet();
+                refusedConnections.incrementAndGet();
+                refuse(ch);
+                return;
+              }
+              ch.closeFuture().addListener(f -> openConnections.decrementAndGet());
+              ServeConfig.Limits limits = config.limits();
+              Connection connection = new Connection();
+              ch.pipeline().addLast(connection.new RawActivity(),
+                  new HttpServerCodec(new io.netty.handler.codec.http.HttpDecoderConfig()
+                      .setMaxInitialLineLength(limits.maxRequestLineBytes())
+                      .setMaxHeaderSize(limits.maxHeaderBytes())),
+                  connection.new Guard(), new ArrivalStamp(), new HttpServerKeepAliveHandler(),
+                  connection.new BodyAggregator(limits.maxBodyBytes()), new Handler());
             }
           });
       InetSocketAddress address = new InetSocketAddress(config.host(), config.port());
@@ -190,14 +216,19 @@ public final class SimulatedServer implements AutoCloseable {
   }
 
   /**
-   * Stops listening and ends the simulation; returns its result (requests still in flight count
-   * as left over).
+   * Stops listening and ends the simulation at once; returns its result (requests still in flight
+   * count as left over). A second call returns the same result.
    */
-  public SimulationResult stop() {
+  public synchronized SimulationResult stop() {
+    if (stopped) {
+      return stoppedWith;
+    }
     stopped = true;
+    draining = true;
     try {
       listening.close().sync();
-      return driver.stop();
+      stoppedWith = driver.stop();
+      return stoppedWith;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while stopping", e);
@@ -206,10 +237,65 @@ public final class SimulatedServer implements AutoCloseable {
     }
   }
 
+  /**
+   * Shuts down gracefully, as uvicorn does on SIGTERM: {@link #drain(Duration)}, then {@link
+   * #stop()}.
+   *
+   * @return the simulation's result (answers cut off by the timeout count as left over)
+   */
+  public SimulationResult shutdown(Duration timeout) {
+    drain(timeout);
+    return stop();
+  }
+
+  /**
+   * Begins a graceful shutdown and waits for its answers in progress: stops accepting connections
+   * (a new one is refused), answers a new request on an open connection 503 and closes it, closes
+   * each connection once its answer is written, and returns when no answer is in progress or
+   * {@code timeout} has passed. The simulation goes on (for the answers); {@link #stop()} ends it.
+   *
+   * @return whether every answer in progress was written in time
+   */
+  public boolean drain(Duration timeout) {
+    draining = true;
+    if (stopped) {
+      return answersInFlight.get() == 0;
+    }
+    try {
+      listening.close().sync();
+      long deadline = System.nanoTime() + timeout.toNanos();
+      while (answersInFlight.get() > 0 && System.nanoTime() - deadline < 0) {
+        Thread.sleep(Math.max(1, Math.min(20, (deadline - System.nanoTime()) / 1_000_000)));
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return answersInFlight.get() == 0;
+  }
+
+  /** Requests read whose answers are not all written yet, over every connection. */
+  public int answersInFlight() {
+    return answersInFlight.get();
+  }
+
+  /** Connections open now. */
+  public int openConnections() {
+    return openConnections.get();
+  }
+
+  /**
+   * Connections refused since the start: over {@code --max-connections}, or accepted while a
+   * shutdown began.
+   */
+  public long refusedConnections() {
+    return refusedConnections.get();
+  }
+
+  /** A graceful {@link #shutdown(Duration)} with the config's shutdown timeout. */
   @Override
   public void close() {
     if (!stopped) {
-      stop();
+      shutdown(config.limits().shutdownTimeout());
     }
   }
 
@@ -246,6 +332,278 @@ public final class SimulatedServer implements AutoCloseable {
       }
       ctx.fireChannelRead(msg);
     }
+  }
+
+  /**
+   * Answers a connection over {@code --max-connections} 503 and closes it, before reading
+   * anything.
+   */
+  private static void refuse(SocketChannel ch) {
+    byte[] body = OpenAiProtocol.error(503, "too many connections (--max-connections); try again later")
+        .getBytes(StandardCharsets.UTF_8);
+    byte[] head = ("HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\ncontent-length: "
+        + body.length + "\r\nconnection: close\r\n\r\n").getBytes(StandardCharsets.US_ASCII);
+    ch.pipeline().addLast(new io.netty.channel.ChannelInboundHandlerAdapter() {
+      @Override
+      public void channelActive(ChannelHandlerContext ctx) {
+        ctx.writeAndFlush(Unpooled.wrappedBuffer(head, body)).addListener(ChannelFutureListener.CLOSE);
+      }
+
+      @Override
+      public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        io.netty.util.ReferenceCountUtil.release(msg);
+      }
+
+      @Override
+      public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+        ctx.close();
+      }
+    });
+  }
+
+  /**
+   * One connection's part in the limits: whether a request is being read, how many answers are in
+   * progress, and the one timer that fits (the request-read timeout while a request is read, the
+   * idle timeout while nothing happens, none while an answer is written). Event loop only.
+   */
+  private final class Connection {
+    /** Bytes of a request arrived, and not all of it has been decoded yet. */
+    private boolean reading;
+    /** Requests read whose answers are not all written yet. */
+    private int inFlight;
+    /** Answered with an error and closing: what still arrives is dropped. */
+    private boolean rejected;
+    private io.netty.util.concurrent.Future<?> timer;
+    private ChannelHandlerContext guard;
+
+    private void cancelTimer() {
+      if (timer != null) {
+        timer.cancel(false);
+        timer = null;
+      }
+    }
+
+    /** Arms the timer the state calls for (none while an answer is in progress). */
+    private void arm() {
+      cancelTimer();
+      if (rejected || inFlight > 0 || guard == null || !guard.channel().isActive()) {
+        return;
+      }
+      boolean forRead = reading;
+      Duration d = forRead ? config.limits().requestReadTimeout() : config.limits().idleTimeout();
+      if (d.isZero()) {
+        return;
+      }
+      timer = guard.executor().schedule(() -> expire(forRead), d.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    private void expire(boolean forRead) {
+      timer = null;
+      if (rejected || inFlight > 0 || reading != forRead) {
+        return;
+      }
+      if (forRead) {
+        reject(408, "the request was not received within " + seconds(config.limits().requestReadTimeout())
+            + " s (--request-read-timeout-s)");
+      } else {
+        guard.close();
+      }
+    }
+
+    /**
+     * Answers {@code status} with the server's JSON error, then closes: after the answer is written
+     * the output is shut, what the client still sends is read and dropped, and the connection
+     * closes when the client closes its side or 2 s later (so that unread bytes do not turn the
+     * close into a reset that could destroy the answer before the client reads it).
+     */
+    private void reject(int status, String message) {
+      if (rejected) {
+        return;
+      }
+      rejected = true;
+      reading = false;
+      cancelTimer();
+      ChannelHandlerContext ctx = guard;
+      FullHttpResponse res = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.valueOf(status),
+          Unpooled.wrappedBuffer(OpenAiProtocol.error(status, message).getBytes(StandardCharsets.UTF_8)));
+      res.headers().set(HttpHeaderNames.CONTENT_TYPE, "application/json");
+      HttpUtil.setContentLength(res, res.content().readableBytes());
+      HttpUtil.setKeepAlive(res, false);
+      ctx.channel().config().setAutoRead(true);
+      ctx.writeAndFlush(res).addListener(f -> {
+        if (f.isSuccess() && ctx.channel() instanceof SocketChannel socket && socket.isActive()) {
+          socket.shutdownOutput();
+          ctx.executor().schedule(() -> {
+            ctx.close();
+          }, 2, TimeUnit.SECONDS);
+        } else {
+          ctx.close();
+        }
+      });
+    }
+
+    /** Before the codec: notes the first byte of each request (the request-read timeout starts). */
+    final class RawActivity extends io.netty.channel.ChannelInboundHandlerAdapter {
+      @Override
+      public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (rejected) {
+          io.netty.util.ReferenceCountUtil.release(msg);
+          return;
+        }
+        if (!reading) {
+          reading = true;
+          arm();
+        }
+        ctx.fireChannelRead(msg);
+      }
+    }
+
+    /**
+     * After the codec: turns decoder failures into 400, 414 and 431, refuses a body declared over
+     * the limit (413) and requests while the server shuts down (503), counts the answers in
+     * progress, and closes a connection whose answer ends while the server shuts down.
+     */
+    final class Guard extends io.netty.channel.ChannelDuplexHandler {
+      @Override
+      public void handlerAdded(ChannelHandlerContext ctx) {
+        guard = ctx;
+        if (ctx.channel().isActive()) {
+          arm();
+        }
+      }
+
+      @Override
+      public void channelActive(ChannelHandlerContext ctx) throws Exception {
+        arm();
+        super.channelActive(ctx);
+      }
+
+      @Override
+      public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (rejected) {
+          io.netty.util.ReferenceCountUtil.release(msg);
+          return;
+        }
+        if (msg instanceof io.netty.handler.codec.http.HttpObject o && o.decoderResult().isFailure()) {
+          io.netty.util.ReferenceCountUtil.release(msg);
+          decoderFailure(o instanceof io.netty.handler.codec.http.HttpRequest, o.decoderResult().cause());
+          return;
+        }
+        if (msg instanceof io.netty.handler.codec.http.HttpRequest req) {
+          String refusal = refusal(req);
+          if (refusal != null) {
+            io.netty.util.ReferenceCountUtil.release(msg);
+            reject(refusal.startsWith("413") ? 413 : refusal.startsWith("503") ? 503 : 400, refusal.substring(4));
+            return;
+          }
+        }
+        if (msg instanceof LastHttpContent) {
+          reading = false;
+          inFlight++;
+          answersInFlight.incrementAndGet();
+          cancelTimer();
+        }
+        ctx.fireChannelRead(msg);
+      }
+
+      private void decoderFailure(boolean head, Throwable cause) {
+        ServeConfig.Limits limits = config.limits();
+        if (head && cause instanceof io.netty.handler.codec.http.TooLongHttpLineException) {
+          reject(414, "the request line is longer than " + limits.maxRequestLineBytes()
+              + " bytes (--max-request-line-bytes)");
+        } else if (cause instanceof io.netty.handler.codec.http.TooLongHttpHeaderException) {
+          reject(431, "the request headers are larger than " + limits.maxHeaderBytes() + " bytes (--max-header-bytes)");
+        } else {
+          String why = cause == null || cause.getMessage() == null ? String.valueOf(cause) : cause.getMessage();
+          reject(400, "malformed HTTP request: " + oneLine(why));
+        }
+      }
+
+      /** Why {@code req} is refused, as "STATUS reason", or null. */
+      private String refusal(io.netty.handler.codec.http.HttpRequest req) {
+        HttpVersion v = req.protocolVersion();
+        if (!v.protocolName().equals("HTTP") || v.majorVersion() != 1 || v.minorVersion() > 1) {
+          return "400 malformed HTTP request: unsupported HTTP version " + oneLine(v.text());
+        }
+        String uri = req.uri();
+        if (!uri.startsWith("/") && !uri.equals("*") && !uri.startsWith("http://") && !uri.startsWith("https://")) {
+          return "400 malformed HTTP request: the request target '" + oneLine(uri) + "' is not a path";
+        }
+        if (draining) {
+          return "503 the server is shutting down";
+        }
+        long declared;
+        try {
+          declared = HttpUtil.getContentLength(req, -1L);
+        } catch (NumberFormatException e) {
+          return "400 malformed HTTP request: bad content-length";
+        }
+        if (declared > config.limits().maxBodyBytes()) {
+          return "413 the request body is larger than " + config.limits().maxBodyBytes() + " bytes (--max-body-bytes)";
+        }
+        return null;
+      }
+
+      @Override
+      public void write(ChannelHandlerContext ctx, Object msg, io.netty.channel.ChannelPromise promise) throws Exception {
+        boolean informational = msg instanceof HttpResponse r
+            && r.status().codeClass() == io.netty.handler.codec.http.HttpStatusClass.INFORMATIONAL;
+        if (msg instanceof HttpResponse r && !informational && draining) {
+          HttpUtil.setKeepAlive(r, false);
+        }
+        if (msg instanceof LastHttpContent && !informational) {
+          promise = promise.unvoid();
+          promise.addListener(f -> answered(ctx));
+        }
+        ctx.write(msg, promise);
+      }
+
+      private void answered(ChannelHandlerContext ctx) {
+        if (inFlight > 0) {
+          inFlight--;
+          answersInFlight.decrementAndGet();
+        }
+        if (inFlight == 0 && draining) {
+          ctx.close();
+          return;
+        }
+        arm();
+      }
+
+      @Override
+      public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+        cancelTimer();
+        answersInFlight.addAndGet(-inFlight);
+        inFlight = 0;
+        super.channelInactive(ctx);
+      }
+    }
+
+    /** The aggregator, answering a body over the limit (one not declared, chunked) 413. */
+    final class BodyAggregator extends HttpObjectAggregator {
+      BodyAggregator(int maxBytes) {
+        super(maxBytes);
+      }
+
+      @Override
+      protected void handleOversizedMessage(ChannelHandlerContext ctx, io.netty.handler.codec.http.HttpMessage oversized) {
+        reject(413, "the request body is larger than " + config.limits().maxBodyBytes() + " bytes (--max-body-bytes)");
+      }
+    }
+  }
+
+  private static String seconds(Duration d) {
+    return java.math.BigDecimal.valueOf(d.toNanos(), 9).stripTrailingZeros().toPlainString();
+  }
+
+  /** {@code s} with control characters as spaces, at most 200 characters. */
+  private static String oneLine(String s) {
+    StringBuilder b = new StringBuilder();
+    for (int i = 0; i < s.length() && b.length() < 200; i++) {
+      char c = s.charAt(i);
+      b.append(Character.isISOControl(c) ? ' ' : c);
+    }
+    return b.toString().strip();
   }
 
   /** One per connection; reads one request at a time (no pipelining). */
