@@ -300,6 +300,15 @@ final class DeploymentOptions {
     return builder(seed, coefficients);
   }
 
+  /** The smallest vocabulary size of the deployment's models (the ids every pool accepts). */
+  int vocabSize(long seed) {
+    int min = Integer.MAX_VALUE;
+    for (Cluster.PoolDeployment p : clusterBuilder(seed, coefficients).deployments()) {
+      min = Math.min(min, p.model().vocabSize());
+    }
+    return min == Integer.MAX_VALUE ? 0 : min;
+  }
+
   /** Whether --per-request was given. */
   boolean perRequest() {
     return perRequest;

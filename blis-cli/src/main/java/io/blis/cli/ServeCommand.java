@@ -108,7 +108,7 @@ final class ServeCommand implements Callable<Integer> {
       DeploymentOptions.require(spec.commandLine(), false, e.getMessage());
       return 2;
     }
-    SimulatedServer server = SimulatedServer.start(deployment.builder(seed), config);
+    SimulatedServer server = SimulatedServer.start(deployment.builder(seed), config, deployment.vocabSize(seed));
     CountDownLatch done = new CountDownLatch(1);
     Thread hook = new Thread(() -> {
       finish(server);
@@ -159,9 +159,10 @@ final class ServeCommand implements Callable<Integer> {
     Histogram late = server.deliveryLatenessUs();
     Histogram dispatch = server.dispatchLatenessUs();
     spec.commandLine().getErr().printf(Locale.ROOT,
-        "blis serve: simulation thread lateness p50 %.2f ms, p99 %.2f ms, max %.2f ms%n",
+        "blis serve: simulation thread lateness p50 %.2f ms, p99 %.2f ms, max %.2f ms; simulated time held"
+            + " back %.1f ms in all%n",
         dispatch.getValueAtPercentile(50) / 1000.0, dispatch.getValueAtPercentile(99) / 1000.0,
-        dispatch.getMaxValue() / 1000.0);
+        dispatch.getMaxValue() / 1000.0, server.heldBackUs() / 1000.0);
     spec.commandLine().getErr().printf(Locale.ROOT,
         "blis serve: %d tokens streamed; delivery lateness p50 %.2f ms, p99 %.2f ms, p99.9 %.2f ms, max %.2f ms%n",
         late.getTotalCount(), late.getValueAtPercentile(50) / 1000.0, late.getValueAtPercentile(99) / 1000.0,

@@ -108,6 +108,12 @@ class ServeCommandTest {
     }
     assertThat(answer).isNotNull();
     assertThat(answer.statusCode()).isEqualTo(200);
+    // token ids are checked against the served model's vocabulary (Llama-2-7B: 32,000), as vLLM does
+    HttpResponse<String> outside = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port
+        + "/v1/completions")).POST(HttpRequest.BodyPublishers.ofString("{\"model\":\"b\",\"prompt\":[1,32000]}"))
+        .build(), HttpResponse.BodyHandlers.ofString());
+    assertThat(outside.statusCode()).isEqualTo(400);
+    assertThat(outside.body()).contains("32000");
     BlisCliTest.Outcome o = run.get();
     assertThat(o.code()).isZero();
     assertThat(o.err()).contains("blis serve: http://127.0.0.1:" + port + "/v1 for model a, b (1 instance(s))")

@@ -62,6 +62,8 @@ public final class SimulatedServer implements AutoCloseable {
   static final String IGNORED_HEADER = "x-blis-ignored";
 
   private final ServeConfig config;
+  /** The served model's vocabulary size (token ids in a prompt must be below it), or 0 if unknown. */
+  private volatile int vocabSize;
   private final RealTimeDriver driver;
   private final ServeMetrics metrics;
   private final EventLoopGroup boss;
@@ -181,6 +183,23 @@ public final class SimulatedServer implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted while binding", e);
     }
+  }
+
+  /**
+   * As {@link #start(Simulation.Builder, ServeConfig)}; prompts given as token ids must then lie
+   * in {@code [0, vocabSize)}, as vLLM checks them (400 otherwise).
+   *
+   * @param vocabSize the served model's vocabulary size ({@code vocab_size}), 0 for no check
+   */
+  public static SimulatedServer start(Simulation.Builder simulation, ServeConfig config, int vocabSize) {
+    SimulatedServer s = start(simulation, config);
+    s.vocabSize = vocabSize;
+    return s;
+  }
+
+  /** How long the simulation was held back behind the wall clock so far, us (see RealTimeDriver). */
+  public long heldBackUs() {
+    return driver.heldBackUs();
   }
 
   /** The port it listens on (the bound one when the config asked for 0). */
@@ -645,7 +664,7 @@ public final class SimulatedServer implements AutoCloseable {
     private void generate(ChannelHandlerContext ctx, boolean keepAlive, byte[] body, boolean chat) {
       ServeRequest r;
       try {
-        r = OpenAiProtocol.parse(body, chat);
+        r = OpenAiProtocol.parse(body, chat, vocabSize);
       } catch (IllegalArgumentException e) {
         error(ctx, keepAlive, 400, e.getMessage());
         return;
