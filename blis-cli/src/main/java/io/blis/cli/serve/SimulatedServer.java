@@ -734,6 +734,8 @@ public final class SimulatedServer implements AutoCloseable {
       private volatile ServeMetrics.Engine m = metrics.engine(0);
       private boolean headersSent;
       private long previousDueNanos;
+      /** When the previous token was delivered (written, or due when nothing is written per token). */
+      private long previousTokenNanos;
 
       Sink(ChannelHandlerContext ctx, boolean keepAlive, ServeRequest request, long submitNanos) {
         this.ctx = ctx;
@@ -769,15 +771,10 @@ public final class SimulatedServer implements AutoCloseable {
       /** On the event loop: the token's chunk, its latency metrics and its lateness. */
       private void writeToken(int index, int total, long dueNanos) {
         ServeMetrics.Engine e = m;
-        if (index == 1) {
-          e.ttft.observe((dueNanos - submitNanos) / 1e9);
-        } else {
-          double itl = (dueNanos - previousDueNanos) / 1e9;
-          e.itl.observe(itl);
-          e.tpot.observe(itl);
-        }
         previousDueNanos = dueNanos;
         if (!request.stream()) {
+          // nothing is written per token: the latencies of the simulated times
+          observeToken(e, index, dueNanos);
           return;
         }
         if (format == null) {
@@ -786,10 +783,26 @@ public final class SimulatedServer implements AutoCloseable {
         byte[] chunk = format.chunk(OpenAiProtocol.tokenText(id, index), index == 1,
             index == total ? "length" : null).getBytes(StandardCharsets.UTF_8);
         ctx.writeAndFlush(new DefaultHttpContent(Unpooled.wrappedBuffer(chunk))).addListener(f -> {
-          long lateNanos = System.nanoTime() - dueNanos;
+          long written = System.nanoTime();
+          long lateNanos = written - dueNanos;
           latenessUs.recordValue(Math.max(0, lateNanos / 1000));
           e.lateness.observe(Math.max(0, lateNanos) / 1e9);
+          // a streamed token's latencies are those of its write, as its client sees them (a write
+          // the I/O thread made late counts in them)
+          observeToken(e, index, written);
         });
+      }
+
+      /** TTFT (token 1) or the inter-token time of token {@code index}, delivered at {@code atNanos}. */
+      private void observeToken(ServeMetrics.Engine e, int index, long atNanos) {
+        if (index == 1) {
+          e.ttft.observe((atNanos - submitNanos) / 1e9);
+        } else {
+          double itl = (atNanos - previousTokenNanos) / 1e9;
+          e.itl.observe(itl);
+          e.tpot.observe(itl);
+        }
+        previousTokenNanos = atNanos;
       }
 
       private void sendStreamHeaders() {
@@ -807,7 +820,9 @@ public final class SimulatedServer implements AutoCloseable {
       public void onFinished(int promptTokens, int completionTokens) {
         current = -1;
         ServeMetrics.Engine e = m;
-        batch(ctx, () -> e.e2e.observe((previousDueNanos - submitNanos) / 1e9));
+        // E2E ends with the last token's delivery (its write when streamed, as for TTFT and ITL)
+        batch(ctx, () -> e.e2e.observe(((request.stream() ? previousTokenNanos : previousDueNanos)
+            - submitNanos) / 1e9));
         if (!request.stream()) {
           byte[] body = OpenAiProtocol.completion(id, request.chat(), request.model(), created,
               promptTokens, completionTokens).getBytes(StandardCharsets.UTF_8);
