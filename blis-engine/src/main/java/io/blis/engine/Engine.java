@@ -304,11 +304,6 @@ final class Engine implements EventLoop {
     }
   }
 
-  /** {@link SimulatedTime#later}, for tests. */
-  static long later(long timeUs, long delayUs) {
-    return SimulatedTime.later(timeUs, delayUs);
-  }
-
   private ScopeMetrics breakdown(Map<String, ScopeMetrics> scopes, String key) {
     ScopeMetrics s = scopes.get(key);
     if (s == null) {

@@ -75,11 +75,11 @@ class SimulatedTimeBoundsTest {
 
   @Test
   void anOverflowOnTheClockFailsFastInsteadOfRunningItBackwards() {
-    assertThat(Engine.later(Simulation.MAX_SIMULATED_TIME_US, Simulation.MAX_DELAY_US))
+    assertThat(SimulatedTime.later(Simulation.MAX_SIMULATED_TIME_US, Simulation.MAX_DELAY_US))
         .isEqualTo(Simulation.MAX_SIMULATED_TIME_US + Simulation.MAX_DELAY_US);
-    assertThatThrownBy(() -> Engine.later(Long.MAX_VALUE - 5, 6))
+    assertThatThrownBy(() -> SimulatedTime.later(Long.MAX_VALUE - 5, 6))
         .isInstanceOf(IllegalStateException.class)
         .hasMessage("simulated time overflow: 9223372036854775802 us + 6 us");
-    assertThatThrownBy(() -> Engine.later(Long.MIN_VALUE, -1)).isInstanceOf(IllegalStateException.class);
+    assertThatThrownBy(() -> SimulatedTime.later(Long.MIN_VALUE, -1)).isInstanceOf(IllegalStateException.class);
   }
 }

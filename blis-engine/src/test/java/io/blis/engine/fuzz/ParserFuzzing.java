@@ -57,8 +57,8 @@ public abstract class ParserFuzzing {
 
   private static final Path WORK = workDirectory();
   private static final AtomicLong INPUTS = new AtomicLong();
-  private static volatile String target = "";
-  private static volatile String targetPackage = "";
+  /** The fuzz target being run, or null before its first input. */
+  private static volatile Class<?> target;
 
   /**
    * The property on one input: written to the file {@code name}, it is parsed by {@code parse}
@@ -94,8 +94,7 @@ public abstract class ParserFuzzing {
     if (in.length > MAX_INPUT_BYTES) {
       return false;
     }
-    target = fuzzTarget.getSimpleName();
-    targetPackage = fuzzTarget.getPackageName().replace('.', '/');
+    target = fuzzTarget;
     INPUTS.incrementAndGet();
     return true;
   }
@@ -161,15 +160,16 @@ public abstract class ParserFuzzing {
         }
       }
     }
-    if (!fuzzing() || target.isEmpty()) {
+    Class<?> t = target;
+    if (!fuzzing() || t == null) {
       return;
     }
-    long replays = seedReplays(target);
+    long replays = seedReplays(t);
     long generated = INPUTS.get() - replays;
-    System.out.printf("fuzz target %s: %,d inputs (%,d seed runs, %,d generated)%n", target,
+    System.out.printf("fuzz target %s: %,d inputs (%,d seed runs, %,d generated)%n", t.getSimpleName(),
         INPUTS.get(), replays, generated);
     long required = Long.getLong(MIN_INPUTS, 0);
-    assertThat(generated).as("generated inputs of %s", target).isGreaterThanOrEqualTo(required);
+    assertThat(generated).as("generated inputs of %s", t.getSimpleName()).isGreaterThanOrEqualTo(required);
   }
 
   private static boolean fuzzing() {
@@ -183,8 +183,9 @@ public abstract class ParserFuzzing {
    * libFuzzer reads each file twice (from the seed directory and from Jazzer's copy of JUnit's
    * arguments).
    */
-  private static long seedReplays(String fuzzTarget) throws IOException {
-    Path dir = Path.of("src/test/resources", targetPackage, fuzzTarget + "Inputs", "fuzz");
+  private static long seedReplays(Class<?> fuzzTarget) throws IOException {
+    Path dir = Path.of("src/test/resources", fuzzTarget.getPackageName().replace('.', '/'),
+        fuzzTarget.getSimpleName() + "Inputs", "fuzz");
     if (!Files.isDirectory(dir)) {
       return 1;
     }
