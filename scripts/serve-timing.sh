@@ -6,6 +6,8 @@
 # and waiting) and how much simulated time serve held back because it could not keep up.
 # Usage: scripts/serve-timing.sh [RATE] [SECONDS] [blis.jar]   (build first: ./mvnw -B -q -DskipTests package)
 # HOG=1 runs a CPU hog (one busy process) beside them, as on a machine shared with other work.
+# SERVE_FLAGS adds deployment flags to serve (for 800 streams: SERVE_FLAGS="--num-instances 4", whose
+# four batches of 256 hold them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 RATE=${1:-28}
@@ -14,7 +16,8 @@ JAR=${3:-blis-cli/target/blis.jar}
 OUT=$(mktemp -d)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 N=$(python3 -c "print(int($RATE*$SECONDS_))")
-java -jar "$JAR" serve --port "$PORT" --model llama-2-7b > "$OUT/serve.json" 2> "$OUT/serve.err" &
+# shellcheck disable=SC2086
+java -jar "$JAR" serve --port "$PORT" --model llama-2-7b ${SERVE_FLAGS:-} > "$OUT/serve.json" 2> "$OUT/serve.err" &
 SERVE=$!
 HOGPID=
 if [[ -n ${HOG:-} ]]; then
@@ -22,7 +25,7 @@ if [[ -n ${HOG:-} ]]; then
   HOGPID=$!
 fi
 trap 'kill $SERVE $HOGPID 2>/dev/null || true; rm -rf "$OUT"' EXIT
-for _ in $(seq 1 50); do grep -q 'Ctrl-C stops' "$OUT/serve.err" 2>/dev/null && break; sleep 0.2; done
+for _ in $(seq 1 150); do grep -q 'Ctrl-C stops' "$OUT/serve.err" 2>/dev/null && break; sleep 0.2; done
 java -jar "$JAR" observe --endpoint "http://127.0.0.1:$PORT/v1" --served-model llama-2-7b --model llama-2-7b \
   --out "$OUT/run" --rate "$RATE" --num-requests "$N" --prompt-tokens 128 --prompt-tokens-stdev 32 \
   --output-tokens 400 --output-tokens-stdev 100 --metrics-interval-s 0.5 --progress-interval-s 10 2>&1 \

@@ -119,6 +119,9 @@ public final class BlisCli implements Runnable {
     for (String name : names) {
       cl.addSubcommand(SUBCOMMANDS.get(name).get());
     }
+    if (cl.getSubcommands().containsKey("serve")) {
+      ServeCommand.hideUnavailableOptions(cl.getSubcommands().get("serve"));
+    }
     cl.setParameterExceptionHandler(BlisCli::onParameterError);
     cl.setExecutionExceptionHandler(BlisCli::onExecutionError);
     return cl;

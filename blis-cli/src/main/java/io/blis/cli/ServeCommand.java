@@ -2,6 +2,7 @@ package io.blis.cli;
 
 import io.blis.engine.result.SimulationResult;
 import io.blis.cli.serve.ServeConfig;
+import io.blis.cli.serve.ServeWarmUp;
 import io.blis.cli.serve.SimulatedServer;
 import java.util.List;
 import java.util.Locale;
@@ -84,13 +85,55 @@ final class ServeCommand implements Callable<Integer> {
           + " wait this long for the answers in progress before ending (default: ${DEFAULT-VALUE}, a Kubernetes grace period).")
   double shutdownTimeoutS = ServeConfig.Limits.DEFAULT_SHUTDOWN_TIMEOUT_S;
 
+  @Option(names = "--warm-up-requests", paramLabel = "N",
+      description = "Before opening the port, answer this many requests on a throwaway loopback server, so that a burst"
+          + " at start is read as promptly as later ones and the TTFT metrics agree with the clients' (default:"
+          + " ${DEFAULT-VALUE}, about two seconds; 0: none).")
+  int warmUpRequests = ServeWarmUp.DEFAULT_REQUESTS;
+
+  private static final String TRACE = "trace a 'blis run' or 'blis replay' instead";
+
+  /**
+   * The shared deployment flags that serve refuses, each with why: kept, so that giving one is
+   * answered by its reason rather than "unknown option", but left out of {@code serve --help}.
+   */
+  static final java.util.Map<String, String> UNAVAILABLE = unavailable();
+
+  private static java.util.Map<String, String> unavailable() {
+    java.util.Map<String, String> m = new java.util.LinkedHashMap<>();
+    m.put("--per-request", "its memory would grow with every request");
+    m.put("--trace-level", "the decision trace would grow with every request; " + TRACE);
+    m.put("--summarize-trace", "it summarizes --trace-level decisions; " + TRACE);
+    m.put("--counterfactual-k", "it is part of --trace-level decisions; " + TRACE);
+    for (String otel : List.of("--otel-out", "--otel-step-sample-rate", "--otel-journey-sample-rate",
+        "--otel-request-snapshots")) {
+      m.put(otel, TRACE);
+    }
+    String running = "a server runs until it is stopped; --duration-s stops it after wall-clock seconds";
+    m.put("--horizon", running);
+    m.put("--horizon-s", running);
+    return java.util.Collections.unmodifiableMap(m);
+  }
+
+  /** Hides {@link #UNAVAILABLE} from {@code serve}'s help. */
+  static void hideUnavailableOptions(picocli.CommandLine serve) {
+    CommandSpec s = serve.getCommandSpec();
+    for (String name : UNAVAILABLE.keySet()) {
+      picocli.CommandLine.Model.OptionSpec o = s.findOption(name);
+      if (o != null && !o.hidden()) {
+        s.remove(o);
+        s.addOption(picocli.CommandLine.Model.OptionSpec.builder(o).hidden(true).build());
+      }
+    }
+  }
+
   @Override
   public Integer call() throws InterruptedException {
+    for (var e : UNAVAILABLE.entrySet()) {
+      DeploymentOptions.require(spec.commandLine(), !spec.commandLine().getParseResult().hasMatchedOption(e.getKey()),
+          e.getKey() + " is not available with serve (" + e.getValue() + ")");
+    }
     deployment.validate(spec.commandLine());
-    DeploymentOptions.require(spec.commandLine(), deployment.otelOut == null,
-        "--otel-out is not available with serve (trace a 'blis run' or 'blis replay' instead)");
-    DeploymentOptions.require(spec.commandLine(), !deployment.perRequest(),
-        "--per-request is not available with serve (its memory would grow with every request)");
     DeploymentOptions.require(spec.commandLine(), durationS == null || (durationS > 0 && Double.isFinite(durationS)),
         "--duration-s must be a positive number of seconds, got " + durationS);
     DeploymentOptions.require(spec.commandLine(), ioThreads >= 1 && ioThreads <= 64,
@@ -108,7 +151,18 @@ final class ServeCommand implements Callable<Integer> {
       DeploymentOptions.require(spec.commandLine(), false, e.getMessage());
       return 2;
     }
-    SimulatedServer server = SimulatedServer.start(deployment.builder(seed), config, deployment.vocabSize(seed));
+    DeploymentOptions.require(spec.commandLine(), warmUpRequests >= 0 && warmUpRequests <= 1_000_000,
+        "--warm-up-requests must be in 0..1000000, got " + warmUpRequests);
+    // the deployment first: a bad model or GPU is reported before the warm-up
+    io.blis.engine.Simulation.Builder simulation = deployment.builder(seed);
+    int vocabSize = deployment.vocabSize(seed);
+    // a host or port that cannot be listened on is reported by the start below, without a warm-up first
+    if (warmUpRequests > 0 && canListen(host, port)) {
+      java.time.Duration took = ServeWarmUp.run(config, warmUpRequests);
+      spec.commandLine().getErr().printf(Locale.ROOT, "blis serve: warmed up with %d requests in %.1f s%n",
+          warmUpRequests, took.toMillis() / 1000.0);
+    }
+    SimulatedServer server = SimulatedServer.start(simulation, config, vocabSize);
     CountDownLatch done = new CountDownLatch(1);
     Thread hook = new Thread(() -> {
       finish(server);
@@ -126,6 +180,17 @@ final class ServeCommand implements Callable<Integer> {
     }
     done.await(Long.MAX_VALUE, TimeUnit.DAYS);
     return 0;
+  }
+
+  /** Whether a server socket can be bound to {@code host:port} now (closed again at once). */
+  private static boolean canListen(String host, int port) {
+    try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
+      probe.setReuseAddress(true);
+      probe.bind(new java.net.InetSocketAddress(host, port));
+      return true;
+    } catch (java.io.IOException | RuntimeException e) {
+      return false;
+    }
   }
 
   private final Object finished = new Object();

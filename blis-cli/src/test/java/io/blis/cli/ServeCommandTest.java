@@ -32,7 +32,12 @@ class ServeCommandTest {
       "--duration-s,0|--duration-s must be a positive number of seconds",
       "--io-threads,0|--io-threads must be in 1..64",
       "--otel-out,/tmp/x.jsonl|--otel-out is not available with serve",
-      "--per-request|--per-request is not available with serve",
+      "--per-request|--per-request is not available with serve (its memory would grow with every request)",
+      "--trace-level,decisions|--trace-level is not available with serve",
+      "--horizon-s,5|--horizon-s is not available with serve (a server runs until it is stopped; --duration-s",
+      "--horizon,5000|--horizon is not available with serve",
+      "--otel-step-sample-rate,0.5|--otel-step-sample-rate is not available with serve",
+      "--warm-up-requests,-1|--warm-up-requests must be in 0..1000000, got -1",
       "--model,no-such-model|unknown model 'no-such-model'",
       "--served-model-name,' '|--served-model-name: at least one non-blank name",
       "--max-body-bytes,0|--max-body-bytes must be at least 1, got 0",
@@ -56,6 +61,20 @@ class ServeCommandTest {
     assertThat(o.code()).isEqualTo(2);
     assertThat(o.err().strip().lines()).hasSize(1);
     assertThat(o.err()).contains(message);
+  }
+
+  /** The flags serve refuses are not offered by its help; they are still answered by why. */
+  @Test
+  void helpLeavesOutTheFlagsServeRefuses() {
+    BlisCliTest.Outcome help = blis("serve", "--help");
+    assertThat(help.code()).isZero();
+    assertThat(help.out()).contains("--warm-up-requests").contains("--shutdown-timeout-s").contains("--max-num-seqs");
+    for (String refused : ServeCommand.UNAVAILABLE.keySet()) {
+      assertThat(help.out()).as(refused).doesNotContain(refused + "=").doesNotContain(refused + " ")
+          .doesNotContain(refused + "]");
+    }
+    // run's help still lists them
+    assertThat(blis("run", "--help").out()).contains("--per-request").contains("--otel-out").contains("--horizon-s");
   }
 
   @Test
@@ -94,7 +113,8 @@ class ServeCommandTest {
       port = free.getLocalPort();
     }
     CompletableFuture<BlisCliTest.Outcome> run = CompletableFuture.supplyAsync(() -> blis("serve", "--port",
-        String.valueOf(port), "--duration-s", "4", "--served-model-name", "a,b", "--max-num-seqs", "8"));
+        String.valueOf(port), "--duration-s", "4", "--served-model-name", "a,b", "--max-num-seqs", "8",
+        "--warm-up-requests", "100"));
     HttpClient http = HttpClient.newHttpClient();
     HttpResponse<String> answer = null;
     for (int attempt = 0; attempt < 60 && answer == null; attempt++) {
@@ -116,7 +136,8 @@ class ServeCommandTest {
     assertThat(outside.body()).contains("32000");
     BlisCliTest.Outcome o = run.get();
     assertThat(o.code()).isZero();
-    assertThat(o.err()).contains("blis serve: http://127.0.0.1:" + port + "/v1 for model a, b (1 instance(s))")
+    assertThat(o.err()).contains("blis serve: warmed up with 100 requests in ")
+        .contains("blis serve: http://127.0.0.1:" + port + "/v1 for model a, b (1 instance(s))")
         .contains("delivery lateness");
     JsonNode result = BlisCliTest.JSON.readTree(o.out());
     assertThat(result.at("/overall/completed_requests").asInt()).isEqualTo(1);

@@ -68,6 +68,16 @@ public final class SimulatedServer implements AutoCloseable {
   private final ServeMetrics metrics;
   private final EventLoopGroup boss;
   private final EventLoopGroup workers;
+  /**
+   * Parses and checks the generation requests, off the I/O threads: an I/O thread then only reads
+   * and decodes HTTP, so the requests of a burst are read, and their arrival stamped, as they come
+   * rather than each after the parsing of those read before it.
+   */
+  private final java.util.concurrent.ExecutorService parser = java.util.concurrent.Executors.newSingleThreadExecutor(r -> {
+    Thread t = new Thread(r, "blis-serve-parse");
+    t.setDaemon(true);
+    return t;
+  });
   private final Channel listening;
   private final long createdEpochS = System.currentTimeMillis() / 1000;
   private final Histogram latenessUs = new ConcurrentHistogram(3);
@@ -319,6 +329,7 @@ public final class SimulatedServer implements AutoCloseable {
   }
 
   private void shutdownGroups() {
+    parser.shutdownNow();
     boss.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     workers.shutdownGracefully(0, 1, TimeUnit.SECONDS);
   }
@@ -390,6 +401,8 @@ public final class SimulatedServer implements AutoCloseable {
     private boolean reading;
     /** Requests read whose answers are not all written yet. */
     private int inFlight;
+    /** The head of a request was read and accepted, its body not all yet (counted in answersInFlight). */
+    private boolean headRead;
     /** Answered with an error and closing: what still arrives is dropped. */
     private boolean rejected;
     private io.netty.util.concurrent.Future<?> timer;
@@ -515,11 +528,17 @@ public final class SimulatedServer implements AutoCloseable {
             reject(refusal.startsWith("413") ? 413 : refusal.startsWith("503") ? 503 : 400, refusal.substring(4));
             return;
           }
+          // accepted: an answer in progress from its head on, so that a shutdown beginning while
+          // its body arrives waits for it
+          headRead = true;
+          answersInFlight.incrementAndGet();
         }
         if (msg instanceof LastHttpContent) {
           reading = false;
-          inFlight++;
-          answersInFlight.incrementAndGet();
+          if (headRead) {
+            headRead = false;
+            inFlight++;
+          }
           cancelTimer();
         }
         ctx.fireChannelRead(msg);
@@ -592,8 +611,9 @@ public final class SimulatedServer implements AutoCloseable {
       @Override
       public void channelInactive(ChannelHandlerContext ctx) throws Exception {
         cancelTimer();
-        answersInFlight.addAndGet(-inFlight);
+        answersInFlight.addAndGet(-inFlight - (headRead ? 1 : 0));
         inFlight = 0;
+        headRead = false;
         super.channelInactive(ctx);
       }
     }
@@ -654,14 +674,27 @@ public final class SimulatedServer implements AutoCloseable {
         }
         byte[] body = new byte[req.content().readableBytes()];
         req.content().getBytes(req.content().readerIndex(), body);
-        generate(ctx, keepAlive, body, path.equals("/v1/chat/completions"));
+        boolean chat = path.equals("/v1/chat/completions");
+        // one request at a time per connection: nothing more is read until this one is answered
+        ctx.channel().config().setAutoRead(false);
+        Long arrived = ctx.channel().attr(ARRIVAL).get();
+        long arrivalNanos = arrived != null ? arrived : System.nanoTime();
+        try {
+          parser.execute(() -> generate(ctx, keepAlive, body, chat, arrivalNanos));
+        } catch (java.util.concurrent.RejectedExecutionException stopping) {
+          error(ctx, keepAlive, 503, "the server is shutting down");
+        }
       } else {
         error(ctx, keepAlive, 404, "no route " + m + " " + path
             + " (the simulated server has /v1/completions, /v1/chat/completions, /v1/models, /health, /metrics, /version)");
       }
     }
 
-    private void generate(ChannelHandlerContext ctx, boolean keepAlive, byte[] body, boolean chat) {
+    /**
+     * Parses, checks and submits a generation request that reached the server at {@code
+     * arrivalNanos}; on the parser thread.
+     */
+    private void generate(ChannelHandlerContext ctx, boolean keepAlive, byte[] body, boolean chat, long arrivalNanos) {
       ServeRequest r;
       try {
         r = OpenAiProtocol.parse(body, chat, vocabSize);
@@ -693,14 +726,14 @@ public final class SimulatedServer implements AutoCloseable {
       }
       ServeRequest resolved = new ServeRequest(r.chat(), model, r.promptTokens(), maxTokens,
           r.stream(), r.includeUsage(), r.ignored());
-      ctx.channel().config().setAutoRead(false);
-      Long arrived = ctx.channel().attr(ARRIVAL).get();
-      long arrivalNanos = arrived != null ? arrived : System.nanoTime();
       Sink sink = new Sink(ctx, keepAlive, resolved, arrivalNanos);
       try {
         sink.id = driver.newId();
         current = sink.id;
         driver.submit(sink.id, resolved, sink, arrivalNanos);
+        if (!ctx.channel().isActive()) {
+          driver.abort(sink.id); // the client left while the request was parsed
+        }
       } catch (IllegalStateException stopping) {
         ctx.channel().config().setAutoRead(true);
         error(ctx, keepAlive, 503, stopping.getMessage());

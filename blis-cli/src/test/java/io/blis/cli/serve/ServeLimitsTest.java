@@ -332,6 +332,33 @@ class ServeLimitsTest {
     }
   }
 
+  /**
+   * A request whose head was read before the shutdown began is the server's to answer, even when
+   * its body is still arriving: the drain waits for it rather than ending with it half read.
+   */
+  @Test
+  void aDrainWaitsForARequestWhoseBodyIsStillArriving() throws Exception {
+    start(l -> l);
+    try (Socket slow = connect()) {
+      String request = completion(20, true);
+      int split = request.length() - 10;
+      slow.getOutputStream().write(request.substring(0, split).getBytes(StandardCharsets.US_ASCII));
+      for (int i = 0; i < 200 && server.answersInFlight() == 0; i++) {
+        Thread.sleep(5);
+      }
+      assertThat(server.answersInFlight()).as("a request whose head was read is in progress").isEqualTo(1);
+      CompletableFuture<Boolean> drain = CompletableFuture.supplyAsync(() -> server.drain(Duration.ofSeconds(30)));
+      Thread.sleep(300);
+      assertThat(drain).as("the drain waits for the request being read").isNotDone();
+      slow.getOutputStream().write(request.substring(split).getBytes(StandardCharsets.US_ASCII));
+      Answer answer = readToEnd(slow);
+      assertThat(answer.text()).startsWith("HTTP/1.1 200").contains("data: [DONE]");
+      assertThat(answer.text().split("\"text\":", -1)).hasSize(21);
+      assertThat(drain.get(40, TimeUnit.SECONDS)).isTrue();
+      assertThat(server.answersInFlight()).isZero();
+    }
+  }
+
   @Test
   void aDrainTimesOutOnAStreamTooLong() throws Exception {
     start(l -> l);
