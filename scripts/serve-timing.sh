@@ -6,6 +6,7 @@
 # and waiting) and how much simulated time serve held back because it could not keep up.
 # Usage: scripts/serve-timing.sh [RATE] [SECONDS] [blis.jar]   (build first: ./mvnw -B -q -DskipTests package)
 # HOG=1 runs a CPU hog (one busy process) beside them, as on a machine shared with other work.
+# SERVE_JAVA_OPTS adds JVM options to serve (-Xlog:gc:file=gc.log, -XX:+UseZGC).
 # SERVE_FLAGS adds deployment flags to serve (for 800 streams: SERVE_FLAGS="--num-instances 4", whose
 # four batches of 256 hold them).
 set -euo pipefail
@@ -17,7 +18,7 @@ OUT=$(mktemp -d)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
 N=$(python3 -c "print(int($RATE*$SECONDS_))")
 # shellcheck disable=SC2086
-java -jar "$JAR" serve --port "$PORT" --model llama-2-7b ${SERVE_FLAGS:-} > "$OUT/serve.json" 2> "$OUT/serve.err" &
+java ${SERVE_JAVA_OPTS:-} -jar "$JAR" serve --port "$PORT" --model llama-2-7b ${SERVE_FLAGS:-} > "$OUT/serve.json" 2> "$OUT/serve.err" &
 SERVE=$!
 HOGPID=
 if [[ -n ${HOG:-} ]]; then
