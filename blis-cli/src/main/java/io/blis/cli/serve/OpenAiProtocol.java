@@ -113,20 +113,20 @@ public final class OpenAiProtocol {
       model = "";
     }
 
-    // ---- what is generated: one sequence of max_tokens tokens
-    if (isHugeInteger(value(root, "n"))
-        || integer(root, "n", 1, Long.MAX_VALUE, "an integer of at least 1", 1) > 1) {
-      throw new IllegalArgumentException("'n' is " + InputTrees.quote(root.get("n").toString())
-          + ": the simulated server does not simulate parallel sampling (n > 1) yet; send n = 1");
+    // ---- what is generated: n sequences of max_tokens tokens (n > 1: parallel sampling)
+    JsonNode nNode = value(root, "n");
+    if (isHugeInteger(nNode)) {
+      throw bad("n", "an integer in [1, " + MAX_N + "] (vLLM's VLLM_MAX_N_SEQUENCES)", nNode);
     }
+    int n = (int) integer(root, "n", 1, MAX_N, "an integer in [1, " + MAX_N + "] (vLLM's VLLM_MAX_N_SEQUENCES)", 1);
     JsonNode bestOfNode = value(root, "best_of");
     if (bestOfNode != null) {
       if (isHugeInteger(bestOfNode)) {
-        throw parallelBestOf(bestOfNode);
+        throw parallelBestOf(bestOfNode, n);
       }
-      long bestOf = integer(root, "best_of", 1, Long.MAX_VALUE, "an integer of at least n (1)", 1);
-      if (bestOf > 1) {
-        throw parallelBestOf(bestOfNode);
+      long bestOf = integer(root, "best_of", n, Long.MAX_VALUE, "an integer of at least n (" + n + ")", n);
+      if (bestOf > n) {
+        throw parallelBestOf(bestOfNode, n);
       }
     }
     if (bool(root, "use_beam_search", false)) {
@@ -247,8 +247,11 @@ public final class OpenAiProtocol {
     if (continuousUsage) {
       ignored.add("stream_options.continuous_usage_stats");
     }
-    return new ServeRequest(chat, model, prompt, maxTokens, stream, includeUsage, ignored);
+    return new ServeRequest(chat, model, prompt, maxTokens, stream, includeUsage, ignored, n);
   }
+
+  /** The largest {@code n}: vLLM's default {@code VLLM_MAX_N_SEQUENCES}. */
+  static final int MAX_N = 16_384;
 
   // ------------------------------------------------------------------ field checks
 
@@ -263,10 +266,10 @@ public final class OpenAiProtocol {
         + InputTrees.quote(got.toString()));
   }
 
-  private static IllegalArgumentException parallelBestOf(JsonNode got) {
+  private static IllegalArgumentException parallelBestOf(JsonNode got, int n) {
     return new IllegalArgumentException("'best_of' is " + InputTrees.quote(got.toString())
-        + ": the simulated server does not simulate parallel sampling (best_of > 1) yet; send"
-        + " best_of = 1 or leave it out");
+        + ": the simulated server does not pick the best n of best_of sequences; send best_of = n (" + n
+        + ") or leave it out");
   }
 
   private static boolean isHugeInteger(JsonNode n) {
@@ -646,10 +649,15 @@ public final class OpenAiProtocol {
     private final boolean chat;
 
     ChunkFormat(long id, boolean chat, String model, long created) {
+      this(id, 0, chat, model, created);
+    }
+
+    /** The chunks of choice {@code choice} of answer {@code id}. */
+    ChunkFormat(long id, int choice, boolean chat, String model, long created) {
       this.chat = chat;
       this.head = "data: {\"id\":\"" + responseId(id, chat) + "\",\"object\":\""
           + (chat ? "chat.completion.chunk" : "text_completion") + "\",\"created\":" + created
-          + ",\"model\":" + quoted(model) + ",\"choices\":[{\"index\":0,";
+          + ",\"model\":" + quoted(model) + ",\"choices\":[{\"index\":" + choice + ",";
     }
 
     /** The chunk carrying {@code text} (plain words: no character that JSON escapes). */
@@ -689,27 +697,42 @@ public final class OpenAiProtocol {
 
   /** The whole answer of a request that did not stream. */
   static String completion(long id, boolean chat, String model, long created, int prompt, int completion) {
-    StringBuilder text = new StringBuilder();
-    for (int i = 1; i <= completion; i++) {
-      text.append(tokenText(id, i));
-    }
+    return completion(id, new long[] {id}, new int[] {completion}, chat, model, created, prompt);
+  }
+
+  /**
+   * The whole answer {@code id} of a request that did not stream, with a choice per entry of
+   * {@code choiceIds} (the simulated request behind each, whose id picks its text) of {@code
+   * completions[i]} tokens; usage counts the prompt once and the tokens of every choice.
+   */
+  static String completion(long id, long[] choiceIds, int[] completions, boolean chat, String model, long created,
+      int prompt) {
     ObjectNode root = JSON.createObjectNode();
     root.put("id", responseId(id, chat));
     root.put("object", chat ? "chat.completion" : "text_completion");
     root.put("created", created);
     root.put("model", model);
-    ObjectNode c = root.putArray("choices").addObject();
-    c.put("index", 0);
-    if (chat) {
-      ObjectNode message = c.putObject("message");
-      message.put("role", "assistant");
-      message.put("content", text.toString());
-    } else {
-      c.put("text", text.toString());
+    ArrayNode choices = root.putArray("choices");
+    int total = 0;
+    for (int k = 0; k < choiceIds.length; k++) {
+      StringBuilder text = new StringBuilder();
+      for (int i = 1; i <= completions[k]; i++) {
+        text.append(tokenText(choiceIds[k], i));
+      }
+      total += completions[k];
+      ObjectNode c = choices.addObject();
+      c.put("index", k);
+      if (chat) {
+        ObjectNode message = c.putObject("message");
+        message.put("role", "assistant");
+        message.put("content", text.toString());
+      } else {
+        c.put("text", text.toString());
+      }
+      c.putNull("logprobs");
+      c.put("finish_reason", "length");
     }
-    c.putNull("logprobs");
-    c.put("finish_reason", "length");
-    usage(root, prompt, completion);
+    usage(root, prompt, total);
     return write(root);
   }
 

@@ -211,6 +211,17 @@ final class ServeMetrics {
 
   /** Counts a request that ended, and observes a completed one's per-request histograms. */
   void observeFinished(Engine e, RequestStats s) {
+    observeFinished(e, s, 1);
+  }
+
+  /**
+   * As above, for one of the sequences of a request with {@code n} > 1 (parallel sampling): each
+   * is a request of its own in the engine, with its own times and tokens; the request's parameters
+   * ({@code vllm:request_params_n}, {@code _max_tokens}, {@code vllm:request_max_num_generation_tokens})
+   * are observed once per client request, with its first sequence ({@code nParam} > 0), and not
+   * with the others ({@code nParam} 0).
+   */
+  void observeFinished(Engine e, RequestStats s, int nParam) {
     int reason = FINISH_REASONS.indexOf(s.finishReason());
     e.success[reason < 0 ? FINISH_REASONS.indexOf(RequestStats.ABORT) : reason].inc();
     if (RequestStats.ABORT.equals(s.finishReason()) || s.firstTokenUs() < 0) {
@@ -226,9 +237,11 @@ final class ServeMetrics {
     e.requestTpot.observe(s.generationTokens() > 1 ? decodeS / (s.generationTokens() - 1) : 0);
     e.promptTokens.observe(s.promptTokens());
     e.generationTokens.observe(s.generationTokens());
-    e.maxTokens.observe(s.maxTokens());
-    e.maxGenerationTokens.observe(s.maxTokens());
-    e.n.observe(1);
+    if (nParam > 0) {
+      e.maxTokens.observe(s.maxTokens());
+      e.maxGenerationTokens.observe(s.maxTokens());
+      e.n.observe(nParam);
+    }
   }
 
   /**

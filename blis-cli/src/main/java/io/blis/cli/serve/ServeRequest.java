@@ -20,13 +20,24 @@ import java.util.List;
  *     strings, logprobs, tools, unknown fields. Each name is header-safe (letters, digits, {@code
  *     _ . -}, anything else percent-encoded), so {@code String.join(",", ignored)} can be sent as
  *     a header such as {@code x-blis-ignored}
+ * @param n sequences to generate for the prompt, at least 1 (more: vLLM's parallel sampling, each
+ *     a request of its own in the engine, sharing the prompt's KV blocks through the prefix cache)
  */
 public record ServeRequest(boolean chat, String model, int[] promptTokens, int maxTokens,
-    boolean stream, boolean includeUsage, List<String> ignored) {
+    boolean stream, boolean includeUsage, List<String> ignored, int n) {
 
   /** Copies {@code ignored} (null for none). */
   public ServeRequest {
     ignored = ignored == null ? List.of() : List.copyOf(ignored);
+    if (n < 1) {
+      throw new IllegalArgumentException("n must be at least 1, got " + n);
+    }
+  }
+
+  /** One sequence. */
+  public ServeRequest(boolean chat, String model, int[] promptTokens, int maxTokens,
+      boolean stream, boolean includeUsage, List<String> ignored) {
+    this(chat, model, promptTokens, maxTokens, stream, includeUsage, ignored, 1);
   }
 
   /** A request with no ignored fields. */

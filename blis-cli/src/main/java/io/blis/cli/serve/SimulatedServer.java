@@ -347,6 +347,8 @@ public final class SimulatedServer implements AutoCloseable {
 
   // ------------------------------------------------------------------ HTTP
 
+  private static final long[] NONE = new long[0];
+
   /** When the head of the request being read reached the server ({@link System#nanoTime()}). */
   private static final io.netty.util.AttributeKey<Long> ARRIVAL = io.netty.util.AttributeKey.valueOf("blis.arrival");
 
@@ -647,7 +649,8 @@ public final class SimulatedServer implements AutoCloseable {
 
   /** One per connection; reads one request at a time (no pipelining). */
   private final class Handler extends SimpleChannelInboundHandler<FullHttpRequest> {
-    private volatile long current = -1;
+    /** The simulated requests of the answer in progress on this connection (none: empty). */
+    private volatile long[] current = NONE;
 
     @Override
     protected void channelRead0(ChannelHandlerContext ctx, FullHttpRequest req) {
@@ -725,14 +728,21 @@ public final class SimulatedServer implements AutoCloseable {
         return;
       }
       ServeRequest resolved = new ServeRequest(r.chat(), model, r.promptTokens(), maxTokens,
-          r.stream(), r.includeUsage(), r.ignored());
-      Sink sink = new Sink(ctx, keepAlive, resolved, arrivalNanos);
+          r.stream(), r.includeUsage(), r.ignored(), r.n());
+      Answer answer = new Answer(ctx, keepAlive, resolved, arrivalNanos);
       try {
-        sink.id = driver.newId();
-        current = sink.id;
-        driver.submit(sink.id, resolved, sink, arrivalNanos);
+        long[] ids = new long[resolved.n()];
+        for (int k = 0; k < ids.length; k++) {
+          ids[k] = driver.newId();
+          answer.choices[k].id = ids[k];
+        }
+        current = ids;
+        // the sequences of parallel sampling arrive together, each a request of its own
+        for (Sink choice : answer.choices) {
+          driver.submit(choice.id, resolved, choice, arrivalNanos);
+        }
         if (!ctx.channel().isActive()) {
-          driver.abort(sink.id); // the client left while the request was parsed
+          abortAll(ids); // the client left while the request was parsed
         }
       } catch (IllegalStateException stopping) {
         ctx.channel().config().setAutoRead(true);
@@ -740,12 +750,15 @@ public final class SimulatedServer implements AutoCloseable {
       }
     }
 
-    @Override
-    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
-      long id = current;
-      if (id >= 0) {
+    private void abortAll(long[] ids) {
+      for (long id : ids) {
         driver.abort(id);
       }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) throws Exception {
+      abortAll(current);
       super.channelInactive(ctx);
     }
 
@@ -754,88 +767,36 @@ public final class SimulatedServer implements AutoCloseable {
       ctx.close();
     }
 
-    /** Writes one request's answer; called on the simulation thread, writes batched per loop. */
-    private final class Sink implements ResponseSink {
+    /**
+     * One client request's answer: its {@code n} choices, each a simulated request with its own
+     * {@link Sink}. Called on the simulation thread; writes batched per loop.
+     */
+    private final class Answer {
       private final ChannelHandlerContext ctx;
       private final boolean keepAlive;
       private final ServeRequest request;
       private final long submitNanos;
       private final long created = System.currentTimeMillis() / 1000;
-      long id;
-      private OpenAiProtocol.ChunkFormat format;
-      /** The metrics' label children of the instance serving the request (set by onEngine). */
-      private volatile ServeMetrics.Engine m = metrics.engine(0);
+      final Sink[] choices;
       private boolean headersSent;
-      private long previousDueNanos;
-      /** When the previous token was delivered (written, or due when nothing is written per token). */
-      private long previousTokenNanos;
+      private int unfinished;
+      private boolean failed;
 
-      Sink(ChannelHandlerContext ctx, boolean keepAlive, ServeRequest request, long submitNanos) {
+      Answer(ChannelHandlerContext ctx, boolean keepAlive, ServeRequest request, long submitNanos) {
         this.ctx = ctx;
         this.keepAlive = keepAlive;
         this.request = request;
         this.submitNanos = submitNanos;
+        this.choices = new Sink[request.n()];
+        for (int k = 0; k < choices.length; k++) {
+          choices[k] = new Sink(this, k);
+        }
+        this.unfinished = choices.length;
       }
 
-      @Override
-      public void onEngine(int engine) {
-        m = metrics.engine(engine);
-      }
-
-      @Override
-      public void onStats(RequestStats stats) {
-        if (RequestStats.ABORT.equals(stats.finishReason())) {
-          metrics.observeFinished(m, stats); // its connection may be gone: no event loop pass
-        } else {
-          ServeMetrics.Engine e = m;
-          batch(ctx, () -> metrics.observeFinished(e, stats));
-        }
-      }
-
-      @Override
-      public void onToken(int index, int total, long dueNanos) {
-        if (request.stream() && !headersSent) {
-          sendStreamHeaders();
-        }
-        // rendering, writing and the metrics run on the connection's event loop
-        batch(ctx, () -> writeToken(index, total, dueNanos));
-      }
-
-      /** On the event loop: the token's chunk, its latency metrics and its lateness. */
-      private void writeToken(int index, int total, long dueNanos) {
-        ServeMetrics.Engine e = m;
-        previousDueNanos = dueNanos;
-        if (!request.stream()) {
-          // nothing is written per token: the latencies of the simulated times
-          observeToken(e, index, dueNanos);
-          return;
-        }
-        if (format == null) {
-          format = new OpenAiProtocol.ChunkFormat(id, request.chat(), request.model(), created);
-        }
-        byte[] chunk = format.chunk(OpenAiProtocol.tokenText(id, index), index == 1,
-            index == total ? "length" : null).getBytes(StandardCharsets.UTF_8);
-        ctx.writeAndFlush(new DefaultHttpContent(Unpooled.wrappedBuffer(chunk))).addListener(f -> {
-          long written = System.nanoTime();
-          long lateNanos = written - dueNanos;
-          latenessUs.recordValue(Math.max(0, lateNanos / 1000));
-          e.lateness.observe(Math.max(0, lateNanos) / 1e9);
-          // a streamed token's latencies are those of its write, as its client sees them (a write
-          // the I/O thread made late counts in them)
-          observeToken(e, index, written);
-        });
-      }
-
-      /** TTFT (token 1) or the inter-token time of token {@code index}, delivered at {@code atNanos}. */
-      private void observeToken(ServeMetrics.Engine e, int index, long atNanos) {
-        if (index == 1) {
-          e.ttft.observe((atNanos - submitNanos) / 1e9);
-        } else {
-          double itl = (atNanos - previousTokenNanos) / 1e9;
-          e.itl.observe(itl);
-          e.tpot.observe(itl);
-        }
-        previousTokenNanos = atNanos;
+      /** The answer's id: its first choice's simulated request. */
+      long id() {
+        return choices[0].id;
       }
 
       private void sendStreamHeaders() {
@@ -849,16 +810,20 @@ public final class SimulatedServer implements AutoCloseable {
         headersSent = true;
       }
 
-      @Override
-      public void onFinished(int promptTokens, int completionTokens) {
-        current = -1;
-        ServeMetrics.Engine e = m;
-        // E2E ends with the last token's delivery (its write when streamed, as for TTFT and ITL)
-        batch(ctx, () -> e.e2e.observe(((request.stream() ? previousTokenNanos : previousDueNanos)
-            - submitNanos) / 1e9));
+      /** Every choice delivered its last token: the end of the answer. */
+      private void finish(int promptTokens) {
+        current = NONE;
+        long[] ids = new long[choices.length];
+        int[] completions = new int[choices.length];
+        int total = 0;
+        for (int k = 0; k < choices.length; k++) {
+          ids[k] = choices[k].id;
+          completions[k] = choices[k].completionTokens;
+          total += completions[k];
+        }
         if (!request.stream()) {
-          byte[] body = OpenAiProtocol.completion(id, request.chat(), request.model(), created,
-              promptTokens, completionTokens).getBytes(StandardCharsets.UTF_8);
+          byte[] body = OpenAiProtocol.completion(id(), ids, completions, request.chat(), request.model(), created,
+              promptTokens).getBytes(StandardCharsets.UTF_8);
           batch(ctx, () -> respond(ctx, keepAlive, HttpResponseStatus.OK, "application/json", body, request));
           return;
         }
@@ -867,8 +832,7 @@ public final class SimulatedServer implements AutoCloseable {
         }
         StringBuilder tail = new StringBuilder();
         if (request.includeUsage()) {
-          tail.append(OpenAiProtocol.usageChunk(id, request.chat(), request.model(), created,
-              promptTokens, completionTokens));
+          tail.append(OpenAiProtocol.usageChunk(id(), request.chat(), request.model(), created, promptTokens, total));
         }
         tail.append(OpenAiProtocol.DONE);
         byte[] bytes = tail.toString().getBytes(StandardCharsets.UTF_8);
@@ -883,9 +847,18 @@ public final class SimulatedServer implements AutoCloseable {
         });
       }
 
-      @Override
-      public void onFailed(int httpStatus, String message) {
-        current = -1;
+      /** A choice failed before its first token: the whole answer fails, the other choices abort. */
+      private void fail(Sink failing, int httpStatus, String message) {
+        if (failed) {
+          return;
+        }
+        failed = true;
+        current = NONE;
+        for (Sink other : choices) {
+          if (other != failing && !other.finished) {
+            driver.abort(other.id);
+          }
+        }
         if (!headersSent) {
           batch(ctx, () -> error(ctx, keepAlive, httpStatus, message));
         } else {
@@ -896,6 +869,114 @@ public final class SimulatedServer implements AutoCloseable {
           });
         }
         flushBatches(); // failures come outside a delivery pass
+      }
+    }
+
+    /** One choice of an {@link Answer}: the sink of its simulated request. */
+    private final class Sink implements ResponseSink {
+      private final Answer answer;
+      private final int choice;
+      long id;
+      private OpenAiProtocol.ChunkFormat format;
+      /** The metrics' label children of the instance serving the request (set by onEngine). */
+      private volatile ServeMetrics.Engine m = metrics.engine(0);
+      private long previousDueNanos;
+      /** When the previous token was delivered (written, or due when nothing is written per token). */
+      private long previousTokenNanos;
+      private int completionTokens;
+      private boolean finished;
+
+      Sink(Answer answer, int choice) {
+        this.answer = answer;
+        this.choice = choice;
+      }
+
+      @Override
+      public void onEngine(int engine) {
+        m = metrics.engine(engine);
+      }
+
+      @Override
+      public void onStats(RequestStats stats) {
+        int nParam = choice == 0 ? answer.request.n() : 0;
+        if (RequestStats.ABORT.equals(stats.finishReason())) {
+          metrics.observeFinished(m, stats, nParam); // its connection may be gone: no event loop pass
+        } else {
+          ServeMetrics.Engine e = m;
+          batch(answer.ctx, () -> metrics.observeFinished(e, stats, nParam));
+        }
+      }
+
+      @Override
+      public void onToken(int index, int total, long dueNanos) {
+        if (answer.failed) {
+          return;
+        }
+        if (answer.request.stream() && !answer.headersSent) {
+          answer.sendStreamHeaders();
+        }
+        // rendering, writing and the metrics run on the connection's event loop
+        batch(answer.ctx, () -> writeToken(index, total, dueNanos));
+      }
+
+      /** On the event loop: the token's chunk, its latency metrics and its lateness. */
+      private void writeToken(int index, int total, long dueNanos) {
+        ServeMetrics.Engine e = m;
+        previousDueNanos = dueNanos;
+        if (!answer.request.stream()) {
+          // nothing is written per token: the latencies of the simulated times
+          observeToken(e, index, dueNanos);
+          return;
+        }
+        if (format == null) {
+          format = new OpenAiProtocol.ChunkFormat(answer.id(), choice, answer.request.chat(), answer.request.model(),
+              answer.created);
+        }
+        byte[] chunk = format.chunk(OpenAiProtocol.tokenText(id, index), index == 1,
+            index == total ? "length" : null).getBytes(StandardCharsets.UTF_8);
+        ChannelHandlerContext ctx = answer.ctx;
+        ctx.writeAndFlush(new DefaultHttpContent(Unpooled.wrappedBuffer(chunk))).addListener(f -> {
+          long written = System.nanoTime();
+          long lateNanos = written - dueNanos;
+          latenessUs.recordValue(Math.max(0, lateNanos / 1000));
+          e.lateness.observe(Math.max(0, lateNanos) / 1e9);
+          // a streamed token's latencies are those of its write, as its client sees them (a write
+          // the I/O thread made late counts in them)
+          observeToken(e, index, written);
+        });
+      }
+
+      /** TTFT (token 1) or the inter-token time of token {@code index}, delivered at {@code atNanos}. */
+      private void observeToken(ServeMetrics.Engine e, int index, long atNanos) {
+        if (index == 1) {
+          e.ttft.observe((atNanos - answer.submitNanos) / 1e9);
+        } else {
+          double itl = (atNanos - previousTokenNanos) / 1e9;
+          e.itl.observe(itl);
+          e.tpot.observe(itl);
+        }
+        previousTokenNanos = atNanos;
+      }
+
+      @Override
+      public void onFinished(int promptTokens, int completionTokens) {
+        if (answer.failed || finished) {
+          return;
+        }
+        finished = true;
+        this.completionTokens = completionTokens;
+        ServeMetrics.Engine e = m;
+        // E2E ends with the last token's delivery (its write when streamed, as for TTFT and ITL)
+        batch(answer.ctx, () -> e.e2e.observe(((answer.request.stream() ? previousTokenNanos : previousDueNanos)
+            - answer.submitNanos) / 1e9));
+        if (--answer.unfinished == 0) {
+          answer.finish(promptTokens);
+        }
+      }
+
+      @Override
+      public void onFailed(int httpStatus, String message) {
+        answer.fail(this, httpStatus, message);
       }
     }
   }

@@ -59,7 +59,7 @@ class OpenAiProtocolTest {
   @Test
   void aLineSeparatorInAQuotedValueIsEscaped() {
     assertThatThrownBy(() -> parse("{\"prompt\":\"a\",\"n\":\"x\u2028y\"}", false))
-        .hasMessage("'n' must be an integer of at least 1, got \"x\\u2028y\"");
+        .hasMessage("'n' must be an integer in [1, 16384] (vLLM's VLLM_MAX_N_SEQUENCES), got \"x\\u2028y\"");
   }
 
   @Test
@@ -78,7 +78,7 @@ class OpenAiProtocolTest {
       "{\"prompt\":[\"a\",\"b\"]}|batch of prompts is not supported",
       "{\"prompt\":\"a\",\"max_tokens\":0}|'max_tokens' must be an integer of at least 1",
       "{\"prompt\":\"a\",\"max_tokens\":1.5}|'max_tokens' must be an integer of at least 1",
-      "{\"prompt\":\"a\",\"n\":2}|does not simulate parallel sampling",
+      "{\"prompt\":\"a\",\"n\":16385}|'n' must be an integer in [1, 16384]",
       "{\"prompt\":\"a\",\"stream\":\"yes\"}|'stream' must be true or false",
       "{\"prompt\":\"a\",\"model\":3}|'model' must be a string",
       "{\"prompt\":[]}|must not be empty"})
@@ -107,12 +107,13 @@ class OpenAiProtocolTest {
   /** Body, endpoint (true: chat), the whole one-line message. */
   static Stream<Arguments> refusals() {
     return Stream.of(
-        Arguments.of(c("\"n\":0"), false, "'n' must be an integer of at least 1, got 0"),
-        Arguments.of(c("\"n\":1.5"), false, "'n' must be an integer of at least 1, got 1.5"),
-        Arguments.of(c("\"n\":2"), false, "'n' is 2: the simulated server does not simulate parallel sampling (n > 1) yet; send n = 1"),
-        Arguments.of(ch("\"n\":99999999999999999999999"), true, "'n' is 99999999999999999999999: the simulated server does not simulate parallel sampling (n > 1) yet; send n = 1"),
+        Arguments.of(c("\"n\":0"), false, "'n' must be an integer in [1, 16384] (vLLM's VLLM_MAX_N_SEQUENCES), got 0"),
+        Arguments.of(c("\"n\":1.5"), false, "'n' must be an integer in [1, 16384] (vLLM's VLLM_MAX_N_SEQUENCES), got 1.5"),
+        Arguments.of(c("\"n\":16385"), false, "'n' must be an integer in [1, 16384] (vLLM's VLLM_MAX_N_SEQUENCES), got 16385"),
+        Arguments.of(ch("\"n\":99999999999999999999999"), true, "'n' must be an integer in [1, 16384] (vLLM's VLLM_MAX_N_SEQUENCES), got 99999999999999999999999"),
         Arguments.of(c("\"best_of\":0"), false, "'best_of' must be an integer of at least n (1), got 0"),
-        Arguments.of(c("\"best_of\":3"), false, "'best_of' is 3: the simulated server does not simulate parallel sampling (best_of > 1) yet; send best_of = 1 or leave it out"),
+        Arguments.of(c("\"best_of\":3"), false, "'best_of' is 3: the simulated server does not pick the best n of best_of sequences; send best_of = n (1) or leave it out"),
+        Arguments.of(c("\"n\":2,\"best_of\":1"), false, "'best_of' must be an integer of at least n (2), got 1"),
         Arguments.of(c("\"use_beam_search\":true"), false, "'use_beam_search' is true: the simulated server does not simulate beam search; leave it out or set it to false"),
         Arguments.of(c("\"max_tokens\":-1"), false, "'max_tokens' must be an integer of at least 1, got -1"),
         Arguments.of(c("\"max_tokens\":\"8\""), false, "'max_tokens' must be an integer of at least 1, got \"8\""),
@@ -198,8 +199,16 @@ class OpenAiProtocolTest {
   }
 
   @Test
+  void nIsTheNumberOfSequences() {
+    assertThat(parse(c("\"n\":3"), false).n()).isEqualTo(3);
+    assertThat(parse(ch("\"n\":16384"), true).n()).isEqualTo(16384);
+    assertThat(parse(c("\"n\":null"), false).n()).isEqualTo(1);
+    assertThat(parse(c("\"n\":3"), false).ignored()).isEmpty();
+  }
+
+  @Test
   void nOfOneAndBestOfOneAreAccepted() {
-    for (String body : List.of(c("\"n\":1"), c("\"n\":null"), c("\"n\":1,\"best_of\":1"), c("\"best_of\":null"),
+    for (String body : List.of(c("\"n\":1"), c("\"n\":null"), c("\"n\":1,\"best_of\":1"), c("\"n\":3,\"best_of\":3"), c("\"best_of\":null"),
         c("\"use_beam_search\":false"))) {
       ServeRequest r = parse(body, false);
       assertThat(r.ignored()).as(body).isEmpty();

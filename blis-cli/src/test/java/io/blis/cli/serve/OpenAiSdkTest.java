@@ -98,5 +98,11 @@ class OpenAiSdkTest {
     assertThat(whole.choices().get(0).message().content()).hasValueSatisfying(t -> assertThat(t.trim().split(" ")).hasSize(3));
     assertThat(whole.usage()).hasValueSatisfying(u -> assertThat(u.completionTokens()).isEqualTo(3));
     assertThat(client.models().list().data()).extracting(m -> m.id()).containsExactly("blis-sim");
+
+    // parallel sampling: n choices in one answer
+    ChatCompletion three = client.chat().completions().create(ChatCompletionCreateParams.builder()
+        .model("blis-sim").addUserMessage("hi").maxCompletionTokens(2).n(3).build());
+    assertThat(three.choices()).extracting(c -> c.index()).containsExactly(0L, 1L, 2L);
+    assertThat(three.usage()).hasValueSatisfying(u -> assertThat(u.completionTokens()).isEqualTo(6));
   }
 }

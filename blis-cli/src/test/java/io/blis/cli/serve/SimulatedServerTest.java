@@ -391,7 +391,7 @@ class SimulatedServerTest {
     assertThat(streamed.body()).endsWith("data: [DONE]\n\n");
     // what vLLM refuses is refused
     assertThat(post("/completions", "{\"prompt\":\"a\",\"temperature\":-1}").statusCode()).isEqualTo(400);
-    assertThat(post("/completions", "{\"prompt\":\"a\",\"n\":2}").body()).contains("parallel sampling");
+    assertThat(post("/completions", "{\"prompt\":\"a\",\"n\":0}").statusCode()).isEqualTo(400);
   }
 
   @Test
@@ -434,5 +434,79 @@ class SimulatedServerTest {
     assertThat(result.overall().completedRequests()).isEqualTo(n);
     // shared 64-token prompts: all but the first find their prefix cached
     assertThat(result.engine().tokenHitRate()).isGreaterThan(0.5);
+  }
+
+  /**
+   * {@code n} > 1 is vLLM's parallel sampling: n sequences, each a request of its own in the
+   * engine, arriving together and sharing the prompt's KV blocks through the prefix cache; one
+   * answer with n choices, usage counting the prompt once.
+   */
+  @Test
+  void parallelSamplingAnswersNChoicesSharingThePrompt() throws Exception {
+    List<Integer> prompt = IntStream.range(0, 64).map(k -> k + 3000).boxed().toList();
+    HttpResponse<String> whole = post("/completions", "{\"prompt\":" + prompt + ",\"max_tokens\":5,\"n\":3}");
+    assertThat(whole.statusCode()).isEqualTo(200);
+    JsonNode w = OpenAiProtocol.JSON.readTree(whole.body());
+    assertThat(w.get("choices")).hasSize(3);
+    java.util.Set<String> texts = new java.util.HashSet<>();
+    for (int k = 0; k < 3; k++) {
+      JsonNode c = w.get("choices").get(k);
+      assertThat(c.get("index").asInt()).isEqualTo(k);
+      assertThat(c.get("finish_reason").asText()).isEqualTo("length");
+      texts.add(c.get("text").asText());
+    }
+    assertThat(texts).as("each choice is a sequence of its own").hasSize(3);
+    assertThat(w.at("/usage/prompt_tokens").asInt()).isEqualTo(64);
+    assertThat(w.at("/usage/completion_tokens").asInt()).isEqualTo(15);
+    assertThat(w.at("/usage/total_tokens").asInt()).isEqualTo(79);
+
+    HttpResponse<String> streamed = post("/chat/completions", "{\"messages\":[{\"role\":\"user\",\"content\":\"a b c\"}],"
+        + "\"max_tokens\":4,\"n\":3,\"stream\":true,\"stream_options\":{\"include_usage\":true}}");
+    assertThat(streamed.statusCode()).isEqualTo(200);
+    int[] perChoice = new int[3];
+    int[] finishes = new int[3];
+    JsonNode usage = null;
+    String[] events = streamed.body().split("\n\n");
+    assertThat(events[events.length - 1]).isEqualTo("data: [DONE]");
+    for (int i = 0; i < events.length - 1; i++) {
+      JsonNode e = OpenAiProtocol.JSON.readTree(events[i].substring("data: ".length()));
+      if (e.get("choices").isEmpty()) {
+        usage = e.get("usage");
+        assertThat(i).as("usage comes last").isEqualTo(events.length - 2);
+        continue;
+      }
+      JsonNode c = e.get("choices").get(0);
+      int k = c.get("index").asInt();
+      perChoice[k]++;
+      if (!c.get("finish_reason").isNull()) {
+        finishes[k]++;
+        assertThat(perChoice[k]).as("choice %d ends with its last token", k).isEqualTo(4);
+      }
+    }
+    assertThat(perChoice).containsExactly(4, 4, 4);
+    assertThat(finishes).containsExactly(1, 1, 1);
+    assertThat(usage.get("prompt_tokens").asInt()).isEqualTo(13);
+    assertThat(usage.get("completion_tokens").asInt()).isEqualTo(12);
+
+    String metrics = get("/metrics").body();
+    String labels = "{engine=\"0\",model_name=\"sim-model\"}";
+    assertThat(sample(metrics, "vllm:request_params_n_count" + labels)).isEqualTo(2);
+    assertThat(sample(metrics, "vllm:request_params_n_sum" + labels)).isEqualTo(6);
+    assertThat(sample(metrics, "vllm:request_success_total{engine=\"0\",finished_reason=\"length\",model_name=\"sim-model\"}"))
+        .isEqualTo(6);
+    assertThat(sample(metrics, "vllm:time_to_first_token_seconds_count" + labels)).isEqualTo(6);
+
+    // the engine saw three requests per answer, the prompt computed once: as a batch run of the
+    // three arriving together
+    SimulationResult served = server.stop();
+    assertThat(served.overall().completedRequests()).isEqualTo(6);
+    List<RequestSpec> same = IntStream.range(0, 3).mapToObj(i -> RequestSpec.simple(i, 0,
+        prompt.stream().mapToInt(Integer::intValue).toArray(), 5)).toList();
+    SimulationResult batch = deployment().source(RequestSource.of(same)).build().run();
+    // two of each three find the first's 48 tokens cached (three full blocks of 16; as in vLLM,
+    // the block with the last prompt token is computed): 96 of 192 prompt tokens
+    assertThat(batch.engine().tokenHitRate()).as("the batch run shares the prompt").isEqualTo(0.5);
+    // served: the same 96, of 192 + 3 x 13 (the chat's 13-token prompt fills no block)
+    assertThat(served.engine().tokenHitRate()).isCloseTo(96.0 / (192 + 39), org.assertj.core.data.Offset.offset(1e-12));
   }
 }
