@@ -119,9 +119,7 @@ public final class BlisCli implements Runnable {
     for (String name : names) {
       cl.addSubcommand(SUBCOMMANDS.get(name).get());
     }
-    if (cl.getSubcommands().containsKey("serve")) {
-      ServeCommand.hideUnavailableOptions(cl.getSubcommands().get("serve"));
-    }
+    cl.getSubcommands().values().forEach(RefusedOptions::hideFromHelp);
     cl.setParameterExceptionHandler(BlisCli::onParameterError);
     cl.setExecutionExceptionHandler(BlisCli::onExecutionError);
     return cl;

@@ -29,7 +29,7 @@ import picocli.CommandLine.Spec;
     sortOptions = false,
     description = "Find the highest request rate at which a deployment meets latency targets (and its saturation"
         + " rate), or with --target-rate the fewest replicas that meet them at a rate.")
-final class CapacityCommand implements Callable<Integer> {
+final class CapacityCommand implements Callable<Integer>, RefusedOptions {
 
   @Spec CommandSpec spec;
 
@@ -82,18 +82,29 @@ final class CapacityCommand implements Callable<Integer> {
 
   @Mixin IntervalOptions intervalOptions = new IntervalOptions();
 
+  /** Flags of the workload that capacity searches or sets per load point. */
+  private static final List<String> SEARCHED = List.of("--rate", "--num-requests", "--horizon-s");
+  /** Options of a single run that a search of many runs would take and do nothing with. */
+  private static final List<String> SINGLE_RUN = List.of("--results-path", "--otel-out", "--otel-step-sample-rate",
+      "--otel-journey-sample-rate", "--otel-request-snapshots", "--per-request", "--trace-level", "--summarize-trace",
+      "--counterfactual-k", "--fitness-weights", "--output-format");
+
+  @Override
+  public java.util.Collection<String> refusedOptions() {
+    return java.util.stream.Stream.concat(SEARCHED.stream(), SINGLE_RUN.stream()).toList();
+  }
+
   @Override
   public Integer call() {
     CommandLine cl = spec.commandLine();
     deployment.validate(cl);
     workload.validate(cl, trace == null ? List.of() : List.of("--trace"));
-    for (String flag : List.of("--rate", "--num-requests", "--horizon-s")) {
+    for (String flag : SEARCHED) {
       DeploymentOptions.require(cl, !cl.getParseResult().hasMatchedOption(flag),
           flag + " does not apply to capacity: the rate is what it searches, and each point runs --point-duration-s");
     }
     // options of a single run that a search of many runs would take and do nothing with
-    for (String flag : List.of("--results-path", "--otel-out", "--per-request", "--trace-level", "--summarize-trace",
-        "--fitness-weights", "--output-format")) {
+    for (String flag : SINGLE_RUN) {
       DeploymentOptions.require(cl, !cl.getParseResult().hasMatchedOption(flag),
           flag + " does not apply to capacity (an option of blis run's single simulation); capacity writes its"
               + " report with --out");

@@ -60,7 +60,8 @@ final class ObserveCommand implements Callable<Integer> {
   String endpoint;
 
   @Option(names = "--served-model", paramLabel = "NAME",
-      description = "The model name the server answers to (vLLM's --served-model-name, or the model path it was started with).")
+      description = "The model name the server answers to (vLLM's --served-model-name, or the model path it was started with;"
+          + " default: the one model the server lists at /v1/models).")
   String servedModel;
 
   @Option(names = "--out", paramLabel = "DIR", description = "Folder of the run (created; must not hold a run).")
@@ -145,7 +146,8 @@ final class ObserveCommand implements Callable<Integer> {
       return 0;
     }
     require(endpoint != null, "--endpoint URL is required (the server's OpenAI base URL, e.g. http://127.0.0.1:8000/v1)");
-    require(servedModel != null && !servedModel.isBlank(), "--served-model NAME is required (the model name the server answers to)");
+    require(servedModel == null || !servedModel.isBlank(), "--served-model must name the model the server answers to,"
+        + " got a blank name");
     require(out != null, "--out DIR is required (the folder of the run)");
     server.validate(cl);
     workload.validate(cl, trace == null ? List.of() : List.of("--trace"));
@@ -160,6 +162,9 @@ final class ObserveCommand implements Callable<Integer> {
     require(kvOffloadingSizeGib == null || (Double.isFinite(kvOffloadingSizeGib) && kvOffloadingSizeGib >= 0),
         "--kv-offloading-size-gib must be >= 0, got " + kvOffloadingSizeGib);
     require(metricsUrl == null || !noMetrics, "give --metrics-url or --no-metrics, not both");
+    if (servedModel == null) {
+      servedModel = theOnlyServedModel();
+    }
     ObserveConfig config = config();
     if (trace != null) {
       Cli.requireFile("--trace", trace);
@@ -222,6 +227,25 @@ final class ObserveCommand implements Callable<Integer> {
       }
     }
     return 0;
+  }
+
+  /**
+   * Without {@code --served-model}: the model the server lists when it lists exactly one (as
+   * vLLM, and {@code blis serve} with one name, do); otherwise one line saying what it lists.
+   */
+  private String theOnlyServedModel() {
+    servedModel = "(not given)"; // a name for the config of the one request below, never sent
+    List<String> models;
+    try (Observer probe = Observer.create(config())) {
+      models = probe.servedModels();
+    } catch (IllegalArgumentException e) {
+      throw new CommandLine.ParameterException(spec.commandLine(), "--served-model NAME is needed: " + e.getMessage());
+    }
+    require(models.size() == 1, "--served-model NAME is needed: the server at " + endpoint
+        + (models.isEmpty() ? " lists no model" : " serves " + Observer.someOf(models)));
+    spec.commandLine().getErr().println("blis observe: note: --served-model not given: the server serves one"
+        + " model, " + models.get(0));
+    return models.get(0);
   }
 
   private void require(boolean ok, String message) {

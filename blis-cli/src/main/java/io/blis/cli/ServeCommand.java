@@ -29,7 +29,7 @@ import picocli.CommandLine.Spec;
     mixinStandardHelpOptions = true,
     sortOptions = false,
     description = "Serve a simulated vLLM: OpenAI-compatible HTTP endpoints timed by the simulation, in real time.")
-final class ServeCommand implements Callable<Integer> {
+final class ServeCommand implements Callable<Integer>, RefusedOptions {
 
   @Spec CommandSpec spec;
 
@@ -94,8 +94,8 @@ final class ServeCommand implements Callable<Integer> {
   private static final String TRACE = "trace a 'blis run' or 'blis replay' instead";
 
   /**
-   * The shared deployment flags that serve refuses, each with why: kept, so that giving one is
-   * answered by its reason rather than "unknown option", but left out of {@code serve --help}.
+   * The shared deployment flags that serve refuses, each with why (left out of its help: {@link
+   * RefusedOptions}).
    */
   static final java.util.Map<String, String> UNAVAILABLE = unavailable();
 
@@ -115,16 +115,9 @@ final class ServeCommand implements Callable<Integer> {
     return java.util.Collections.unmodifiableMap(m);
   }
 
-  /** Hides {@link #UNAVAILABLE} from {@code serve}'s help. */
-  static void hideUnavailableOptions(picocli.CommandLine serve) {
-    CommandSpec s = serve.getCommandSpec();
-    for (String name : UNAVAILABLE.keySet()) {
-      picocli.CommandLine.Model.OptionSpec o = s.findOption(name);
-      if (o != null && !o.hidden()) {
-        s.remove(o);
-        s.addOption(picocli.CommandLine.Model.OptionSpec.builder(o).hidden(true).build());
-      }
-    }
+  @Override
+  public java.util.Collection<String> refusedOptions() {
+    return UNAVAILABLE.keySet();
   }
 
   @Override
@@ -182,10 +175,12 @@ final class ServeCommand implements Callable<Integer> {
     return 0;
   }
 
-  /** Whether a server socket can be bound to {@code host:port} now (closed again at once). */
+  /**
+   * Whether {@code host:port} can be bound now: a socket bound and closed again at once, never
+   * listening (a listening probe would take, then reset, a client's early connection).
+   */
   private static boolean canListen(String host, int port) {
-    try (java.net.ServerSocket probe = new java.net.ServerSocket()) {
-      probe.setReuseAddress(true);
+    try (java.net.Socket probe = new java.net.Socket()) {
       probe.bind(new java.net.InetSocketAddress(host, port));
       return true;
     } catch (java.io.IOException | RuntimeException e) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -251,5 +252,18 @@ class BadInputCliTest {
   void capacityRefusesTheOptionsOfASingleRun(String flag) {
     refused(BlisCliTest.blis("capacity", "--slo", "ttft_p99=500ms", "--workload", "chatbot", flag),
         flag.split("=")[0] + " does not apply to capacity");
+  }
+
+  /** capacity's help offers only what it uses: the options it refuses are not listed. */
+  @Test
+  void capacityHelpLeavesOutTheOptionsItRefuses() {
+    BlisCliTest.Outcome help = BlisCliTest.blis("capacity", "--help");
+    assertThat(help.code()).isZero();
+    assertThat(help.out()).contains("--slo").contains("--workload").contains("--max-num-seqs");
+    for (String refused : List.of("--rate", "--num-requests", "--horizon-s", "--results-path", "--otel-out",
+        "--per-request", "--trace-level", "--summarize-trace", "--fitness-weights", "--output-format")) {
+      assertThat(BlisCliTest.listsOption(help.out(), refused)).as(refused).isFalse();
+    }
+    assertThat(BlisCliTest.listsOption(help.out(), "--slo")).isTrue();
   }
 }

@@ -206,4 +206,16 @@ class BlisCliTest {
     assertThat(o.code()).isZero();
     assertThat(o.out()).contains("run");
   }
+
+  /**
+   * Whether a command's {@code --help} text offers option {@code name}: in the usage synopsis
+   * ({@code [--name...}) or as an entry of the option list (a line starting with it, or with an
+   * alias before it); a mention inside another option's description does not count.
+   */
+  static boolean listsOption(String help, String name) {
+    java.util.regex.Pattern entry = java.util.regex.Pattern.compile(
+        "^ {0,8}(-\\w, )?([-\\w]+, )*" + java.util.regex.Pattern.quote(name) + "([=,\\s\\[]|$)");
+    return help.contains("[" + name + "=") || help.contains("[" + name + "]") || help.contains("[" + name + " ")
+        || help.lines().anyMatch(l -> entry.matcher(l).find());
+  }
 }

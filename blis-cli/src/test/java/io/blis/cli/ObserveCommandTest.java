@@ -41,7 +41,8 @@ class ObserveCommandTest {
   @ParameterizedTest
   @CsvSource(delimiter = '|', value = {
       "--served-model,m,--out,OUT|--endpoint URL is required",
-      "--endpoint,http://127.0.0.1:9/v1,--out,OUT|--served-model NAME is required",
+      "--endpoint,http://127.0.0.1:9/v1,--out,OUT|--served-model NAME is needed: ",
+      "--endpoint,http://127.0.0.1:9/v1,--served-model,' ',--out,OUT|--served-model must name the model",
       "--endpoint,http://127.0.0.1:9/v1,--served-model,m|--out DIR is required",
       "--endpoint,ftp://host/v1,--served-model,m,--out,OUT|--endpoint must be an http:// or https:// URL",
       "--endpoint,http://,--served-model,m,--out,OUT|--endpoint: not a URL: 'http://'",
@@ -63,7 +64,7 @@ class ObserveCommandTest {
     String out = dir.resolve("out").toString();
     List<String> args = new ArrayList<>(List.of("observe"));
     for (String f : flags.split(",")) {
-      args.add(f.equals("OUT") ? out : f);
+      args.add(f.equals("OUT") ? out : f.equals("' '") ? " " : f);
     }
     BlisCliTest.Outcome o = blis(args.toArray(String[]::new));
     assertThat(o.code()).as(o.err()).isEqualTo(2);
@@ -119,6 +120,33 @@ class ObserveCommandTest {
       assertThat(o.code()).isEqualTo(2);
       assertThat(o.err().strip()).isEqualTo("blis observe: --served-model: the server at " + server.baseUrl()
           + " serves model-0, model-1, model-2, model-3, model-4 and 35 more, not 'other'");
+    }
+  }
+
+  /**
+   * Without {@code --served-model}, observe takes the one model the server lists (README's serve
+   * and observe blocks work together as written); a server listing several is one line naming a few.
+   */
+  @Test
+  void withoutServedModelTheServersOnlyModelIsTaken(@TempDir Path dir) {
+    Simulation.Builder deployment = Simulation.builder().latencyModel(new LinearTestModel(4000, 10, 0, 0, 0, 0))
+        .totalKvBlocks(20_000).limits(new EngineLimits(256, 4096, 0, 8192));
+    try (SimulatedServer one = SimulatedServer.start(deployment, ServeConfig.loopback(0, "llama-2-7b"))) {
+      BlisCliTest.Outcome o = blis("observe", "--endpoint", one.baseUrl(), "--out", dir.resolve("a").toString(),
+          "--num-requests", "2", "--rate", "20", "--progress-interval-s", "0");
+      assertThat(o.code()).as(o.err()).isZero();
+      assertThat(o.err()).contains("blis observe: note: --served-model not given: the server serves one model, llama-2-7b");
+      assertThat(Files.exists(dir.resolve("a").resolve("run.json"))).isTrue();
+    }
+    List<String> names = List.of("a", "b", "c", "d", "e", "f", "g");
+    try (SimulatedServer several = SimulatedServer.start(deployment, new ServeConfig("127.0.0.1", 0, names, 1))) {
+      BlisCliTest.Outcome o = blis("observe", "--endpoint", several.baseUrl(), "--out", dir.resolve("b").toString(),
+          "--num-requests", "1");
+      assertThat(o.code()).isEqualTo(2);
+      assertThat(o.err().strip()).startsWith("blis observe: --served-model NAME is needed: the server at "
+          + several.baseUrl() + " serves a, b, c, d, e and 2 more");
+      assertThat(o.err().strip().lines()).hasSize(1);
+      assertThat(Files.exists(dir.resolve("b"))).isFalse();
     }
   }
 

@@ -85,6 +85,37 @@ public final class Observer implements AutoCloseable {
   // ------------------------------------------------------------------ before the run
 
   /**
+   * The model names the server lists ({@code GET /v1/models}), without checking the configured
+   * one: for a client that has not named a model yet (the configured name is not used).
+   *
+   * @throws IllegalArgumentException if the server cannot be reached or does not answer the list
+   *     (the message says how it answered)
+   */
+  public List<String> servedModels() {
+    URI modelsUri = ObserveConfig.withSlash(config.endpoint()).resolve("models");
+    NettyClient.Answer r = get(modelsUri);
+    if (r.status() != 200) {
+      throw new IllegalArgumentException("GET " + modelsUri + " answered HTTP " + r.status()
+          + ": the served models are unknown");
+    }
+    List<String> models = new ArrayList<>();
+    for (JsonNode m : parseJson(r.body()).path("data")) {
+      String id = m.path("id").asText("");
+      if (!id.isEmpty()) {
+        models.add(id);
+      }
+    }
+    return models;
+  }
+
+  /** At most five of {@code models}, and how many more: never a list of millions in one line. */
+  public static String someOf(List<String> models) {
+    int shown = Math.min(models.size(), 5);
+    return String.join(", ", models.subList(0, shown))
+        + (models.size() > shown ? " and " + (models.size() - shown) + " more" : "");
+  }
+
+  /**
    * Asks the server what it serves ({@code GET /v1/models}), its version ({@code GET /version})
    * and its metrics (one scrape: the KV cache configuration), and for text prompts measures the
    * tokens it adds to a prompt with two short requests of one output token each.
@@ -110,12 +141,8 @@ public final class Observer implements AutoCloseable {
         }
       }
       if (!models.isEmpty() && !models.contains(config.servedModel())) {
-        // a few names, never a list of millions in one line
-        int shown = Math.min(models.size(), 5);
-        String listed = String.join(", ", models.subList(0, shown))
-            + (models.size() > shown ? " and " + (models.size() - shown) + " more" : "");
         throw new IllegalArgumentException("--served-model: the server at " + config.endpoint() + " serves "
-            + listed + ", not '" + config.servedModel() + "'");
+            + someOf(models) + ", not '" + config.servedModel() + "'");
       }
     } else {
       notes.add("GET " + modelsUri + " answered HTTP " + r.status() + ": the served models and max_model_len are unknown");
