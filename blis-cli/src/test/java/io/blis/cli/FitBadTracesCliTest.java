@@ -68,6 +68,18 @@ class FitBadTracesCliTest {
     assertThat(dir.resolve(trace.getFileName() + ".yaml")).doesNotExist();
   }
 
+  /** The folder of an observed run is not traces: the message says what fit reads and what reads the run. */
+  @Test
+  void anObservedRunFolderIsNamedForWhatItIs() throws Exception {
+    Path run = dir.resolve("observed");
+    Files.createDirectories(run);
+    Files.writeString(run.resolve("experiments.json"), "{\n  \"experiments\" : [ ]\n}\n");
+    Files.writeString(run.resolve("run.json"), "{ }\n");
+    refused(fit(run), "is the folder of an observed run (blis observe)", "vLLM's OpenTelemetry traces",
+        "read by calibrate and validate (--experiments " + run.resolve("experiments.json") + ")");
+    noCoefficients(run);
+  }
+
   @Test
   void zeroOrNegativeDurationsEverywhereAreABrokenClockNotASolverError() throws Exception {
     Path zero = intDurations("zero.jsonl", d -> 0);

@@ -69,6 +69,13 @@ public final class TraceImport {
       if (files.isEmpty()) {
         throw new IllegalArgumentException("traces: no files in " + path);
       }
+      if (Files.isRegularFile(path.resolve("experiments.json")) && Files.isRegularFile(path.resolve("run.json"))) {
+        throw new IllegalArgumentException("traces: " + path + " is the folder of an observed run (blis observe):"
+            + " what a client saw, not the server's traces. Fitting reads vLLM's OpenTelemetry traces (OTLP JSON,"
+            + " one object with resourceSpans per line, as an OTel collector's file exporter writes the spans of a"
+            + " vLLM started with --otlp-traces-endpoint); an observed run is read by calibrate and validate"
+            + " (--experiments " + path.resolve("experiments.json") + ")");
+      }
     } else if (Files.isRegularFile(path)) {
       files.add(path);
     } else {
