@@ -278,6 +278,11 @@ public final class Sweep {
       return;
     }
     AtomicInteger done = new AtomicInteger();
+    // progress names each configuration as the report does: #its index in the grid
+    Map<String, Integer> gridIndex = new java.util.HashMap<>();
+    for (int i = 0; i < grid.configs().size(); i++) {
+      gridIndex.putIfAbsent(grid.configs().get(i).key(), i);
+    }
     AtomicInteger threadNo = new AtomicInteger();
     ExecutorService pool = Executors.newFixedThreadPool(Math.min(threads, pending.size()), r -> {
       Thread t = new Thread(r, "blis-sweep-" + threadNo.incrementAndGet());
@@ -301,8 +306,8 @@ public final class Sweep {
               throw new UncheckedIOException(points + ": cannot append: " + e.getMessage(), e);
             }
           }
-          progress.accept(String.format(Locale.ROOT, "[%d/%d] %s: %s (%.1f s)", done.incrementAndGet(), pending.size(),
-              c.key(), describe(rec), s));
+          progress.accept(String.format(Locale.ROOT, "[%d/%d] #%d %s: %s (%.1f s)", done.incrementAndGet(),
+              pending.size(), gridIndex.get(c.key()), c.key(), describe(rec), s));
           return null;
         }));
       }

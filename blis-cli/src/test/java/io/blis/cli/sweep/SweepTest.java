@@ -286,6 +286,13 @@ class SweepTest {
     assertThat(o.reused()).isEqualTo(1);
     assertThat(o.simulated()).isEqualTo(3);
     assertThat(progress).anyMatch(l -> l.contains("ignored a half-written last line"));
+    // each point done is named as the report names it: #its index in the grid, then its key
+    List<String> done = progress.stream().filter(l -> l.startsWith("[")).toList();
+    assertThat(done).hasSize(3);
+    for (int i = 1; i < 4; i++) {
+      String named = "#" + i + " " + grid.configs().get(i).key() + ": ";
+      assertThat(done).as(named).anyMatch(l -> l.matches("\\[[123]/3\\] " + java.util.regex.Pattern.quote(named) + ".*"));
+    }
     for (String f : OUTPUTS) {
       assertThat(read(resumed.resolve(f))).as(f).isEqualTo(read(first.resolve(f)));
     }
