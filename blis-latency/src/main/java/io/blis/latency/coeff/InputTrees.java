@@ -166,9 +166,14 @@ public final class InputTrees {
    */
   public static String message(JacksonException e) {
     String message = e.getOriginalMessage() == null ? e.getClass().getSimpleName() : e.getOriginalMessage();
+    // the parser's own limits, in the input's terms rather than the library's names
+    message = LIMIT_NAME.matcher(message).replaceAll("$1");
     return oneLine(SOURCE_REF.matcher(message).replaceAll(" (line $1, column $2)")
         .replaceAll("\\s+", " ").trim());
   }
+
+  /** ", from `StreamReadConstraints.getMaxNestingDepth()`" and the like after a limit's value. */
+  private static final Pattern LIMIT_NAME = Pattern.compile("(\\d+), from `Stream(?:Read|Write)Constraints\\.[A-Za-z]+\\(\\)`");
 
   /** {@code value} as a one-line message quotes it: at most 60 characters, {@link #oneLine}. */
   public static String quote(String value) {

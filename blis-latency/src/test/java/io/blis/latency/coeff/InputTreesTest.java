@@ -90,4 +90,14 @@ class InputTreesTest {
         .satisfies(e -> assertThat(e.getMessage()).startsWith("f.json, line 1, column 2: not valid JSON:")
             .contains("'\\u2028' (code 8232").doesNotContain("\u2028"));
   }
+
+  /** The parser's nesting limit is said in the input's terms, without the library's method name. */
+  @Test
+  void theNestingLimitIsNamedWithoutTheLibrarysName() {
+    String deep = "[".repeat(1200) + "]".repeat(1200);
+    assertThatThrownBy(() -> new ObjectMapper().readTree(deep))
+        .isInstanceOfSatisfying(com.fasterxml.jackson.core.JacksonException.class, e ->
+            assertThat(InputTrees.message(e)).startsWith("Document nesting depth (1001) exceeds the maximum allowed (1000)")
+                .doesNotContain("StreamReadConstraints").doesNotContain("`"));
+  }
 }
