@@ -14,6 +14,11 @@ final class HfFields {
     this.node = node;
   }
 
+  /** Where the object came from, for error messages. */
+  String source() {
+    return source;
+  }
+
   /** The first present key among {@code keys}, as a positive int; error when none is present. */
   int requiredInt(String... keys) {
     for (String k : keys) {

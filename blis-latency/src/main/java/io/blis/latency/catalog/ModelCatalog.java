@@ -3,6 +3,7 @@ package io.blis.latency.catalog;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.blis.latency.coeff.InputTrees;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
@@ -259,8 +260,8 @@ public final class ModelCatalog {
     boolean tied = f.bool("tie_word_embeddings", false);
     boolean gated = isGated(f.text("model_type"));
 
-    int activationBytes = dtypeBytes(f.text("torch_dtype", "dtype"));
-    double weightBytes = weightBytesPerParam(name, c, activationBytes);
+    int activationBytes = dtypeBytes(source, f.text("torch_dtype", "dtype"));
+    double weightBytes = weightBytesPerParam(source, name, c, activationBytes);
 
     int experts = f.optionalInt(0, "num_local_experts", "num_experts", "moe_num_experts",
         "n_routed_experts");
@@ -357,21 +358,45 @@ public final class ModelCatalog {
    * Bytes of one activation element. vLLM's {@code dtype=auto} serves fp32 checkpoints in 16 bits,
    * so every known dtype maps to 2 except an explicit 8-bit one.
    */
-  private static int dtypeBytes(String dtype) {
+  /**
+   * Bytes of an activation (and of a KV entry) for the config's {@code torch_dtype}: 1 for 8-bit
+   * types, else 2 (vLLM runs a float32 checkpoint in 16 bits); a name that is no dtype is refused.
+   */
+  private static int dtypeBytes(String source, String dtype) {
     if (dtype == null) {
       return 2;
     }
-    String d = dtype.toLowerCase(Locale.ROOT);
-    if (d.contains("float8") || d.equals("fp8") || d.equals("int8") || d.equals("uint8")) {
+    String d = dtype.toLowerCase(Locale.ROOT).replace("torch.", "");
+    if (d.startsWith("float8") || d.equals("fp8") || d.equals("int8") || d.equals("uint8")) {
       return 1;
     }
-    return 2;
+    if (SIXTEEN_BIT_OR_MORE.contains(d)) {
+      return 2;
+    }
+    throw new IllegalArgumentException(source + ": torch_dtype '" + InputTrees.quote(dtype) + "' is not a"
+        + " dtype a checkpoint is stored in (expected one of float16, bfloat16, float32, float8_e4m3fn, int8,"
+        + " or their short names fp16, bf16, fp32, fp8)");
   }
 
-  private static double weightBytesPerParam(String name, ObjectNode c, int activationBytes) {
+  private static final java.util.Set<String> SIXTEEN_BIT_OR_MORE = java.util.Set.of("float16", "fp16", "half",
+      "bfloat16", "bf16", "float32", "fp32", "float", "auto");
+
+  /** The quantization methods vLLM knows ({@code quantization_config.quant_method}). */
+  private static final java.util.Set<String> QUANT_METHODS = java.util.Set.of("aqlm", "awq", "awq_marlin",
+      "auto-round", "bitblas", "bitsandbytes", "compressed-tensors", "deepspeedfp", "experts_int8", "fbgemm_fp8",
+      "fp8", "fp_quant", "gguf", "gptq", "gptq_bitblas", "gptq_marlin", "gptq_marlin_24", "hqq", "inc", "ipex",
+      "marlin", "modelopt", "modelopt_fp4", "moe_wna16", "mxfp4", "neuron_quant", "petit_nvfp4", "ptpc_fp8", "qqq",
+      "quark", "rtn", "torchao", "tpu_int8");
+
+  private static double weightBytesPerParam(String source, String name, ObjectNode c, int activationBytes) {
     JsonNode q = c.get("quantization_config");
     if (q != null && q.isObject()) {
       String method = q.path("quant_method").asText("").toLowerCase(Locale.ROOT);
+      if (!method.isEmpty() && !QUANT_METHODS.contains(method)) {
+        throw new IllegalArgumentException(source + ": quantization_config.quant_method '" + InputTrees.quote(method)
+            + "' is not a quantization method vLLM knows (fp8, awq, gptq, compressed-tensors, bitsandbytes, gguf,"
+            + " modelopt, mxfp4, ...)");
+      }
       if (method.equals("fp8") || method.equals("fbgemm_fp8")) {
         return 1.0;
       }
@@ -407,6 +432,11 @@ public final class ModelCatalog {
 
   private static int maxPositions(HfFields f, ObjectNode c) {
     int base = f.optionalInt(0, "max_position_embeddings", "n_positions", "max_sequence_length");
+    if (base < 0 || (base == 0 && (c.has("max_position_embeddings") || c.has("n_positions")
+        || c.has("max_sequence_length")))) {
+      throw new IllegalArgumentException(f.source() + ": max_position_embeddings must be at least 1 (the model's"
+          + " context length), got " + base);
+    }
     JsonNode rope = c.get("rope_scaling");
     if (base == 0 || rope == null || !rope.isObject()) {
       return base;

@@ -176,6 +176,28 @@ class ModelCatalogTest {
         .hasMessageContaining("must be at least 1 (every layer), got 0");
   }
 
+  /** A dtype, quantization method or context length that cannot be is refused, not guessed. */
+  @Test
+  void impossibleDtypeQuantizationAndContextAreRefused() throws IOException {
+    String base = "\"num_hidden_layers\": 2, \"hidden_size\": 64, \"num_attention_heads\": 4,"
+        + " \"intermediate_size\": 128, \"vocab_size\": 1000";
+    Path dtype = write("acme--dtype", "{" + base + ", \"torch_dtype\": \"float7\"}");
+    assertThatThrownBy(() -> ModelCatalog.fromFile(dtype)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(dtype.toString()).hasMessageContaining("torch_dtype 'float7' is not a dtype");
+    Path quant = write("acme--quant", "{" + base + ", \"quantization_config\": {\"quant_method\": \"magic\"}}");
+    assertThatThrownBy(() -> ModelCatalog.fromFile(quant)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(quant.toString()).hasMessageContaining("quant_method 'magic' is not a quantization method");
+    Path context = write("acme--ctx", "{" + base + ", \"max_position_embeddings\": 0}");
+    assertThatThrownBy(() -> ModelCatalog.fromFile(context)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(context.toString()).hasMessageContaining("max_position_embeddings must be at least 1");
+    // what real checkpoints say is taken
+    for (String ok : new String[] {", \"torch_dtype\": \"bfloat16\"", ", \"torch_dtype\": \"float32\"",
+        ", \"dtype\": \"float8_e4m3fn\"", ", \"quantization_config\": {\"quant_method\": \"awq\", \"bits\": 4}",
+        ", \"quantization_config\": {\"quant_method\": \"compressed-tensors\"}", ", \"max_position_embeddings\": 4096"}) {
+      assertThat(ModelCatalog.fromFile(write("acme--ok" + Math.abs(ok.hashCode()), "{" + base + ok + "}"))).isNotNull();
+    }
+  }
+
   @Test
   void nonPositiveAndNegativeSizesAreRejected() throws IOException {
     Path zero = write("zero", """
