@@ -212,6 +212,16 @@ final class ObserveCommand implements Callable<Integer> {
         }
         RunReport report = RunDirectory.finish(out, run);
         printSummary(cl.getOut(), report, out);
+        Observation firstFailure = noneSucceeded(report);
+        if (firstFailure != null) {
+          err.printf(Locale.ROOT, "blis observe: no request succeeded: all %d sent failed, the first with %s%s;"
+                  + " is %s an OpenAI-compatible endpoint serving '%s'? (the run is in %s)%n",
+              report.observations().size(), firstFailure.status(),
+              firstFailure.httpStatus() > 0 ? " (HTTP " + firstFailure.httpStatus() + ")" : "",
+              config.endpoint(), servedModel, out);
+          err.flush();
+          failedRun = true;
+        }
         if (run.stopped()) {
           err.printf(Locale.ROOT, "blis observe: stopped: %d request(s) in flight ended as stopped, %d not sent%n",
               report.observations().stream().filter(o -> o.status().equals(Observation.STOPPED)).count(),
@@ -226,7 +236,24 @@ final class ObserveCommand implements Callable<Integer> {
         }
       }
     }
-    return 0;
+    return failedRun ? 1 : 0;
+  }
+
+  /** Set when every request sent failed: the exit status is then 1. */
+  private boolean failedRun;
+
+  /** The first failed observation when requests were sent and none succeeded (stopped ones aside), else null. */
+  private static Observation noneSucceeded(RunReport report) {
+    Observation first = null;
+    for (Observation o : report.observations()) {
+      if (o.status().equals(Observation.OK)) {
+        return null;
+      }
+      if (first == null && !o.status().equals(Observation.STOPPED)) {
+        first = o;
+      }
+    }
+    return first;
   }
 
   /**

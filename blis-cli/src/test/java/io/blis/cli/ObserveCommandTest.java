@@ -150,6 +150,39 @@ class ObserveCommandTest {
     }
   }
 
+  /**
+   * A server that is not OpenAI-compatible (HTML everywhere): observe notes that its model list is
+   * none, and when every request fails it says so and exits 1, the run kept on disk.
+   */
+  @Test
+  void aServerThatIsNotOpenAiCompatibleIsNamedAndTheRunFails(@TempDir Path dir) throws Exception {
+    com.sun.net.httpserver.HttpServer html = com.sun.net.httpserver.HttpServer.create(
+        new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 16);
+    html.createContext("/", exchange -> {
+      byte[] page = "<html><body>a web page</body></html>".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+      exchange.getRequestBody().readAllBytes();
+      exchange.getResponseHeaders().set("content-type", "text/html");
+      exchange.sendResponseHeaders(exchange.getRequestURI().getPath().endsWith("/models") ? 200 : 404, page.length);
+      exchange.getResponseBody().write(page);
+      exchange.close();
+    });
+    html.start();
+    try {
+      String url = "http://127.0.0.1:" + html.getAddress().getPort() + "/v1";
+      Path out = dir.resolve("run");
+      BlisCliTest.Outcome o = blis("observe", "--endpoint", url, "--served-model", "m", "--model", "llama-2-7b",
+          "--out", out.toString(), "--num-requests", "3", "--rate", "50", "--progress-interval-s", "0");
+      assertThat(o.code()).as(o.err()).isEqualTo(1);
+      assertThat(o.err()).contains("answered HTTP 200 but not an OpenAI model list")
+          .contains("got '<html><body>a web page</body></html>'")
+          .contains("blis observe: no request succeeded: all 3 sent failed, the first with http_error (HTTP 404);"
+              + " is " + url + " an OpenAI-compatible endpoint serving 'm'?");
+      assertThat(Files.exists(out.resolve("run.json"))).isTrue();
+    } finally {
+      html.stop(0);
+    }
+  }
+
   /** {@code blis observe} in its own JVM (the test's class path), as a user starts it. */
   private static Process observeProcess(String baseUrl, Path out, Path log) throws IOException {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();

@@ -2,6 +2,7 @@ package io.blis.cli.observe;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.blis.latency.coeff.InputTrees;
 import io.blis.workload.RequestOutcome;
 import io.blis.workload.RequestSource;
 import io.blis.workload.RequestSpec;
@@ -131,6 +132,13 @@ public final class Observer implements AutoCloseable {
     NettyClient.Answer r = get(modelsUri);
     if (r.status() == 200) {
       JsonNode data = parseJson(r.body()).path("data");
+      if (!data.isArray()) {
+        notes.add("GET " + modelsUri + " answered HTTP 200 but not an OpenAI model list (expected {\"data\": [{\"id\":"
+            + " ...}]}, got '" + InputTrees.quote(r.body().strip()) + "'): is this an OpenAI-compatible endpoint?"
+            + " The served models and max_model_len are unknown");
+      } else if (data.isEmpty()) {
+        notes.add("GET " + modelsUri + " lists no model: the served model and max_model_len are unknown");
+      }
       for (JsonNode m : data) {
         String id = m.path("id").asText("");
         if (!id.isEmpty()) {
