@@ -318,8 +318,12 @@ public final class ModelCatalog {
    * naming the key.
    */
   private static ModelConfig.Mla latentAttention(HfFields f) {
-    int kvLoraRank = f.optionalInt(0, "kv_lora_rank");
+    int kvLoraRank = f.optionalInt(-1, "kv_lora_rank");
     if (kvLoraRank == 0) {
+      throw new IllegalArgumentException(f.source() + ": kv_lora_rank must be at least 1 (the latent of multi-head"
+          + " latent attention), got 0; leave it out (or null) for a model with ordinary attention");
+    }
+    if (kvLoraRank < 0) {
       return ModelConfig.Mla.NONE;
     }
     return new ModelConfig.Mla(kvLoraRank, f.optionalInt(0, "q_lora_rank"),

@@ -187,13 +187,17 @@ class ModelCatalogTest {
     Path quant = write("acme--quant", "{" + base + ", \"quantization_config\": {\"quant_method\": \"magic\"}}");
     assertThatThrownBy(() -> ModelCatalog.fromFile(quant)).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(quant.toString()).hasMessageContaining("quant_method 'magic' is not a quantization method");
+    Path latent = write("acme--mla0", "{" + base + ", \"kv_lora_rank\": 0}");
+    assertThatThrownBy(() -> ModelCatalog.fromFile(latent)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(latent.toString()).hasMessageContaining("kv_lora_rank must be at least 1");
     Path context = write("acme--ctx", "{" + base + ", \"max_position_embeddings\": 0}");
     assertThatThrownBy(() -> ModelCatalog.fromFile(context)).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(context.toString()).hasMessageContaining("max_position_embeddings must be at least 1");
     // what real checkpoints say is taken
     for (String ok : new String[] {", \"torch_dtype\": \"bfloat16\"", ", \"torch_dtype\": \"float32\"",
         ", \"dtype\": \"float8_e4m3fn\"", ", \"quantization_config\": {\"quant_method\": \"awq\", \"bits\": 4}",
-        ", \"quantization_config\": {\"quant_method\": \"compressed-tensors\"}", ", \"max_position_embeddings\": 4096"}) {
+        ", \"quantization_config\": {\"quant_method\": \"compressed-tensors\"}", ", \"max_position_embeddings\": 4096",
+        ", \"kv_lora_rank\": null"}) {
       assertThat(ModelCatalog.fromFile(write("acme--ok" + Math.abs(ok.hashCode()), "{" + base + ok + "}"))).isNotNull();
     }
   }
