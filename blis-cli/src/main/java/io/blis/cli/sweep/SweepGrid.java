@@ -504,6 +504,7 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
             + " lists no value (leave the key out for the default)");
       }
       List<T> out = new ArrayList<>();
+      List<Object> named = new ArrayList<>(); // each value as the catalog names it: an alias is its model
       for (int i = 0; i < values.size(); i++) {
         String pointer = "/grid/" + key + "/" + i;
         T value = values.get(i);
@@ -511,12 +512,28 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
           throw new IllegalArgumentException(at.apply(pointer) + "grid." + key + "[" + i + "] is empty");
         }
         check(value, pointer, "grid." + key + "[" + i + "]", key);
-        if (out.contains(value)) {
-          throw new IllegalArgumentException(at.apply(pointer) + "grid." + key + " lists " + value + " twice");
+        Object name = catalogName(key, value);
+        int before = named.indexOf(name);
+        if (before >= 0) {
+          throw new IllegalArgumentException(at.apply(pointer) + "grid." + key + " lists " + value + " twice"
+              + (out.get(before).equals(value) ? "" : " (as " + out.get(before) + " at [" + before + "]: both name "
+                  + name + ")"));
         }
         out.add(value);
+        named.add(name);
       }
       return out;
+    }
+
+    /** A bundled model's or GPU's catalog name for an alias of it; any other value as it is. */
+    private static Object catalogName(String key, Object value) {
+      if (key.equals("model") && !looksLikePath((String) value)) {
+        return ModelCatalog.byName((String) value).name();
+      }
+      if (key.equals("gpu") && !looksLikePath((String) value)) {
+        return GpuCatalog.resolve((String) value).name();
+      }
+      return value;
     }
 
     <T> T value(T value, String point, String key, T dflt) {

@@ -567,6 +567,8 @@ class SweepTest {
       slo: "ttft_p99=1s"\\ngrid: {gpu: [H1000]}   | g.yaml:3:14: grid.gpu[0]: unknown GPU 'H1000'; bundled GPUs: H100,
       slo: "ttft_p99=1s"\\ngrid: {router: [rr]}   | g.yaml:3:17: grid.router[0]: unknown router 'rr'; available:
       slo: "ttft_p99=1s"\\ngrid: {tp: [2, 2]}     | g.yaml:3:16: grid.tp lists 2 twice
+      slo: "ttft_p99=1s"\\ngrid: {model: [llama-2-7b, meta-llama/Llama-2-7b-hf]} | g.yaml:3:28: grid.model lists meta-llama/Llama-2-7b-hf twice (as llama-2-7b at [0]: both name meta-llama/Llama-2-7b-hf)
+      slo: "ttft_p99=1s"\\ngrid: {gpu: [H100, h100]} | g.yaml:3:20: grid.gpu lists h100 twice (as H100 at [0]: both name H100)
       slo: "ttft_p99=1s"\\nsearch: {tolerance: 2} | g.yaml:3:10: at 'search': tolerance must be in [0.001, 0.5], got 2.0
       slo: "ttft_p99=1s"\\nrates: [1]             | g.yaml:3:1: rates apply to question: rates only
       grid: {tp: 1}                              | g.yaml:1:1: question capacity needs slo
