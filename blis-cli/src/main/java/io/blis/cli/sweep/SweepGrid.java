@@ -624,7 +624,7 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
   }
 
   /** Whether a model or GPU value names a file rather than a catalog entry. */
-  static boolean looksLikePath(String value) {
+  public static boolean looksLikePath(String value) {
     String v = value.contains("#") ? value.substring(0, value.lastIndexOf('#')) : value;
     return v.endsWith(".json") || v.startsWith("./") || v.startsWith("../") || v.startsWith("/");
   }

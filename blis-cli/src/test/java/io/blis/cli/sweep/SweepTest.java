@@ -609,6 +609,18 @@ class SweepTest {
         new PrintWriter(out), new PrintWriter(err));
     assertThat(code).isEqualTo(2);
     assertThat(err.toString()).contains("--out needs a directory name, got an empty one");
+    // a price for a GPU that is neither bundled nor a GPU file's of the grid: a typo, refused
+    Path good = tmp.resolve("good.yaml");
+    Files.writeString(good, GRID);
+    Path typo = tmp.resolve("typo-prices.yaml");
+    Files.writeString(typo, "H100: 2\nH10O: 3\n");
+    err.getBuffer().setLength(0);
+    code = BlisCli.execute(new String[] {"sweep", "--grid", good.toString(), "--out", tmp.resolve("t").toString(),
+        "--prices", typo.toString()}, new PrintWriter(out), new PrintWriter(err));
+    assertThat(code).isEqualTo(2);
+    assertThat(err.toString()).startsWith("blis sweep: --prices " + typo + ": 'H10O' is not a bundled GPU, and the"
+        + " grid names no GPU file whose GPU it could be (a typo? bundled GPUs: ");
+    assertThat(tmp.resolve("t")).doesNotExist();
   }
 
   @Test
