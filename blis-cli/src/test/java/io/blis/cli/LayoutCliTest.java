@@ -130,6 +130,10 @@ class LayoutCliTest {
         "--num-requests", "5");
     assertThat(o.code()).isNotZero();
     assertThat(o.err()).contains("needs a mixture-of-experts model").doesNotContain("Exception");
+    // at tp x dp = 1 as well: the flag never passes silently on a dense model
+    o = blis("run", "--model", "llama-3.1-8b", "--enable-expert-parallel", "--num-requests", "5");
+    assertThat(o.code()).isNotZero();
+    assertThat(o.err()).contains("needs a mixture-of-experts model").doesNotContain("Exception");
     o = blis("run", "--model", "llama-3.1-8b", "--pp", "0", "--num-requests", "5");
     assertThat(o.code()).isNotZero();
     assertThat(o.err()).contains("--pp must be at least 1");

@@ -296,6 +296,11 @@ public final class Cluster {
         ModelSpec model = model(s);
         HardwareSpec hw = gpu(s);
         Layout layout = layout(s);
+        if (s.ep() != null && s.ep() == PoolSpec.EP_ENABLED && !model.isMoe()) {
+          // refused whatever tp x dp is (at 1 it would otherwise pass as ep 1 and mean nothing)
+          throw new IllegalArgumentException(model.name() + ": expert parallelism needs a mixture-of-experts"
+              + " model; this one is dense");
+        }
         layout.check(model);
         int tp = layout.tp();
         int blockSize = s.blockSize();
