@@ -5,6 +5,7 @@ import io.blis.workload.RequestOutcome;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeMap;
 
 /**
@@ -43,7 +44,8 @@ public final class RunStatsCalculator {
 
   /**
    * Statistics of the subsample a calibration simulates: of the first {@code limit} requests (by
-   * id) of each stage, those after the first {@code min(WARMUP_REQUESTS, limit / 4)}. The real
+   * id) of each stage, those after the first {@code min(WARMUP_REQUESTS, n / 4)}, {@code n} the
+   * stage's requests within the limit (so a short stage keeps three quarters of them). The real
    * server was cold for the first ~100 requests of a run (prefix cache empty, warm-up; see the
    * ground-truth README, caveat 6) and a simulation of a prefix starts from an empty server, so
    * both sides leave those requests out. {@code limit} 0 keeps every request.
@@ -52,16 +54,21 @@ public final class RunStatsCalculator {
     if (limit == 0) {
       return summarize(records, outputLen);
     }
-    int skip = Math.min(WARMUP_REQUESTS, limit / 4);
     List<RequestRecord> sorted = new ArrayList<>(records);
     sorted.sort(java.util.Comparator.comparingInt(RequestRecord::stage).thenComparingLong(RequestRecord::id));
+    Map<Integer, Integer> perStage = new java.util.HashMap<>();
+    for (RequestRecord r : sorted) {
+      perStage.merge(r.stage(), 1, Integer::sum);
+    }
     List<RequestRecord> kept = new ArrayList<>();
     int stage = Integer.MIN_VALUE;
     int n = 0;
+    int skip = 0;
     for (RequestRecord r : sorted) {
       if (r.stage() != stage) {
         stage = r.stage();
         n = 0;
+        skip = Math.min(WARMUP_REQUESTS, Math.min(limit, perStage.get(stage)) / 4);
       }
       if (n >= skip && n < limit) {
         kept.add(r);

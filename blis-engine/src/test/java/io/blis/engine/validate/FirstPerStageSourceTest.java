@@ -67,4 +67,24 @@ class FirstPerStageSourceTest {
     assertThat(s.stages().get(1).e2eMeanMs()).isEqualTo(155.0);
     assertThat(RunStatsCalculator.summarizeFirst(records, 0, 11).overall().countSuccess()).isEqualTo(20);
   }
+
+  /**
+   * A stage shorter than the limit leaves out a quarter of its own requests, never all of them:
+   * stages of 100 requests under a limit of 400 (whose warm-up is 100) keep 75 each.
+   */
+  @Test
+  void aShortStageKeepsThreeQuartersOfItsRequests() {
+    List<RequestRecord> records = new ArrayList<>();
+    for (int i = 0; i < 300; i++) {
+      records.add(TraceFixtures.completed(i, i / 100, i * 1000L, 1000, 10_000L));
+    }
+    RunSummary s = RunStatsCalculator.summarizeFirst(records, 400, 11);
+    assertThat(s.stages()).hasSize(3).allSatisfy(st -> assertThat(st.countSuccess()).isEqualTo(75));
+    // a stage as long as the limit still leaves out the whole warm-up of 100
+    List<RequestRecord> longer = new ArrayList<>();
+    for (int i = 0; i < 500; i++) {
+      longer.add(TraceFixtures.completed(i, 0, i * 1000L, 1000, 10_000L));
+    }
+    assertThat(RunStatsCalculator.summarizeFirst(longer, 400, 11).overall().countSuccess()).isEqualTo(300);
+  }
 }
