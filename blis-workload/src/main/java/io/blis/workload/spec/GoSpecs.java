@@ -700,10 +700,18 @@ final class GoSpecs {
       case "pareto_lognormal" -> new LengthDistribution.ParetoLogNormal(need(pp, type, p, "alpha"),
           need(pp, type, p, "xm"), need(pp, type, p, "mu"), need(pp, type, p, "sigma"),
           need(pp, type, p, "mix_weight"), 1, RequestSpec.MAX_TOKENS);
-      case "constant" -> new LengthDistribution.Constant(
-          Math.max(1, (int) Math.min(RequestSpec.MAX_TOKENS, need(pp, type, p, "value"))));
+      case "constant" -> new LengthDistribution.Constant(Math.max(1, constantTokens(pp, type, p)));
       default -> empirical(pp, p);
     });
+  }
+
+  /** A constant distribution's value, refused beyond the token limit rather than cut to it. */
+  private int constantTokens(String path, String type, Map<String, Double> p) {
+    double v = need(path, type, p, "value");
+    if (v > RequestSpec.MAX_TOKENS) {
+      throw error(path + ".value", "value must be at most " + RequestSpec.MAX_TOKENS + " tokens, got " + v);
+    }
+    return (int) v;
   }
 
   private double need(String path, String type, Map<String, Double> p, String key) {

@@ -373,6 +373,8 @@ class GoSpecTest {
             "b.yaml:8:42: a gaussian distribution needs params mean, std_dev, min, max; max is missing"),
         Arguments.of(base.replace("min: 1,", "min: 1.5,"),
             "b.yaml:8:75: min must be a whole number of tokens in [0, 10000000], got 1.5"),
+        Arguments.of(base.replace("value: 10}", "value: 2000000000}"),
+            "b.yaml:9:52: value must be at most 10000000 tokens, got 2.0E9"),
         Arguments.of(base.replace("type: gaussian", "type: zipf"),
             "b.yaml:8:26: unknown distribution type 'zipf', expected one of [constant, empirical, exponential,"
                 + " gaussian, lognormal, pareto_lognormal]"),
