@@ -254,6 +254,14 @@ class BadInputCliTest {
         flag.split("=")[0] + " does not apply to capacity");
   }
 
+  /** A deployment that rejects every request of the workload is one line, not "not steady" at every rate. */
+  @Test
+  void capacityOfADeploymentThatRejectsTheWorkloadIsOneLine() {
+    refused(BlisCliTest.blis("capacity", "--slo", "ttft_p99=500ms", "--workload", "chatbot", "--max-model-len", "10"),
+        "the deployment rejects every request of the workload (1000 of 1000 at 1.0 req/s:",
+        "prompt_exceeds_max_model_len=", "check --max-model-len, --total-kv-blocks and the workload's lengths");
+  }
+
   /** capacity's help offers only what it uses: the options it refuses are not listed. */
   @Test
   void capacityHelpLeavesOutTheOptionsItRefuses() {

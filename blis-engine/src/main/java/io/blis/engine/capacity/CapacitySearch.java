@@ -140,6 +140,13 @@ public final class CapacitySearch {
     try (RequestSource source = workload.at(rateRps, duration)) {
       result = b.source(source).recordRequests(true).streamingMetrics(true).build().run();
     }
+    io.blis.engine.result.MetricsSummary o = result.overall();
+    if (o.injectedRequests() > 0 && o.completedRequests() == 0 && o.rejectedRequests() == o.injectedRequests()) {
+      // nothing to search: the deployment refuses the workload itself, at any rate
+      throw new IllegalArgumentException("the deployment rejects every request of the workload (" + o.injectedRequests()
+          + " of " + o.injectedRequests() + " at " + rateRps + " req/s: " + o.rejectedByReason() + "), at any rate;"
+          + " check --max-model-len, --total-kv-blocks and the workload's lengths");
+    }
     PointMetrics m = PointMetrics.of(result.requests(), settings.warmup());
     List<String> v = new ArrayList<>(slos == null ? List.of() : slos.violations(m, classes));
     if (!m.steady()) {
