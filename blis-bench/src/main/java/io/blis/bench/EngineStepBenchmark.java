@@ -1,8 +1,6 @@
 package io.blis.bench;
 
-import io.blis.api.BatchView;
 import io.blis.api.LatencyModel;
-import io.blis.api.RequestView;
 import io.blis.engine.EngineLimits;
 import io.blis.engine.Simulation;
 import io.blis.engine.result.SimulationResult;
@@ -55,32 +53,7 @@ public class EngineStepBenchmark {
   private List<RequestSpec> requests;
 
   /** A latency model that charges {@link #STEP_US} per step and nothing else. */
-  static final LatencyModel CONSTANT = new LatencyModel() {
-    @Override
-    public long stepTime(BatchView batch) {
-      return STEP_US;
-    }
-
-    @Override
-    public long queueingTime(RequestView request) {
-      return 0;
-    }
-
-    @Override
-    public long outputTokenProcessingTime() {
-      return 0;
-    }
-
-    @Override
-    public long schedulingProcessingTime() {
-      return 0;
-    }
-
-    @Override
-    public long preemptionProcessingTime() {
-      return 0;
-    }
-  };
+  static final LatencyModel CONSTANT = io.blis.latency.LatencyModels.constantStep(STEP_US);
 
   @Setup
   public void setUp() {

@@ -24,6 +24,45 @@ public final class LatencyModels {
 
   private LatencyModels() {}
 
+  /**
+   * A model in which every step takes {@code stepUs} and nothing else takes time (no queueing,
+   * scheduling, output-token or preemption time): for benchmarks, warm-ups and tests that exercise
+   * the engine or a server rather than a latency model.
+   *
+   * @throws IllegalArgumentException if {@code stepUs} is below 1
+   */
+  public static LatencyModel constantStep(long stepUs) {
+    if (stepUs < 1) {
+      throw new IllegalArgumentException("a step must take at least 1 us, got " + stepUs);
+    }
+    return new LatencyModel() {
+      @Override
+      public long stepTime(io.blis.api.BatchView batch) {
+        return stepUs;
+      }
+
+      @Override
+      public long queueingTime(io.blis.api.RequestView request) {
+        return 0;
+      }
+
+      @Override
+      public long outputTokenProcessingTime() {
+        return 0;
+      }
+
+      @Override
+      public long schedulingProcessingTime() {
+        return 0;
+      }
+
+      @Override
+      public long preemptionProcessingTime() {
+        return 0;
+      }
+    };
+  }
+
   /** Names of every latency model on the class path, sorted. */
   public static List<String> names() {
     return Providers.names(LatencyModelProvider.class);

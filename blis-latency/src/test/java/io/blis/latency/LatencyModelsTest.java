@@ -32,4 +32,16 @@ class LatencyModelsTest {
         .hasMessageContaining("unknown latency model 'vidur'")
         .hasMessageContaining("blackbox, roofline, trained-physics");
   }
+
+  @Test
+  void aConstantStepModelChargesItsStepAndNothingElse() {
+    io.blis.api.LatencyModel m = LatencyModels.constantStep(7);
+    assertThat(m.stepTime(null)).isEqualTo(7);
+    assertThat(m.queueingTime(null)).isZero();
+    assertThat(m.outputTokenProcessingTime()).isZero();
+    assertThat(m.schedulingProcessingTime()).isZero();
+    assertThat(m.preemptionProcessingTime()).isZero();
+    assertThatThrownBy(() -> LatencyModels.constantStep(0))
+        .isInstanceOf(IllegalArgumentException.class).hasMessage("a step must take at least 1 us, got 0");
+  }
 }

@@ -1,10 +1,8 @@
 package io.blis.cli.serve;
 
-import io.blis.api.BatchView;
-import io.blis.api.LatencyModel;
-import io.blis.api.RequestView;
 import io.blis.engine.EngineLimits;
 import io.blis.engine.Simulation;
+import io.blis.latency.LatencyModels;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
@@ -43,34 +41,6 @@ public final class ServeWarmUp {
 
   private ServeWarmUp() {}
 
-  /** Every step lasts 200 us: the warm-up exercises the server, not a latency model. */
-  private static final class ConstantStep implements LatencyModel {
-    @Override
-    public long stepTime(BatchView batch) {
-      return 200;
-    }
-
-    @Override
-    public long queueingTime(RequestView request) {
-      return 0;
-    }
-
-    @Override
-    public long outputTokenProcessingTime() {
-      return 0;
-    }
-
-    @Override
-    public long schedulingProcessingTime() {
-      return 0;
-    }
-
-    @Override
-    public long preemptionProcessingTime() {
-      return 0;
-    }
-  }
-
   /**
    * Answers {@code requests} requests on a throwaway server configured as {@code config} (its
    * served model name and I/O threads; any free loopback port) and closes it.
@@ -83,7 +53,8 @@ public final class ServeWarmUp {
     if (requests <= 0) {
       return Duration.ZERO;
     }
-    Simulation.Builder deployment = Simulation.builder().latencyModel(new ConstantStep())
+    // 200 us steps: the warm-up exercises the server, not a latency model
+    Simulation.Builder deployment = Simulation.builder().latencyModel(LatencyModels.constantStep(200))
         .totalKvBlocks(CONCURRENT * 16).limits(new EngineLimits(CONCURRENT, 8192, 0, 1024));
     String model;
     try {
