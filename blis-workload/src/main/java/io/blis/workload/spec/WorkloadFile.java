@@ -83,12 +83,9 @@ public record WorkloadFile(Format format, String goVersion, WorkloadSpec spec,
    * @throws IllegalArgumentException when the text has keys of both formats
    */
   public static Format detect(String text, String source) {
-    JsonNode root;
-    try {
-      root = StrictYaml.parse(text, source, JsonNode.class);
-    } catch (IllegalArgumentException notYaml) {
-      return Format.BLIS; // the spec reader says what is wrong, with the key it was reading
-    }
+    // text that is not YAML (a file cut short, a syntax error) is reported as such, in either format:
+    // read as one of the formats, it would fail at whichever key came first (a Go spec's version "2")
+    JsonNode root = StrictYaml.parse(text, source, JsonNode.class);
     if (!root.isObject()) {
       return Format.BLIS; // the spec reader says what is wrong
     }

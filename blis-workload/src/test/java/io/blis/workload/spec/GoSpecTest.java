@@ -402,6 +402,9 @@ class GoSpecTest {
             "b.yaml:10:1: servegen_data (native ServeGen data files) is not read here"),
         Arguments.of(base.replace("num_requests: 10\n", ""),
             "b.yaml:1:1: set num_requests or horizon (microseconds) to bound the workload"),
+        // a file cut mid-flow: the YAML error, not a complaint about the version "2" read first
+        Arguments.of(base.substring(0, base.indexOf("min: 1,")),
+            "b.yaml:8:75: invalid YAML: expected the node content"),
         Arguments.of(base.replace("    input_distribution", "    input: {type: constant, value: 3}\n    input_distribution"),
             "b.yaml:8:5: 'input' is a key of this project's workload spec, but 'version' (at line 1, column 1) is Go"
                 + " BLIS's: write the file in one format"));
