@@ -49,6 +49,10 @@ public record WorkloadFile(Format format, String goVersion, WorkloadSpec spec,
     notes = List.copyOf(notes);
   }
 
+  /** A top-level {@code version:} with a quoted value, as Go BLIS specs write it. */
+  private static final java.util.regex.Pattern GO_VERSION_LINE =
+      java.util.regex.Pattern.compile("(?m)^version:\\s*[\"']");
+
   /** Top-level keys only Go BLIS's spec has. */
   private static final List<String> GO_TOP = List.of("category", "horizon", "cohorts",
       "servegen_data", "inference_perf", "goodput_slo_targets");
@@ -83,9 +87,17 @@ public record WorkloadFile(Format format, String goVersion, WorkloadSpec spec,
    * @throws IllegalArgumentException when the text has keys of both formats
    */
   public static Format detect(String text, String source) {
-    // text that is not YAML (a file cut short, a syntax error) is reported as such, in either format:
-    // read as one of the formats, it would fail at whichever key came first (a Go spec's version "2")
-    JsonNode root = StrictYaml.parse(text, source, JsonNode.class);
+    JsonNode root;
+    try {
+      root = StrictYaml.parse(text, source, JsonNode.class);
+    } catch (IllegalArgumentException notYaml) {
+      if (GO_VERSION_LINE.matcher(text).find()) {
+        // a Go BLIS spec (a quoted version) that is not YAML, cut short say: the YAML error, rather
+        // than this project's reader failing at the Go version it reads first
+        throw notYaml;
+      }
+      return Format.BLIS; // the spec reader says what is wrong, with the key it was reading
+    }
     if (!root.isObject()) {
       return Format.BLIS; // the spec reader says what is wrong
     }
