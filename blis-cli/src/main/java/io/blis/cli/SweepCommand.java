@@ -51,15 +51,6 @@ final class SweepCommand implements Callable<Integer> {
   @Option(names = "--quiet", description = "Print no line per finished configuration.")
   boolean quiet;
 
-  private static boolean bundledGpu(String name) {
-    try {
-      io.blis.latency.catalog.GpuCatalog.resolve(name);
-      return true;
-    } catch (IllegalArgumentException e) {
-      return false;
-    }
-  }
-
   @Override
   public Integer call() {
     if (threads < 1 || threads > 1024) {
@@ -76,7 +67,7 @@ final class SweepCommand implements Callable<Integer> {
       // a name that is no bundled GPU can only be the GPU of a GPU file in the grid: without one, a typo
       boolean gpuFiles = g.configs().stream().anyMatch(c -> io.blis.cli.sweep.SweepGrid.looksLikePath(c.gpu()));
       for (String name : mine.prices().keySet()) {
-        if (!gpuFiles && !bundledGpu(name)) {
+        if (!gpuFiles && io.blis.latency.catalog.GpuCatalog.lookup(name).isEmpty()) {
           throw new ParameterException(spec.commandLine(), "--prices " + prices + ": '" + name + "' is not a bundled"
               + " GPU, and the grid names no GPU file whose GPU it could be (a typo? bundled GPUs: "
               + String.join(", ", io.blis.latency.catalog.GpuCatalog.names()) + ")");
