@@ -136,7 +136,16 @@ public final class BlisCli implements Runnable {
   static int execute(CommandLine cl, String[] args, PrintWriter out, PrintWriter err) {
     cl.setOut(out);
     cl.setErr(err);
-    int code = cl.execute(args);
+    int code;
+    try {
+      code = cl.execute(args);
+    } catch (OutOfMemoryError e) {
+      // the work's memory is unreachable once its stack has unwound: there is room to say why
+      String command = args.length > 0 && SUBCOMMANDS.containsKey(args[0]) ? "blis " + args[0] : "blis";
+      err.printf(java.util.Locale.ROOT, "%s: out of memory (the Java heap is limited to %,d MiB): give the JVM more,"
+          + " e.g. BLIS_JAVA_OPTS=-Xmx16g, or make the run smaller%n", command, Runtime.getRuntime().maxMemory() >> 20);
+      code = 1;
+    }
     out.flush();
     err.flush();
     return code;
@@ -163,6 +172,11 @@ public final class BlisCli implements Runnable {
 
   private static int onExecutionError(Exception e, CommandLine cl,
       CommandLine.ParseResult parseResult) {
+    if (e instanceof io.blis.engine.BacklogLimitException b) {
+      cl.getErr().println(qualifiedName(cl) + ": " + b.getMessage() + "; lower the rate or add instances, or raise"
+          + " --max-backlog (" + b.limit() + ") if the memory allows");
+      return 1;
+    }
     if ((e instanceof IllegalArgumentException || e instanceof java.io.UncheckedIOException)
         && !oneLine(e.getMessage()).isEmpty()) {
       cl.getErr().println(qualifiedName(cl) + ": " + oneLine(e.getMessage()));

@@ -109,6 +109,15 @@ final class DeploymentOptions {
 
   @Mixin ClusterOptions cluster;
 
+  @Option(names = "--max-backlog", paramLabel = "N",
+      description = "Stop with an error when more than N requests are in the simulation at once (arrived, not yet"
+          + " finished), as when requests arrive faster than the deployment serves them; each holds its prompt,"
+          + " about 4 bytes a token (default: ${DEFAULT-VALUE}).")
+  long maxBacklog = DEFAULT_MAX_BACKLOG;
+
+  /** Default of --max-backlog: 1,000,000 requests (about 2.5 GB of heap at 512-token prompts). */
+  static final long DEFAULT_MAX_BACKLOG = 1_000_000;
+
   @Option(names = "--otel-out", paramLabel = "FILE",
       description = "Write the run as vLLM's OpenTelemetry journey and step traces (OTLP JSON lines; gzip when FILE ends in .gz).")
   Path otelOut;
@@ -168,6 +177,7 @@ final class DeploymentOptions {
     require(cl, horizonS == null || (horizonS >= 0 && horizonS <= MAX_HORIZON_S),
         "--horizon-s must be between 0 and " + MAX_HORIZON_S + " (365 days, the simulated-time limit), got "
             + horizonS);
+    require(cl, maxBacklog >= 1, "--max-backlog must be at least 1 request, got " + maxBacklog);
     if (resultsPath != null) {
       Cli.requireWritable("--results-path", resultsPath);
     }
@@ -265,7 +275,7 @@ final class DeploymentOptions {
 
   private SimulationResult simulate(RequestSource source, long seed, String coefficients, boolean traced) {
     Simulation.Builder b = builder(seed, coefficients);
-    b.source(source).recordRequests(perRequest).streamingMetrics(streamingMetrics);
+    b.source(source).recordRequests(perRequest).streamingMetrics(streamingMetrics).maxBacklog(maxBacklog);
     if (otelOut == null || !traced) {
       return b.build().run();
     }

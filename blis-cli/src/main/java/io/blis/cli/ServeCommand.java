@@ -109,6 +109,7 @@ final class ServeCommand implements Callable<Integer>, RefusedOptions {
         "--otel-request-snapshots")) {
       m.put(otel, TRACE);
     }
+    m.put("--max-backlog", "the requests in flight are bounded by --max-connections");
     String running = "a server runs until it is stopped; --duration-s stops it after wall-clock seconds";
     m.put("--horizon", running);
     m.put("--horizon-s", running);

@@ -248,7 +248,7 @@ class BadInputCliTest {
   /** capacity refuses the options of a single run instead of taking them and doing nothing. */
   @ParameterizedTest
   @ValueSource(strings = {"--horizon-s=5", "--results-path=x.json", "--per-request", "--trace-level=decisions",
-      "--output-format=go-blis", "--otel-out=x.jsonl", "--fitness-weights=e2e_p99:1"})
+      "--output-format=go-blis", "--otel-out=x.jsonl", "--fitness-weights=e2e_p99:1", "--max-backlog=10"})
   void capacityRefusesTheOptionsOfASingleRun(String flag) {
     refused(BlisCliTest.blis("capacity", "--slo", "ttft_p99=500ms", "--workload", "chatbot", flag),
         flag.split("=")[0] + " does not apply to capacity");
@@ -273,5 +273,29 @@ class BadInputCliTest {
       assertThat(BlisCliTest.listsOption(help.out(), refused)).as(refused).isFalse();
     }
     assertThat(BlisCliTest.listsOption(help.out(), "--slo")).isTrue();
+  }
+
+  /**
+   * A workload that arrives faster than the deployment serves it stops at the backlog limit with one
+   * line (2^31 requests at 1e6 req/s ended in an OutOfMemoryError), flags or spec alike; exit 1.
+   */
+  @Test
+  void aBacklogBeyondTheLimitStopsTheRunWithOneLine(@TempDir Path dir) throws Exception {
+    Path out = dir.resolve("r.json");
+    BlisCliTest.Outcome o = BlisCliTest.blis("run", "--num-requests", "2147483647", "--rate", "1e6",
+        "--max-backlog", "2000", "--results-path", out.toString());
+    assertThat(o.code()).as(o.err()).isEqualTo(1);
+    assertThat(o.err().strip().lines()).singleElement().asString()
+        .startsWith("blis run: more than 2,000 requests arrived and not yet finished at simulated time 0.002 s")
+        .endsWith("raise --max-backlog (2000) if the memory allows");
+    assertThat(o.out()).isEmpty();
+    assertThat(out).doesNotExist();
+    String spec = Files.readString(Path.of("../docs/examples/cluster-workload.yaml"))
+        .replace("num_requests: 6000", "num_requests: 2147483647");
+    Path many = file(dir, "many.yaml", spec.replaceAll("rate: [0-9.]+", "rate: 100000"));
+    BlisCliTest.Outcome fromSpec = BlisCliTest.blis("run", "--workload-spec", many.toString(), "--max-backlog", "2000");
+    assertThat(fromSpec.code()).as(fromSpec.err()).isEqualTo(1);
+    assertThat(fromSpec.err()).contains("more than 2,000 requests arrived and not yet finished");
+    refused(run("--max-backlog", "0"), "--max-backlog must be at least 1 request, got 0");
   }
 }

@@ -66,6 +66,10 @@ final class Engine implements EventLoop {
   private final boolean recordRequests;
   private final boolean streamingMetrics;
   private final long horizonUs;
+  /** Most requests arrived and not yet finished. */
+  private final long maxBacklog;
+  /** Requests arrived and not yet finished. */
+  private long backlog;
   private final boolean multiPool;
   /** Receives journey and step events; null when nobody listens. */
   private final EngineListener listener;
@@ -98,7 +102,8 @@ final class Engine implements EventLoop {
   private long holBlockingEvents;
 
   Engine(List<InstanceConfig> configs, ClusterConfig config, RequestSource source,
-      boolean recordRequests, boolean streamingMetrics, long horizonUs, StepObserver observer) {
+      boolean recordRequests, boolean streamingMetrics, long horizonUs, long maxBacklog,
+      StepObserver observer) {
     if (configs.size() > EventQueue.MAX_INSTANCES) {
       throw new IllegalArgumentException("at most " + EventQueue.MAX_INSTANCES + " instances, got "
           + configs.size());
@@ -122,6 +127,7 @@ final class Engine implements EventLoop {
     this.recordRequests = recordRequests;
     this.streamingMetrics = streamingMetrics;
     this.horizonUs = horizonUs;
+    this.maxBacklog = maxBacklog;
     this.overall = new ScopeMetrics(-1, streamingMetrics);
     this.regrets = ValueStore.create(streamingMetrics);
     this.scores = new double[instances.length];
@@ -324,6 +330,9 @@ final class Engine implements EventLoop {
 
   private void onArrival(RequestSpec spec) {
     boolean openLoop = spec == pendingOpenLoop;
+    if (++backlog > maxBacklog) {
+      throw new BacklogLimitException(maxBacklog, nowUs);
+    }
     long deadline = spec.timeoutUs() > 0 ? SimulatedTime.later(nowUs, spec.timeoutUs()) : 0;
     EngineRequest r = new EngineRequest(spec, nowUs, deadline);
     if (live != null && live.put(spec.id(), r) != null) {
@@ -519,6 +528,7 @@ final class Engine implements EventLoop {
   @Override
   public void finish(EngineRequest r, RequestOutcome outcome, long endUs, String reason) {
     r.state = EngineRequest.State.FINISHED;
+    backlog--;
     if (live != null) {
       live.remove(r.spec.id());
     }

@@ -139,6 +139,7 @@ public final class Simulation {
     private boolean recordRequests;
     private boolean streamingMetrics;
     private long horizonUs = Long.MAX_VALUE;
+    private long maxBacklog = Long.MAX_VALUE;
     private StepObserver observer;
     private long cpuKvBlocks;
     private double cpuLoadUsPerBlock;
@@ -357,6 +358,21 @@ public final class Simulation {
     }
 
     /**
+     * Most requests the simulation holds at once: arrived (pulled from the source or submitted) and
+     * not yet finished, over every instance and the cluster's admission and routing (default: no
+     * limit). When a workload arrives faster than the deployment serves it, this backlog grows
+     * without end, each waiting request holding its prompt; past the limit the run stops with a
+     * {@link BacklogLimitException} instead of exhausting the memory.
+     */
+    public Builder maxBacklog(long requests) {
+      if (requests < 1) {
+        throw new IllegalArgumentException("the backlog limit must be at least 1 request, got " + requests);
+      }
+      this.maxBacklog = requests;
+      return this;
+    }
+
+    /**
      * Adds a CPU KV tier (vLLM OffloadingConnector with a CPU backend): {@code cpuBlocks} block
      * slots in host memory hold copies of computed prompt blocks (least recently stored evicted
      * first). A newly admitted request whose prefix continues in the CPU tier beyond the GPU hit
@@ -479,7 +495,7 @@ public final class Simulation {
           admissionLatencyUs, routingLatencyUs, snapshotRefreshUs, Map.copyOf(slo),
           traceDecisions, counterfactualK, fitness, listener);
       return new Engine(configs, cluster, source, recordRequests, streamingMetrics, horizonUs,
-          observer);
+          maxBacklog, observer);
     }
   }
 }
