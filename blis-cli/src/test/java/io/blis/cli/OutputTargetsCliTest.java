@@ -132,4 +132,35 @@ class OutputTargetsCliTest {
     assertThat(Files.isSymbolicLink(link)).isTrue();
     assertThat(real).hasContent("x");
   }
+
+  /**
+   * A run stopped by SIGTERM (or Ctrl-C) while its trace streams into {@code FILE.tmp} leaves no
+   * temporary file: the unfinished ones are discarded as the JVM exits. (They stayed before.)
+   */
+  @Test
+  @org.junit.jupiter.api.Timeout(120)
+  void aRunStoppedBySigtermLeavesNoTemporaryFile(@TempDir Path dir) throws Exception {
+    Path trace = dir.resolve("t.csv");
+    Path tmp = dir.resolve("t.csv.tmp");
+    String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    Process p = new ProcessBuilder(javaBin, "-cp", System.getProperty("java.class.path"), BlisCli.class.getName(),
+        "run", "--num-requests", "5000000", "--rate", "100", "--num-instances", "8", "--trace-out", trace.toString(),
+        "--results-path", dir.resolve("r.json").toString())
+        .redirectErrorStream(true).redirectOutput(dir.resolve("log.txt").toFile()).start();
+    try {
+      for (int i = 0; i < 1200 && p.isAlive() && !(Files.exists(tmp) && Files.size(tmp) > 0); i++) {
+        Thread.sleep(50);
+      }
+      assertThat(p.isAlive()).as(Files.readString(dir.resolve("log.txt"))).isTrue();
+      assertThat(tmp).as("the trace streams into its temporary").exists();
+      p.destroy(); // SIGTERM
+      assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+      assertThat(p.exitValue()).isEqualTo(143);
+      try (var files = Files.list(dir)) {
+        assertThat(files.map(f -> f.getFileName().toString())).containsExactly("log.txt");
+      }
+    } finally {
+      p.destroyForcibly();
+    }
+  }
 }

@@ -228,8 +228,7 @@ public final class Sweep {
     }
     Path points = dir.resolve(POINTS);
     String fingerprint = grid.fingerprint();
-    try (FileChannel lockFile = FileChannel.open(dir.resolve(".sweep.lock"), StandardOpenOption.CREATE,
-        StandardOpenOption.WRITE); FileLock lock = tryLock(lockFile, dir)) {
+    try (DirectoryLock lock = DirectoryLock.acquire(dir)) {
       Map<String, JsonNode> recorded = read(points, fingerprint, true);
       List<SweepConfig> pending = new ArrayList<>();
       for (SweepConfig c : grid.configs()) {
@@ -260,17 +259,66 @@ public final class Sweep {
     }
   }
 
-  private static FileLock tryLock(FileChannel ch, Path dir) throws IOException {
-    FileLock l;
-    try {
-      l = ch.tryLock();
-    } catch (OverlappingFileLockException e) {
-      l = null;
+  /**
+   * The lock that keeps two sweeps from writing one directory: a lock on {@code DIR/.sweep.lock},
+   * which the holder deletes when it is done (no file stays behind). A contender that opened the
+   * file before the holder deleted it could lock the deleted file; so the lock counts only when the
+   * path still names the file that was there before it was opened (same file key), else it is
+   * dropped and taken again.
+   */
+  private static final class DirectoryLock implements AutoCloseable {
+    private final Path file;
+    private final FileChannel channel;
+    private final FileLock lock;
+
+    private DirectoryLock(Path file, FileChannel channel, FileLock lock) {
+      this.file = file;
+      this.channel = channel;
+      this.lock = lock;
     }
-    if (l == null) {
-      throw new IllegalArgumentException("--out " + dir + ": another sweep is writing this directory");
+
+    static DirectoryLock acquire(Path dir) throws IOException {
+      Path file = dir.resolve(".sweep.lock");
+      for (int attempt = 0; attempt < 100; attempt++) {
+        Object before = fileKey(file);
+        FileChannel ch = FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        FileLock l;
+        try {
+          l = ch.tryLock();
+        } catch (OverlappingFileLockException e) {
+          l = null;
+        }
+        if (l == null) {
+          ch.close();
+          throw new IllegalArgumentException("--out " + dir + ": another sweep is writing this directory");
+        }
+        if (before != null && before.equals(fileKey(file))) {
+          return new DirectoryLock(file, ch, l);
+        }
+        ch.close(); // created it, or the file was replaced meanwhile: take the lock of the file there now
+      }
+      throw new IllegalArgumentException("--out " + dir + ": could not lock .sweep.lock (it keeps being replaced)");
     }
-    return l;
+
+    private static Object fileKey(Path file) throws IOException {
+      try {
+        Object key = Files.readAttributes(file, java.nio.file.attribute.BasicFileAttributes.class,
+            java.nio.file.LinkOption.NOFOLLOW_LINKS).fileKey();
+        return key != null ? key : file; // no file keys on this file system: the path stands for the file
+      } catch (java.nio.file.NoSuchFileException e) {
+        return null;
+      }
+    }
+
+    @Override
+    public void close() throws IOException {
+      try {
+        Files.deleteIfExists(file); // while still locked: a contender then finds the file gone or new
+      } finally {
+        lock.release();
+        channel.close();
+      }
+    }
   }
 
   private void runAll(List<SweepConfig> pending, Path points) throws IOException {

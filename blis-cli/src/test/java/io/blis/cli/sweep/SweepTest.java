@@ -95,6 +95,29 @@ class SweepTest {
         .filter(r -> r.get("best").asBoolean()).findFirst().orElseThrow().get("index").asInt());
   }
 
+  /** The directory lock is deleted by its holder: a finished sweep leaves no .sweep.lock behind. */
+  @Test
+  void aFinishedSweepLeavesNoLockFile() throws IOException {
+    assertThat(first.resolve(".sweep.lock")).doesNotExist();
+    assertThat(first.resolve(Sweep.POINTS)).exists();
+  }
+
+  /** While another holds the directory's lock, a sweep refuses to write there and leaves the lock alone. */
+  @Test
+  void aLockedDirectoryIsRefused() throws IOException {
+    Path dir = tmp.resolve("locked");
+    Files.createDirectories(dir);
+    Path lockFile = dir.resolve(".sweep.lock");
+    try (java.nio.channels.FileChannel ch = java.nio.channels.FileChannel.open(lockFile,
+        java.nio.file.StandardOpenOption.CREATE, java.nio.file.StandardOpenOption.WRITE);
+        java.nio.channels.FileLock held = ch.lock()) {
+      assertThatThrownBy(() -> Sweep.of(grid).threads(1).run(dir))
+          .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("another sweep is writing this directory");
+      assertThat(lockFile).exists();
+      assertThat(dir.resolve(Sweep.POINTS)).doesNotExist();
+    }
+  }
+
   @Test
   void eachRowEqualsItsCapacitySearchRunAlone() throws IOException {
     List<JsonNode> rows = rows(first);

@@ -119,7 +119,38 @@ public final class OutputFiles {
     if (targetInPlace(path)) { // what temporary gave is already resolved
       return Files.newOutputStream(path, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
     }
+    unfinished(path);
     return Files.newOutputStream(path);
+  }
+
+  /** Temporary files opened and not yet committed or discarded. */
+  private static final java.util.Set<Path> UNFINISHED = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  /**
+   * Remembers an unfinished temporary file; the first one registers a shutdown hook that discards
+   * those still unfinished when the JVM exits (SIGTERM, SIGINT, System.exit), so that a stopped
+   * run leaves no {@code FILE.tmp}. Only a SIGKILL leaves one, which the next write replaces.
+   */
+  private static void unfinished(Path tmp) {
+    if (UNFINISHED.isEmpty()) {
+      registerHook();
+    }
+    UNFINISHED.add(tmp.toAbsolutePath());
+  }
+
+  private static boolean hooked;
+
+  private static synchronized void registerHook() {
+    if (!hooked) {
+      hooked = true;
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> UNFINISHED.forEach(OutputFiles::discard),
+          "blis-discard-unfinished-outputs"));
+    }
+  }
+
+  /** The temporary files opened and not yet committed or discarded (absolute paths). */
+  static java.util.Set<Path> unfinished() {
+    return java.util.Set.copyOf(UNFINISHED);
   }
 
   /** Writes text to a {@link Writer}; may fail with an I/O error. */
@@ -186,6 +217,7 @@ public final class OutputFiles {
     } catch (AtomicMoveNotSupportedException e) {
       Files.move(tmp, t, StandardCopyOption.REPLACE_EXISTING);
     }
+    UNFINISHED.remove(tmp.toAbsolutePath());
   }
 
   /**
@@ -193,6 +225,7 @@ public final class OutputFiles {
    * {@code *.tmp} is deleted: never a device, FIFO, link or a file written in place.
    */
   public static void discard(Path tmp) {
+    UNFINISHED.remove(tmp.toAbsolutePath());
     try {
       if (tmp.getFileName() != null && tmp.getFileName().toString().endsWith(".tmp")
           && Files.isRegularFile(tmp, LinkOption.NOFOLLOW_LINKS)) {

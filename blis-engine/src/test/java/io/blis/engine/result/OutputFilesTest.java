@@ -49,4 +49,19 @@ class OutputFilesTest {
     assertThat(f).hasContent("whole");
     assertThat(tmp).doesNotExist();
   }
+
+  /** The shutdown hook discards what is opened and not yet committed or discarded, nothing else. */
+  @Test
+  void openedTemporariesAreRememberedUntilCommittedOrDiscarded(@TempDir Path dir) throws Exception {
+    Path a = dir.resolve("a.json");
+    Path tmpA = OutputFiles.temporary(a);
+    Path tmpB = OutputFiles.temporary(dir.resolve("b.json"));
+    OutputFiles.open(tmpA).close();
+    OutputFiles.open(tmpB).close();
+    assertThat(OutputFiles.unfinished()).contains(tmpA.toAbsolutePath(), tmpB.toAbsolutePath());
+    OutputFiles.commit(tmpA, a);
+    OutputFiles.discard(tmpB);
+    assertThat(a).exists();
+    assertThat(OutputFiles.unfinished()).doesNotContain(tmpA.toAbsolutePath(), tmpB.toAbsolutePath());
+  }
 }
