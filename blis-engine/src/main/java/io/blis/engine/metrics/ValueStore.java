@@ -86,11 +86,14 @@ public abstract class ValueStore {
       if (n == 0) {
         return Distribution.EMPTY;
       }
+      // the rank p/100 x (n - 1) in exact integer arithmetic: its whole part and hundredths
       long[] ranks = new long[2 * PERCENTILES.length];
+      long[] hundredths = new long[PERCENTILES.length];
       for (int i = 0; i < PERCENTILES.length; i++) {
-        double rank = PERCENTILES[i] / 100.0 * (n - 1);
-        ranks[2 * i] = (long) Math.floor(rank);
-        ranks[2 * i + 1] = (long) Math.ceil(rank);
+        long scaled = PERCENTILES[i] * (n - 1);
+        hundredths[i] = scaled % 100;
+        ranks[2 * i] = scaled / 100;
+        ranks[2 * i + 1] = scaled / 100 + (hundredths[i] > 0 ? 1 : 0);
       }
       long[] at;
       if (counts != null) {
@@ -104,9 +107,9 @@ public abstract class ValueStore {
       }
       double[] p = new double[PERCENTILES.length];
       for (int i = 0; i < p.length; i++) {
-        double rank = PERCENTILES[i] / 100.0 * (n - 1);
-        double a = at[2 * i];
-        p[i] = a + (at[2 * i + 1] - a) * (rank - ranks[2 * i]);
+        // one rounding: the nearest double to the interpolated value (3484473.28, not 3484473.279999999)
+        long a = at[2 * i];
+        p[i] = (a * 100 + (at[2 * i + 1] - a) * hundredths[i]) / 100.0;
       }
       return new Distribution(n, sum / n, p[0], p[1], p[2], p[3]);
     }
@@ -235,7 +238,7 @@ public abstract class ValueStore {
   }
 
   /** The percentiles of a {@link Distribution}, ascending. */
-  private static final double[] PERCENTILES = {50, 90, 95, 99};
+  private static final long[] PERCENTILES = {50, 90, 95, 99};
 
   /**
    * The values of ranks {@code ranks} (0-based, any order) among the first {@code n} of {@code

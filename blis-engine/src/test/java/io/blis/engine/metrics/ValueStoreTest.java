@@ -51,12 +51,26 @@ class ValueStoreTest {
   }
 
   /** The percentile as the sort-based code computed it. */
+  /** The percentile by its definition in exact decimal arithmetic, rounded once to a double. */
   static double sortedPercentile(long[] values, double p) {
     long[] s = sorted(values);
-    double rank = p / 100.0 * (s.length - 1);
-    int lo = (int) Math.floor(rank);
-    int hi = (int) Math.ceil(rank);
-    return s[lo] + (s[hi] - (double) s[lo]) * (rank - lo);
+    java.math.BigDecimal rank = java.math.BigDecimal.valueOf(p).multiply(java.math.BigDecimal.valueOf(s.length - 1))
+        .divide(java.math.BigDecimal.valueOf(100));
+    int lo = rank.intValue();
+    int hi = rank.compareTo(java.math.BigDecimal.valueOf(lo)) > 0 ? lo + 1 : lo;
+    return java.math.BigDecimal.valueOf(s[lo]).add(java.math.BigDecimal.valueOf(s[hi] - s[lo])
+        .multiply(rank.subtract(java.math.BigDecimal.valueOf(lo)))).doubleValue();
+  }
+
+  /** A percentile between two samples is the double nearest its value, so it prints as written. */
+  @Test
+  void anInterpolatedPercentileIsTheDoubleNearestItsValue() {
+    ValueStore store = ValueStore.create(false);
+    for (int i = 0; i < 68; i++) {
+      store.add(1000);
+    }
+    store.add(1001); // p99 of 69 values: rank 67.32, between 1000 and 1001 (was 1000.3199999999999)
+    assertThat(String.valueOf(store.summarize().p99Us())).isEqualTo("1000.32");
   }
 
   @ParameterizedTest(name = "seed {0}")
