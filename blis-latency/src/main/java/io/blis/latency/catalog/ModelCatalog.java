@@ -54,6 +54,15 @@ import java.util.TreeMap;
  */
 public final class ModelCatalog {
 
+  /**
+   * Model types whose configs give the experts' FFN width as {@code moe_intermediate_size}, apart
+   * from {@code intermediate_size} (their dense layers' or shared expert's); in other MoE configs
+   * (Mixtral, PhiMoE, OLMoE, Llama 4, gpt-oss) {@code intermediate_size} is the experts' width.
+   */
+  private static final java.util.Set<String> OWN_EXPERT_WIDTH = java.util.Set.of("deepseek_v2", "deepseek_v3",
+      "qwen2_moe", "qwen3_moe", "qwen3_next", "glm4_moe", "ernie4_5_moe", "dots1", "hunyuan_v1_moe", "bailing_moe");
+
+
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String RESOURCE_DIR = "/io/blis/latency/models/";
 
@@ -271,6 +280,13 @@ public final class ModelCatalog {
     int moeLayers = 0;
     if (experts > 1) {
       topK = f.requiredInt("num_experts_per_tok", "moe_top_k");
+      String type = f.text("model_type");
+      if (type != null && OWN_EXPERT_WIDTH.contains(type) && f.optionalInt(0, "moe_intermediate_size") == 0) {
+        // Mixtral-like configs give the experts' width as intermediate_size; these give it apart
+        throw new IllegalArgumentException(source + ": moe_intermediate_size is missing: a " + type + " model's"
+            + " experts have a width of their own (intermediate_size, " + ffn + ", is its dense layers');"
+            + " copy it from the model's config.json");
+      }
       moeFfn = f.optionalInt(ffn, "moe_intermediate_size");
       int sharedExperts = f.optionalInt(0, "n_shared_experts", "num_shared_experts");
       sharedFfn = f.optionalInt(0, "shared_expert_intermediate_size");

@@ -176,6 +176,26 @@ class ModelCatalogTest {
         .hasMessageContaining("must be at least 1 (every layer), got 0");
   }
 
+  /**
+   * A model type whose experts have their own width refuses a config without it (DeepSeek-V3 took
+   * its dense 18,432 and reported a memory shortfall); Mixtral's convention, intermediate_size as
+   * the experts' width, still holds where it applies.
+   */
+  @Test
+  void aMissingExpertWidthIsRefusedWhereTheModelTypeHasOne() throws IOException {
+    String moe = "\"num_hidden_layers\": 2, \"hidden_size\": 64, \"num_attention_heads\": 4,"
+        + " \"intermediate_size\": 128, \"vocab_size\": 1000, \"num_experts\": 8, \"num_experts_per_tok\": 2";
+    Path qwen = write("acme--qwen-moe", "{" + moe + ", \"model_type\": \"qwen3_moe\"}");
+    assertThatThrownBy(() -> ModelCatalog.fromFile(qwen)).isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(qwen.toString())
+        .hasMessageContaining("moe_intermediate_size is missing: a qwen3_moe model's experts have a width of their own"
+            + " (intermediate_size, 128, is its dense layers')");
+    Path given = write("acme--qwen-moe-ok", "{" + moe + ", \"model_type\": \"qwen3_moe\", \"moe_intermediate_size\": 32}");
+    assertThat(ModelCatalog.fromFile(given).moeIntermediateSize()).isEqualTo(32);
+    Path mixtral = write("acme--mixtral", "{" + moe + ", \"model_type\": \"mixtral\"}");
+    assertThat(ModelCatalog.fromFile(mixtral).moeIntermediateSize()).isEqualTo(128);
+  }
+
   /** A dtype, quantization method or context length that cannot be is refused, not guessed. */
   @Test
   void impossibleDtypeQuantizationAndContextAreRefused() throws IOException {
