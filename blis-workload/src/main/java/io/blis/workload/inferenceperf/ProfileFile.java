@@ -38,9 +38,17 @@ record ProfileFile(
       throw new IllegalArgumentException("api: inference-perf sends " + data.type()
           + " prompts over the completion API only, got chat");
     }
-    if (Boolean.FALSE.equals(ignoreEos)) {
-      throw new IllegalArgumentException(
-          "ignore_eos: false is not supported: output lengths are only known with ignore_eos");
+    // ignore_eos is a key of inference-perf's server section (default true); the flattened
+    // workload of experiments.json has it at the top
+    JsonNode serverIgnoreEos = server != null && server.isObject() ? server.get("ignore_eos") : null;
+    if (serverIgnoreEos != null && !serverIgnoreEos.isBoolean() && !serverIgnoreEos.isNull()) {
+      throw new IllegalArgumentException("server.ignore_eos must be true or false, got " + serverIgnoreEos);
+    }
+    if (Boolean.FALSE.equals(ignoreEos) || (serverIgnoreEos != null && serverIgnoreEos.isBoolean()
+        && !serverIgnoreEos.asBoolean())) {
+      throw new IllegalArgumentException((Boolean.FALSE.equals(ignoreEos) ? "" : "server.")
+          + "ignore_eos: false is not supported: the server would stop at end-of-sequence tokens, so output"
+          + " lengths are only known with ignore_eos");
     }
   }
 
@@ -84,7 +92,8 @@ record ProfileFile(
   /**
    * inference-perf's length distribution ({@code input_distribution}, {@code
    * output_distribution}); {@code std} is accepted for {@code std_dev}. Defaults are
-   * inference-perf's: min 10, max 1024, mean 512, std_dev 200; total_count is required.
+   * inference-perf's: min 10, max 1024, mean 512, std_dev 200, and total_count, when left out, the
+   * most requests of one load stage plus one (int(rate x duration) + 1), as inference-perf sets it.
    */
   record Distribution(Integer min, Integer max, Double mean, Double stdDev, Double std,
       Integer totalCount) {
@@ -92,15 +101,13 @@ record ProfileFile(
       if (stdDev != null && std != null) {
         throw new IllegalArgumentException("std_dev and its alias std: give one, not both");
       }
-      if (totalCount == null) {
-        throw new IllegalArgumentException("total_count is required: the number of prompts whose"
-            + " lengths inference-perf draws from the distribution");
-      }
-      toDistribution(min, max, mean, stdDev != null ? stdDev : std, totalCount);
+      toDistribution(min, max, mean, stdDev != null ? stdDev : std, totalCount != null ? totalCount : 1);
     }
 
-    LengthDistributionData.Distribution toDistribution() {
-      return toDistribution(min, max, mean, stdDev != null ? stdDev : std, totalCount);
+    /** @param defaultCount total_count when the profile leaves it out */
+    LengthDistributionData.Distribution toDistribution(int defaultCount) {
+      return toDistribution(min, max, mean, stdDev != null ? stdDev : std,
+          totalCount != null ? totalCount : defaultCount);
     }
 
     private static LengthDistributionData.Distribution toDistribution(
@@ -190,7 +197,7 @@ record ProfileFile(
               + " reads a dataset or trace file, which is not simulated: the "
               + type + " lengths come from the distributions");
         }
-        toData(type, inputDistribution, outputDistribution);
+        toData(type, inputDistribution, outputDistribution, 1);
       } else {
         if (inputDistribution != null || outputDistribution != null) {
           throw new IllegalArgumentException("data.type shared_prefix takes the shared_prefix"
@@ -226,11 +233,11 @@ record ProfileFile(
       }
     }
 
-    private static ProfileData toData(String type, Distribution in, Distribution out) {
+    private static ProfileData toData(String type, Distribution in, Distribution out, int defaultCount) {
       try {
         return new LengthDistributionData(type.equals("synthetic")
             ? LengthDistributionData.Kind.SYNTHETIC : LengthDistributionData.Kind.RANDOM,
-            in.toDistribution(), out.toDistribution());
+            in.toDistribution(defaultCount), out.toDistribution(defaultCount));
       } catch (IllegalArgumentException e) {
         String msg = e.getMessage();
         throw new IllegalArgumentException(msg.startsWith("output_distribution") ? msg
@@ -262,9 +269,10 @@ record ProfileFile(
           sharedPrefix != null ? sharedPrefix.enableMultiTurnChat() : enableMultiTurnChat);
     }
 
-    ProfileData toData() {
+    /** @param defaultCount a distribution's total_count when the profile leaves it out */
+    ProfileData toData(int defaultCount) {
       if (!type.equals("shared_prefix")) {
-        return toData(type, inputDistribution, outputDistribution);
+        return toData(type, inputDistribution, outputDistribution, defaultCount);
       }
       SharedPrefixData d = sharedPrefix != null
           ? sharedPrefix.toData()
@@ -319,6 +327,9 @@ record ProfileFile(
         throw new IllegalArgumentException(
             "load.type '" + type + "' is not supported, expected constant or poisson");
       }
+      if (sweep != null && !sweep.isNull()) {
+        throw new IllegalArgumentException("load.sweep is not supported: list the stages explicitly");
+      }
       if (stages == null || stages.isEmpty()) {
         throw new IllegalArgumentException("load.stages must list at least one {rate, duration}");
       }
@@ -331,9 +342,6 @@ record ProfileFile(
       }
       if (clientTimeoutS != null && requestTimeout != null) {
         throw new IllegalArgumentException("give client_timeout_s or request_timeout, not both");
-      }
-      if (sweep != null && !sweep.isNull()) {
-        throw new IllegalArgumentException("load.sweep is not supported: list the stages explicitly");
       }
     }
   }
@@ -352,8 +360,10 @@ record ProfileFile(
     InferencePerfProfile.LoadType type = load.type().equals("poisson")
         ? InferencePerfProfile.LoadType.POISSON
         : InferencePerfProfile.LoadType.CONSTANT;
+    // inference-perf's total_count when a distribution leaves it out: the largest stage's requests + 1
+    int mostRequests = stages.stream().mapToInt(LoadStage::numRequests).max().orElse(0);
     return new InferencePerfProfile(
-        data.toData(), stages, interval, timeout, type, data.multiTurn());
+        data.toData(mostRequests + 1), stages, interval, timeout, type, data.multiTurn());
   }
 
   private static <T> T or(T value, T fallback) {

@@ -116,7 +116,9 @@ class DataTypesTest {
     String[][] cases = {
         {SYNTHETIC.replace("std: 120, ", ""), null},
         {SYNTHETIC.replace("std: 120", "std: 120, std_dev: 3"), "s.yaml:4:64: at 'data.input_distribution': std_dev and its alias std: give one, not both"},
-        {SYNTHETIC.replace(", total_count: 40}\n  output", "}\n  output"), "s.yaml:4:3: at 'data.input_distribution': total_count is required"},
+        {SYNTHETIC + "server: {type: vllm, ignore_eos: false}\n", "s.yaml:10:1: server.ignore_eos: false is not supported"},
+        {SYNTHETIC.replace("  stages:\n    - {rate: 10, duration: 10}", "  sweep: {type: geometric}"), "s.yaml:8:3: at 'load': load.sweep is not supported"},
+        {SYNTHETIC + "server: {ignore_eos: maybe}\n", "s.yaml:10:1: server.ignore_eos must be true or false, got \"maybe\""},
         {SYNTHETIC.replace("mean: 300", "mean: 900"), "s.yaml:4:43: at 'data.input_distribution': mean must lie in [min, max] = [20, 800]"},
         {SYNTHETIC.replace("min: 10,", "min: 0,"), "s.yaml:5:3: at 'data': output_distribution.min must be at least 1 token"},
         {SYNTHETIC.replace("type: synthetic", "type: shareGPT"), "s.yaml:3:3: at 'data': data.type shareGPT reads its prompts from a dataset (data.path)"},
@@ -135,5 +137,27 @@ class DataTypesTest {
           .hasMessageStartingWith(c[1])
           .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
     }
+  }
+
+  /**
+   * A distribution without total_count gets inference-perf's: the most requests of one stage plus
+   * one (the Oct-Nov 2025 builds set it so in main.py; required since neither file gives it).
+   */
+  @Test
+  void aLeftOutTotalCountIsTheLargestStagePlusOne() {
+    String noCounts = SYNTHETIC.replace(", total_count: 40}", "}")
+        .replace("- {rate: 10, duration: 10}", "- {rate: 10, duration: 10}\n    - {rate: 2.5, duration: 61}");
+    assertThat(noCounts).doesNotContain("total_count");
+    LengthDistributionData d = (LengthDistributionData) InferencePerfProfiles.parse(noCounts, "s.yaml").data();
+    assertThat(d.input().totalCount()).isEqualTo(153); // int(2.5 x 61) = 152 requests in the larger stage, + 1
+    assertThat(d.output().totalCount()).isEqualTo(153);
+    // given on one side only: that side keeps it
+    String oneCount = SYNTHETIC.replace(", total_count: 40}\n  output", "}\n  output").replace("total_count: 40", "total_count: 500");
+    LengthDistributionData one = (LengthDistributionData) InferencePerfProfiles.parse(oneCount, "s.yaml").data();
+    assertThat(one.input().totalCount()).isEqualTo(101);
+    assertThat(one.output().totalCount()).isEqualTo(500);
+    // ignore_eos: true in the server section, inference-perf's default, is taken
+    assertThat(InferencePerfProfiles.parse(SYNTHETIC + "server: {type: vllm, ignore_eos: true}\n", "s.yaml").data())
+        .isInstanceOf(LengthDistributionData.class);
   }
 }
