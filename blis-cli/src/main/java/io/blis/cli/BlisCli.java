@@ -97,6 +97,9 @@ public final class BlisCli implements Runnable {
     }
   }
 
+  /** Commands that finish their outputs in a shutdown hook of their own when stopped (SIGTERM, Ctrl-C). */
+  private static final java.util.Set<String> GRACEFUL = java.util.Set.of("observe", "serve");
+
   /** Builds the command line with every subcommand and the one-line error handlers. */
   public static CommandLine commandLine() {
     return commandLine(SUBCOMMANDS.keySet());
@@ -152,6 +155,10 @@ public final class BlisCli implements Runnable {
   }
 
   public static void main(String[] args) {
+    if (args.length == 0 || !GRACEFUL.contains(args[0])) {
+      // a stopped command abandons its outputs: leave no FILE.tmp behind
+      io.blis.engine.result.OutputFiles.discardUnfinishedOnExit();
+    }
     PrintWriter out = new PrintWriter(System.out, true);
     PrintWriter err = new PrintWriter(System.err, true);
     System.exit(execute(args, out, err));

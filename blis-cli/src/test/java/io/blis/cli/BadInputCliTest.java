@@ -298,4 +298,12 @@ class BadInputCliTest {
     assertThat(fromSpec.err()).contains("more than 2,000 requests arrived and not yet finished");
     refused(run("--max-backlog", "0"), "--max-backlog must be at least 1 request, got 0");
   }
+
+  /** A --max-model-len beyond the model's context is refused, as vLLM refuses it (it was accepted). */
+  @Test
+  void aMaxModelLenBeyondTheModelsContextIsRefused() {
+    refused(run("--max-model-len", "8192"),
+        "max-model-len 8192 exceeds meta-llama/Llama-2-7b-hf's context of 4096 tokens", "give at most 4096");
+    assertThat(run("--max-model-len", "4096").code()).isZero();
+  }
 }

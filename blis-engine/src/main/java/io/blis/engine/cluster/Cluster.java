@@ -306,6 +306,13 @@ public final class Cluster {
         int blockSize = s.blockSize();
         long kvBlocks = s.totalKvBlocks() != null ? s.totalKvBlocks()
             : KvCapacity.totalBlocks(model, hw, layout, s.gpuMemoryUtilization(), blockSize);
+        if (s.maxModelLen() != null && model.maxPositionEmbeddings() > 0
+            && s.maxModelLen() > model.maxPositionEmbeddings()) {
+          // vLLM refuses it too (unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, whose outputs it calls incorrect)
+          throw new IllegalArgumentException("max-model-len " + s.maxModelLen() + " exceeds " + model.name()
+              + "'s context of " + model.maxPositionEmbeddings() + " tokens (max_position_embeddings, with its rope"
+              + " scaling); give at most " + model.maxPositionEmbeddings() + " or leave it out");
+        }
         int maxLen = s.maxModelLen() != null ? s.maxModelLen()
             : autoMaxModelLen(model, kvBlocks / layout.pp(), blockSize);
         EngineLimits limits = new EngineLimits(s.maxNumSeqs(), s.maxNumBatchedTokens(),

@@ -126,21 +126,22 @@ public final class OutputFiles {
   /** Temporary files opened and not yet committed or discarded. */
   private static final java.util.Set<Path> UNFINISHED = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-  /**
-   * Remembers an unfinished temporary file; the first one registers a shutdown hook that discards
-   * those still unfinished when the JVM exits (SIGTERM, SIGINT, System.exit), so that a stopped
-   * run leaves no {@code FILE.tmp}. Only a SIGKILL leaves one, which the next write replaces.
-   */
+  /** Remembers an unfinished temporary file, until it is committed or discarded. */
   private static void unfinished(Path tmp) {
-    if (UNFINISHED.isEmpty()) {
-      registerHook();
-    }
     UNFINISHED.add(tmp.toAbsolutePath());
   }
 
   private static boolean hooked;
 
-  private static synchronized void registerHook() {
+  /**
+   * Discards the temporary files still unfinished when the JVM exits (SIGTERM, SIGINT, {@code
+   * System.exit}), so that a stopped command leaves no {@code FILE.tmp}; only a SIGKILL leaves one,
+   * which the next write replaces. For a process whose outputs are abandoned when it is stopped
+   * (the command line's run, replay, convert, ...), not one that finishes its outputs in a shutdown
+   * hook of its own (a graceful stop), since the hooks run at once. Registers one hook, however
+   * often called.
+   */
+  public static synchronized void discardUnfinishedOnExit() {
     if (!hooked) {
       hooked = true;
       Runtime.getRuntime().addShutdownHook(new Thread(() -> UNFINISHED.forEach(OutputFiles::discard),
