@@ -26,4 +26,17 @@ interface EventLoop {
 
   /** Receives journey and step events, or null when nobody listens. */
   EngineListener listener();
+
+  /**
+   * An instance's queue, batch, KV use or step estimate may have changed: {@code refresh}, which
+   * copies them into its router snapshot, runs at the next refresh (instances that did not change
+   * keep their snapshots).
+   */
+  void snapshotStale(Runnable refresh);
+
+  /** When the routers' snapshots were last refreshed, microseconds. */
+  long snapshotRefreshedAtUs();
+
+  /** The request being routed now (the prefix-cache lookups of the snapshots), or null. */
+  EngineRequest routingRequest();
 }

@@ -46,7 +46,9 @@ final class Instance {
   /** Waiting requests per SLO class rank, to find priority inversions without a scan. */
   private final int[] waitingByRank = new int[RANKS];
   /** The request being routed, for {@link Snapshot#cachedPrefixTokens()}. */
-  private EngineRequest routing;
+  /** Whether this instance is on the engine's list of snapshots to refresh. */
+  private boolean snapshotStale;
+  private final Runnable refresher = this::refreshSnapshot;
   private final Snapshot snapshot = new Snapshot();
   // the step in flight, for listeners
   private long stepStartUs;
@@ -132,17 +134,25 @@ final class Instance {
   }
 
   /** Copies the queue, batch and KV figures into the snapshot routers see. */
-  void refreshSnapshot(long nowUs) {
+  void refreshSnapshot() {
     snapshot.queueDepth = waiting.size();
     snapshot.running = running.size();
     snapshot.kvUtilization = (double) pool.usedBlocks() / pool.totalBlocks();
     snapshot.queuedPromptTokens = waitingPromptTokens;
     snapshot.stepEstimateUs = stepEstimateUs;
-    snapshot.refreshedAtUs = nowUs;
+    snapshotStale = false;
   }
 
-  void setRouting(EngineRequest r) {
-    routing = r;
+  /**
+   * The figures of the snapshot may have changed: every event of the instance that touches its
+   * queue, batch, KV blocks or step estimate calls this first, and the engine refreshes only the
+   * snapshots of instances that called it since the last refresh (the others hold the same).
+   */
+  private void changed() {
+    if (!snapshotStale) {
+      snapshotStale = true;
+      loop.snapshotStale(refresher);
+    }
   }
 
   /**
@@ -155,7 +165,6 @@ final class Instance {
     private double kvUtilization;
     private long queuedPromptTokens;
     private double stepEstimateUs;
-    private long refreshedAtUs;
 
     @Override
     public int index() {
@@ -184,7 +193,7 @@ final class Instance {
 
     @Override
     public int cachedPrefixTokens() {
-      EngineRequest r = routing;
+      EngineRequest r = loop.routingRequest();
       if (r == null) {
         return 0;
       }
@@ -204,7 +213,7 @@ final class Instance {
 
     @Override
     public long refreshedAtUs() {
-      return refreshedAtUs;
+      return loop.snapshotRefreshedAtUs();
     }
 
     /** The instance's step-time estimate as of the refresh, microseconds. */
@@ -260,6 +269,7 @@ final class Instance {
     if (r.state == EngineRequest.State.FINISHED) {
       return; // timed out before it reached the queue
     }
+    changed();
     String reason = rejectReason(r);
     if (reason != null) {
       loop.finish(r, RequestOutcome.REJECTED, loop.nowUs(), reason);
@@ -280,6 +290,7 @@ final class Instance {
   }
 
   void onTimeout(EngineRequest r) {
+    changed();
     switch (r.state) {
       case FINISHED -> {
         return;
@@ -300,6 +311,7 @@ final class Instance {
   // ---------------------------------------------------------------- steps
 
   void onStep() {
+    changed();
     stepPending = false;
     // With async scheduling, the batch starting now was formed when the previous step started:
     // only requests queued by then can join it (see EngineLimits#asyncScheduling).
