@@ -130,10 +130,36 @@ final class CapacityCommand implements Callable<Integer>, RefusedOptions {
       Cli.requireWritable("--out", out);
     }
     long seed = workload.effectiveSeed(cl);
+    try (TerminalProgress progress = TerminalProgress.of("blis capacity", cl.getErr())) {
+      return search(cl, seed, slos, settings, withProgress(rateWorkload(cl), progress), progress);
+    }
+  }
+
+  /** {@code w}, its load points counted on the progress line, each with its rate and requests so far. */
+  private static RateWorkload withProgress(RateWorkload w, TerminalProgress progress) {
+    return new RateWorkload() {
+      private int points;
+
+      @Override
+      public io.blis.workload.RequestSource at(double rate, double durationS) {
+        points++;
+        return progress.counting(w.at(rate, durationS),
+            String.format(java.util.Locale.ROOT, "load point %d at %s req/s: ", points, SloSet.trim(rate)));
+      }
+
+      @Override
+      public String description() {
+        return w.description();
+      }
+    };
+  }
+
+  private Integer search(CommandLine cl, long seed, SloSet slos, CapacitySearch.Settings settings,
+      RateWorkload rates, TerminalProgress progress) {
     CapacitySearch search = new CapacitySearch(
         (instances, coefficients) -> deployment.builder(seed,
             coefficients == null ? null : CoefficientFiles.toInline(coefficients), instances == 0 ? null : instances),
-        rateWorkload(cl), slos, settings);
+        rates, slos, settings);
     CapacitySearch.Found max = search.maxRate(null);
     CapacitySearch.Found sat = search.saturationRate(null);
     CapacityReport.RateInterval interval = null;
@@ -145,6 +171,7 @@ final class CapacityCommand implements Callable<Integer>, RefusedOptions {
     CapacitySearch.Replicas replicas = targetRate == null ? null : search.replicasFor(targetRate, maxInstances, null);
     CapacityReport report = new CapacityReport(deployment.describe(seed), search, max, sat, interval,
         targetRate == null ? Double.NaN : targetRate, replicas);
+    progress.close(); // before the answer
     cl.getOut().print(report.table());
     if (out != null) {
       Cli.write("--out", out, report.toJson());

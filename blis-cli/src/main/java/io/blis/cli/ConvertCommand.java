@@ -179,7 +179,10 @@ final class ConvertCommand implements Callable<Integer> {
   private String trace(List<String> notes) {
     NotedSource s;
     String what;
-    if (TokenArrayTraceReader.isTokenArrayTrace(input)) {
+    // a TraceV2's prompts are generated in the form a trace without token ids rebuilds exactly
+    // (about 30 times smaller); a token-array trace's ids are real and written out
+    boolean ids = TokenArrayTraceReader.isTokenArrayTrace(input);
+    if (ids) {
       s = TokenArrayTraceReader.open(input);
       what = "Go BLIS trace CSV with token arrays";
     } else {
@@ -190,12 +193,17 @@ final class ConvertCommand implements Callable<Integer> {
     notes.addAll(s.notes());
     Path tmp = OutputFiles.temporary(Cli.parentsCreated("--out", out));
     long rows = 0;
-    TraceHeader th = TraceHeader.of(seed, true, BlisCli.oneLine(String.join(" ", header(what, notes))));
-    try (RequestSource source = s.source(); TraceWriter w = TraceWriter.create(OutputFiles.open(tmp), th, out.getFileName().toString().endsWith(".gz"))) {
+    TraceHeader th = TraceHeader.of(seed, ids, BlisCli.oneLine(String.join(" ", header(what, notes))));
+    try (RequestSource source = s.source(); TraceWriter w = TraceWriter.create(OutputFiles.open(tmp), th, out.getFileName().toString().endsWith(".gz"));
+        TerminalProgress progress = TerminalProgress.of("blis convert", spec.commandLine().getErr())) {
       RequestSpec r;
       while ((r = source.next()) != null) {
         w.write(r);
         rows++;
+        if (progress.due()) {
+          long n = rows;
+          progress.update(() -> String.format(java.util.Locale.ROOT, "%,d requests written to %s", n, out));
+        }
       }
     } catch (RuntimeException e) {
       OutputFiles.discard(tmp);
@@ -205,6 +213,7 @@ final class ConvertCommand implements Callable<Integer> {
       throw new java.io.UncheckedIOException("--out: cannot write " + out + ": " + e.getMessage(), e);
     }
     Cli.commit("--out", tmp, out);
-    return "BLIS trace of " + rows + " requests with their token ids; replay it with blis replay --trace";
+    return "BLIS trace of " + rows + " requests" + (ids ? " with their token ids" : "")
+        + "; replay it with blis replay --trace";
   }
 }

@@ -133,6 +133,19 @@ public final class PromptTokens {
     return tokens;
   }
 
+  /**
+   * As {@link #build}, in the form a trace without token ids records exactly: the content's first
+   * (up to {@value #FINGERPRINT_TOKENS}) tokens are those {@code build} gives, the rest a stream
+   * keyed by their {@link #fingerprint}, so that {@link #rebuild} from the fingerprint gives these
+   * very tokens. Prompts of distinct content ids differ unless their first tokens coincide.
+   */
+  public static int[] rebuildable(
+      long seed, String prefixGroup, int prefixLength, long contentId, int inputTokens) {
+    int[] built = build(seed, prefixGroup, prefixLength, contentId, inputTokens);
+    long id = fingerprint(built, prefixLength, inputTokens - prefixLength);
+    return rebuild(seed, prefixGroup, prefixLength, id, inputTokens);
+  }
+
   /** A key identifying named content (a prefix group, for example) under a seed. */
   public static long key(long seed, String name) {
     return Sampling.subSeed(seed, name);

@@ -218,7 +218,8 @@ public final class TraceV2Reader {
         Row r = sorted.get(next++);
         String group = r.groupIndex() < 0 ? "" : groupNames[r.groupIndex()];
         int prefix = r.groupIndex() < 0 ? 0 : lengths[r.groupIndex()];
-        int[] prompt = PromptTokens.build(seed, group, prefix, r.id(), prefix + r.ownTokens());
+        // in the form a BLIS trace without token ids rebuilds: blis convert writes none
+        int[] prompt = PromptTokens.rebuildable(seed, group, prefix, r.id(), prefix + r.ownTokens());
         return new RequestSpec(r.id(), r.arrivalUs(), prompt, r.outputTokens(), r.sloClass(), r.tenant(),
             group, prefix, -1, 0, r.timeoutUs(), 0);
       }
