@@ -77,8 +77,13 @@ final class SweepCommand implements Callable<Integer> {
     }
     try {
       Files.createDirectories(out);
+    } catch (java.nio.file.FileAlreadyExistsException e) {
+      // a file, a device or a FIFO: a sweep writes a directory of files
+      throw new IllegalArgumentException("--out " + out + ": exists and is not a directory (sweep writes a directory"
+          + " of files: " + Sweep.POINTS + ", " + Sweep.CSV + ", ...)", e);
     } catch (IOException e) {
-      throw new IllegalArgumentException("--out: cannot create the directory '" + out + "': " + e.getMessage(), e);
+      throw new IllegalArgumentException("--out: cannot create the directory '" + out + "': "
+          + io.blis.workload.TextFiles.reason(e), e);
     }
     if (Files.exists(out.resolve(Sweep.POINTS)) && !Files.isRegularFile(out.resolve(Sweep.POINTS))) {
       throw new IllegalArgumentException("--out: " + out.resolve(Sweep.POINTS) + " is not a file");

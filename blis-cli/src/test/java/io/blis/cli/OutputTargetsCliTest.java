@@ -106,6 +106,43 @@ class OutputTargetsCliTest {
     }
   }
 
+  /**
+   * validate's HTML report goes to a device in place, and into a FIFO as a reader takes it; a
+   * sweep's --out, a directory of files, refuses a device with one line and leaves it alone.
+   */
+  @Test
+  void theHtmlReportAndTheSweepDirectoryOnSpecialFiles(@TempDir Path dir) throws Exception {
+    Path nul = dir.resolve("null");
+    assumeThat(make("mknod", nul.toString(), "c", "1", "3")).as("mknod allowed (root)").isTrue();
+    String experiments = "src/test/resources/validate/experiments-small.json";
+    BlisCliTest.Outcome o = blis("validate", "--experiments", experiments, "--html", nul.toString(),
+        "--out", dir.resolve("v.json").toString());
+    assertThat(o.code()).as(o.err()).isZero();
+    assertThat(isSpecial(nul)).as("still a device").isTrue();
+
+    Path fifo = dir.resolve("report.fifo");
+    assumeThat(make("mkfifo", fifo.toString())).as("mkfifo available").isTrue();
+    CompletableFuture<String> read = CompletableFuture.supplyAsync(() -> {
+      try (InputStream in = Files.newInputStream(fifo)) {
+        return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+    BlisCliTest.Outcome f = blis("validate", "--experiments", experiments, "--html", fifo.toString());
+    assertThat(f.code()).as(f.err()).isZero();
+    assertThat(read.get(30, TimeUnit.SECONDS)).startsWith("<!DOCTYPE html>").contains("</html>");
+    assertThat(isSpecial(fifo)).as("still a FIFO").isTrue();
+
+    BlisCliTest.Outcome sweep = blis("sweep", "--grid", "../docs/examples/sweep-grid-small.yaml", "--out", nul.toString());
+    assertThat(sweep.code()).isEqualTo(2);
+    assertThat(sweep.err().strip()).doesNotContain("\n").contains("--out " + nul + ": exists and is not a directory");
+    assertThat(isSpecial(nul)).as("still a device after the sweep").isTrue();
+    try (var s = Files.list(dir)) {
+      assertThat(s.map(p -> p.getFileName().toString())).containsExactlyInAnyOrder("null", "report.fifo", "v.json");
+    }
+  }
+
   @Test
   void aDashIsStandardOutputOnce(@TempDir Path dir) throws Exception {
     BlisCliTest.Outcome o = blis("run", "--num-requests", "15", "--results-path", "-");
