@@ -86,7 +86,7 @@ final class Engine implements EventLoop {
   private final Map<String, ScopeMetrics> perClass = new TreeMap<>();
   private final Map<String, ScopeMetrics> perTenant = new TreeMap<>();
   private final List<RequestRecord> records = new ArrayList<>();
-  private final List<RoutingDecision> decisions = new ArrayList<>();
+  private final io.blis.engine.result.DecisionLog decisions = new io.blis.engine.result.DecisionLog();
   private final ValueStore regrets;
   private final double[] scores;
   private final long[] waitEstimates;
@@ -371,7 +371,7 @@ final class Engine implements EventLoop {
     AdmissionDecision d = admission.admit(r, cluster);
     admissionDecisions++;
     if (config.traceDecisions()) {
-      decisions.add(new RoutingDecision("admission", r.spec.id(), nowUs, d.admitted(), d.reason(),
+      decisions.append(new RoutingDecision("admission", r.spec.id(), nowUs, d.admitted(), d.reason(),
           -1, List.of(), List.of(), -1));
     }
     if (!d.admitted()) {
@@ -525,7 +525,7 @@ final class Engine implements EventLoop {
         regretDecisions++;
       }
     }
-    decisions.add(new RoutingDecision("routing", r.spec.id(), nowUs, true, "", choice, candidates,
+    decisions.append(new RoutingDecision("routing", r.spec.id(), nowUs, true, "", choice, candidates,
         alternatives, regret));
   }
 

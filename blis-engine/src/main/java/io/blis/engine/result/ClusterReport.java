@@ -14,7 +14,8 @@ import java.util.TreeMap;
  * @param tenants metrics per tenant (requests without a tenant are left out), sorted by name
  * @param anomalies counters of behaviour a policy should not produce
  * @param decisionSummary summary of the decision trace, or null without one
- * @param decisions every admission and routing decision (empty without a decision trace)
+ * @param decisions every admission and routing decision (empty without a decision trace); a run's
+ *     own is a {@link DecisionLog}, beyond its first decisions on disk: iterate it
  */
 public record ClusterReport(List<InstanceResult> instances, Map<String, MetricsSummary> sloClasses,
     Map<String, MetricsSummary> tenants, Anomalies anomalies, DecisionSummary decisionSummary,
@@ -24,7 +25,8 @@ public record ClusterReport(List<InstanceResult> instances, Map<String, MetricsS
     instances = List.copyOf(instances);
     sloClasses = Collections.unmodifiableMap(new TreeMap<>(sloClasses));
     tenants = Collections.unmodifiableMap(new TreeMap<>(tenants));
-    decisions = List.copyOf(decisions);
+    // a run's own log stays as it is: spilled to a file past its first decisions, read-only
+    decisions = decisions instanceof DecisionLog ? decisions : List.copyOf(decisions);
   }
 
   /**
