@@ -79,12 +79,12 @@ final class TerminalProgress implements AutoCloseable {
     if (!enabled) {
       return source;
     }
-    return new io.blis.workload.RequestSource() {
+    return new io.blis.workload.ForwardingRequestSource(source) {
       private long pulled;
 
       @Override
       public io.blis.workload.RequestSpec next() {
-        io.blis.workload.RequestSpec r = source.next();
+        io.blis.workload.RequestSpec r = delegate.next();
         if (r != null) {
           pulled++;
           if (due()) {
@@ -94,22 +94,6 @@ final class TerminalProgress implements AutoCloseable {
           }
         }
         return r;
-      }
-
-      @Override
-      public boolean exhausted() {
-        return source.exhausted();
-      }
-
-      @Override
-      public java.util.List<io.blis.workload.RequestSpec> onFinished(io.blis.workload.RequestSpec request,
-          io.blis.workload.RequestOutcome outcome, long timeUs) {
-        return source.onFinished(request, outcome, timeUs);
-      }
-
-      @Override
-      public void close() {
-        source.close();
       }
     };
   }

@@ -11,9 +11,8 @@ import java.util.List;
  * one returned by {@link #next()} and each session follow-up returned by {@link #onFinished}, in
  * the order the engine receives them. {@link #close()} closes the writer, then the source.
  */
-final class TracingSource implements RequestSource {
+final class TracingSource extends io.blis.workload.ForwardingRequestSource {
 
-  private final RequestSource delegate;
   private final TraceWriter writer;
   private final String flag;
   private final java.nio.file.Path file;
@@ -23,7 +22,7 @@ final class TracingSource implements RequestSource {
    *     write (a full disk, say) gives
    */
   TracingSource(RequestSource delegate, TraceWriter writer, String flag, java.nio.file.Path file) {
-    this.delegate = delegate;
+    super(delegate);
     this.writer = writer;
     this.flag = flag;
     this.file = file;
@@ -49,11 +48,6 @@ final class TracingSource implements RequestSource {
       write(r);
     }
     return r;
-  }
-
-  @Override
-  public boolean exhausted() {
-    return delegate.exhausted();
   }
 
   @Override

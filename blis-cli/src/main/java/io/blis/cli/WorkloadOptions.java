@@ -289,12 +289,11 @@ final class WorkloadOptions {
    * A source whose input errors, which a generated workload may raise only as it generates (a
    * request that would arrive after the simulated-time limit, say), name the file they come from.
    */
-  private static final class Named implements RequestSource {
-    private final RequestSource delegate;
+  private static final class Named extends io.blis.workload.ForwardingRequestSource {
     private final String name;
 
     Named(RequestSource delegate, String name) {
-      this.delegate = delegate;
+      super(delegate);
       this.name = name;
     }
 
@@ -312,11 +311,6 @@ final class WorkloadOptions {
     }
 
     @Override
-    public boolean exhausted() {
-      return delegate.exhausted();
-    }
-
-    @Override
     public java.util.List<io.blis.workload.RequestSpec> onFinished(io.blis.workload.RequestSpec request,
         io.blis.workload.RequestOutcome outcome, long timeUs) {
       try {
@@ -324,11 +318,6 @@ final class WorkloadOptions {
       } catch (IllegalArgumentException e) {
         throw named(e);
       }
-    }
-
-    @Override
-    public void close() {
-      delegate.close();
     }
   }
 
