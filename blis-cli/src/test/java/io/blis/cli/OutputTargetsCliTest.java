@@ -30,6 +30,17 @@ class OutputTargetsCliTest {
     return p.waitFor(10, TimeUnit.SECONDS) && p.exitValue() == 0;
   }
 
+  /** Everything written into {@code fifo}, read on another thread (a FIFO's writer waits for a reader). */
+  private static CompletableFuture<String> readAll(Path fifo) {
+    return CompletableFuture.supplyAsync(() -> {
+      try (InputStream in = Files.newInputStream(fifo)) {
+        return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
+    });
+  }
+
   private static boolean isSpecial(Path p) {
     return Files.exists(p, LinkOption.NOFOLLOW_LINKS) && !Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)
         && !Files.isSymbolicLink(p) && !Files.isDirectory(p);
@@ -65,13 +76,7 @@ class OutputTargetsCliTest {
   void aFifoIsWrittenInPlaceAndStaysAFifo(@TempDir Path dir) throws Exception {
     Path fifo = dir.resolve("results.fifo");
     assumeThat(make("mkfifo", fifo.toString())).as("mkfifo available").isTrue();
-    CompletableFuture<String> read = CompletableFuture.supplyAsync(() -> {
-      try (InputStream in = Files.newInputStream(fifo)) {
-        return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-    });
+    CompletableFuture<String> read = readAll(fifo);
     BlisCliTest.Outcome o = blis("run", "--num-requests", "15", "--results-path", fifo.toString());
     assertThat(o.code()).as(o.err()).isZero();
     assertThat(read.get(30, TimeUnit.SECONDS)).isEqualTo(o.out());
@@ -122,13 +127,7 @@ class OutputTargetsCliTest {
 
     Path fifo = dir.resolve("report.fifo");
     assumeThat(make("mkfifo", fifo.toString())).as("mkfifo available").isTrue();
-    CompletableFuture<String> read = CompletableFuture.supplyAsync(() -> {
-      try (InputStream in = Files.newInputStream(fifo)) {
-        return new String(in.readAllBytes(), StandardCharsets.UTF_8);
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
-    });
+    CompletableFuture<String> read = readAll(fifo);
     BlisCliTest.Outcome f = blis("validate", "--experiments", experiments, "--html", fifo.toString());
     assertThat(f.code()).as(f.err()).isZero();
     assertThat(read.get(30, TimeUnit.SECONDS)).startsWith("<!DOCTYPE html>").contains("</html>");
