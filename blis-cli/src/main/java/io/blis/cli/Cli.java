@@ -59,7 +59,40 @@ final class Cli {
       throw new IllegalArgumentException(flag + ": cannot write '" + file + "': directory '" + dir
           + "' is not writable");
     }
+    probe(flag, file);
     return file;
+  }
+
+  /**
+   * Creates and deletes the temporary file the output will be written to, when its directory
+   * exists: permissions alone do not tell (a file system such as /proc takes no new files even
+   * from root), and the answer is wanted before the work, not after it.
+   */
+  private static void probe(String flag, Path file) {
+    if (OutputFiles.inPlace(file)) {
+      Path t = OutputFiles.target(file);
+      if (!OutputFiles.isStdout(file) && !Files.exists(t)) {
+        // written in place, appended to: a descriptor path under /proc or /dev/fd that names none
+        throw new IllegalArgumentException(flag + ": cannot write '" + file + "': no such file, and '"
+            + t.toAbsolutePath().getParent() + "' takes no new files (a path there names an open descriptor)");
+      }
+      return;
+    }
+    Path tmp = OutputFiles.temporary(file);
+    Path dir = tmp.toAbsolutePath().getParent();
+    if (dir == null || !Files.isDirectory(dir) || Files.exists(tmp, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+      return;
+    }
+    try {
+      Files.newOutputStream(tmp, java.nio.file.StandardOpenOption.CREATE_NEW,
+          java.nio.file.StandardOpenOption.WRITE).close();
+      Files.deleteIfExists(tmp);
+    } catch (java.nio.file.NoSuchFileException e) {
+      throw new IllegalArgumentException(flag + ": cannot write '" + file + "': directory '" + dir
+          + "' takes no new files");
+    } catch (IOException e) {
+      throw new IllegalArgumentException(flag + ": cannot write '" + file + "': " + io.blis.workload.TextFiles.reason(e));
+    }
   }
 
   /** Writes {@code text} to {@code file} atomically ({@link OutputFiles#write}); errors name {@code flag}. */

@@ -306,4 +306,16 @@ class BadInputCliTest {
         "max-model-len 8192 exceeds meta-llama/Llama-2-7b-hf's context of 4096 tokens", "give at most 4096");
     assertThat(run("--max-model-len", "4096").code()).isZero();
   }
+
+  /**
+   * An output in a directory that takes no new files (/proc, even for root) is refused before the
+   * search, with why; it was found only after the whole search, as "no such file".
+   */
+  @Test
+  void anOutputWhereNoFileCanBeCreatedIsRefusedBeforeTheWork() {
+    org.junit.jupiter.api.Assumptions.assumeTrue(Files.isDirectory(Path.of("/proc/self")), "Linux /proc");
+    refused(BlisCliTest.blis("capacity", "--slo", "ttft_p99=500ms", "--workload", "chatbot", "--out", "/proc/blis.json"),
+        "--out: cannot write '/proc/blis.json': no such file, and '/proc' takes no new files");
+    refused(run("--results-path", "/proc/blis.json"), "--results-path: cannot write '/proc/blis.json'");
+  }
 }
