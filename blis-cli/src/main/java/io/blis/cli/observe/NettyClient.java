@@ -289,6 +289,14 @@ final class NettyClient implements AutoCloseable {
         if (done) {
           return;
         }
+        if (msg instanceof io.netty.handler.codec.http.HttpObject o && o.decoderResult().isFailure()) {
+          // what came back is not HTTP (the decoder's stand-in status is 999): a failure, not a status
+          Throwable why = o.decoderResult().cause();
+          fail(new IOException("the server's reply is not HTTP ("
+              + (why == null || why.getMessage() == null ? "undecodable" : why.getMessage()) + ")"), false);
+          ctx.close();
+          return;
+        }
         if (msg instanceof HttpResponse r) {
           answered = true;
           keepAlive = HttpUtil.isKeepAlive(r);

@@ -75,7 +75,9 @@ class ObserveFaultTest {
     /** An error event, then the connection drops: the error event is the failure. */
     ERROR_THEN_CLOSE(Observation.ERROR_EVENT),
     /** The whole answer and [DONE], then the connection drops before the body's end: complete. */
-    DONE_THEN_CLOSE(Observation.OK);
+    DONE_THEN_CLOSE(Observation.OK),
+    /** A reply that is not HTTP at all (another protocol on the port): a failed request, no status. */
+    NOT_HTTP(Observation.CONNECTION);
 
     final String expected;
 
@@ -215,6 +217,10 @@ class ObserveFaultTest {
     Observation doneThenClose = observation(byId, Behaviour.DONE_THEN_CLOSE);
     assertThat(doneThenClose.chunks()).isEqualTo(3);
     assertThat(doneThenClose.completionTokensUsage()).isEqualTo(3);
+
+    Observation notHttp = observation(byId, Behaviour.NOT_HTTP);
+    assertThat(notHttp.httpStatus()).as("no status of Netty's stand-in 999").isZero();
+    assertThat(notHttp.reason()).contains("the server's reply is not HTTP");
 
     Observation noText = observation(byId, Behaviour.NO_TEXT);
     assertThat(noText.httpStatus()).isEqualTo(200);
@@ -608,6 +614,10 @@ class ObserveFaultTest {
           event(out, usage(prompt, 3));
           event(out, "[DONE]");
           return false; // closed without the body's end
+        }
+        case NOT_HTTP -> {
+          write(out, "SSH-2.0-OpenSSH_9.6\r\n");
+          return false;
         }
         default -> throw new IllegalStateException();
       }
