@@ -32,6 +32,8 @@ public final class KvBlockPool {
   private final boolean[] hashed;
   private final IntrusiveList freeList; // head = next block to reuse
   private final LongIntMap index;
+  /** Entries (live and stale) at which the index is refilled with the live ones. */
+  private final int staleLimit;
   private final CpuKvTier cpu;
   private long cpuLoadedBlocks;
 
@@ -81,6 +83,7 @@ public final class KvBlockPool {
       freeList.append(i);
     }
     index = new LongIntMap(n);
+    staleLimit = index.capacity() / 4 * 3;
     cpu = cpuBlocks > 0 ? new CpuKvTier((int) cpuBlocks) : null;
   }
 
@@ -190,7 +193,7 @@ public final class KvBlockPool {
   public int cachedPrefixBlocks(long[] hashes, int maxBlocks) {
     int n = Math.min(maxBlocks, hashes.length);
     int i = 0;
-    while (i < n && index.get(hashes[i]) != LongIntMap.MISSING) {
+    while (i < n && cached(hashes[i]) != LongIntMap.MISSING) {
       i++;
     }
     return i;
@@ -218,7 +221,7 @@ public final class KvBlockPool {
     }
     int claimFromFree = 0;
     for (int b = 0; b < cachedBlocks; b++) {
-      int id = index.get(table.promptBlockHashes[b]);
+      int id = cached(table.promptBlockHashes[b]);
       if (id == LongIntMap.MISSING) {
         throw new IllegalArgumentException("prompt block " + b + " is not cached");
       }
@@ -231,7 +234,7 @@ public final class KvBlockPool {
       return false;
     }
     for (int b = 0; b < cachedBlocks; b++) {
-      int id = index.get(table.promptBlockHashes[b]);
+      int id = cached(table.promptBlockHashes[b]);
       if (refCount[id]++ == 0) {
         freeList.unlink(id);
       }
@@ -328,14 +331,39 @@ public final class KvBlockPool {
     return hashed[id];
   }
 
+  /**
+   * The block holding prompt content {@code h}, or {@link LongIntMap#MISSING}. The index keeps
+   * the entries of evicted blocks (removing them cost a cache miss on every reuse of a cached
+   * block, a quarter of a large cluster's run): an entry counts only while its block still
+   * carries that hash.
+   */
+  private int cached(long h) {
+    int id = index.get(h);
+    return id != LongIntMap.MISSING && hashed[id] && blockHash[id] == h ? id : LongIntMap.MISSING;
+  }
+
+  /** Registers block {@code id} as holding content {@code h}; clears out stale entries when due. */
+  private void register(long h, int id) {
+    if (index.size() >= staleLimit) {
+      // three quarters full: refill with the live entries only (sequential, amortized over the
+      // evictions that made the stale ones)
+      index.clear();
+      for (int b = 0; b < totalBlocks; b++) {
+        if (hashed[b]) {
+          index.put(blockHash[b], b);
+        }
+      }
+    }
+    index.put(h, id);
+    blockHash[id] = h;
+    hashed[id] = true;
+  }
+
   private void takeFreeBlocks(BlockTable table, int count, int totalTokens) {
     for (int k = 0; k < count; k++) {
       int id = freeList.head();
       freeList.unlink(id);
-      if (hashed[id]) {
-        index.removeIfMapsTo(blockHash[id], id);
-        hashed[id] = false;
-      }
+      hashed[id] = false; // its index entry, if any, is stale from now on (see cached)
       refCount[id] = 1;
       table.add(id);
     }
@@ -343,9 +371,8 @@ public final class KvBlockPool {
     for (int b = table.hashedBlocks; b < fullPromptBlocksNow; b++) {
       int id = table.blockIds[b];
       long h = table.promptBlockHashes[b];
-      if (!hashed[id] && index.putIfAbsent(h, id)) {
-        blockHash[id] = h;
-        hashed[id] = true;
+      if (!hashed[id] && cached(h) == LongIntMap.MISSING) {
+        register(h, id);
       }
       if (cpu != null) {
         cpu.store(h);

@@ -2,7 +2,8 @@ package io.blis.kvcache;
 
 /**
  * Open-addressing map from 64-bit block hashes to block ids, linear probing with backward-shift
- * deletion. Fixed capacity (the pool never holds more entries than blocks), so it never resizes
+ * deletion (the CPU tier) or none (the GPU pool leaves an evicted block's entry in place, checks
+ * what it finds, and clears and refills the map when stale entries have filled it to its limit). Fixed capacity, so it never resizes
  * and never allocates after construction. Each slot keeps its key and value side by side in one
  * {@code long[]}, so a probe touches one cache line, not two: on large pools the lookups and
  * deletions are dominated by cache misses.
@@ -47,6 +48,36 @@ final class LongIntMap {
         return v;
       }
     }
+  }
+
+  /** Maps {@code key} to {@code value}, replacing what it mapped to. */
+  void put(long key, int value) {
+    for (int i = slot(key); ; i = (i + 1) & mask) {
+      int v = (int) slots[2 * i + 1];
+      if (v == MISSING) {
+        slots[2 * i] = key;
+        slots[2 * i + 1] = value;
+        size++;
+        return;
+      }
+      if (slots[2 * i] == key) {
+        slots[2 * i + 1] = value;
+        return;
+      }
+    }
+  }
+
+  /** Slots of the table (entries fit in fewer: keep the load well below 1). */
+  int capacity() {
+    return mask + 1;
+  }
+
+  /** Removes every entry. */
+  void clear() {
+    for (int i = 1; i < slots.length; i += 2) {
+      slots[i] = MISSING;
+    }
+    size = 0;
   }
 
   /** Maps {@code key} to {@code value} unless the key is present; returns whether it was added. */
