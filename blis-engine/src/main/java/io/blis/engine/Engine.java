@@ -85,8 +85,10 @@ final class Engine implements EventLoop {
   private final ScopeMetrics[] perInstance;
   private final Map<String, ScopeMetrics> perClass = new TreeMap<>();
   private final Map<String, ScopeMetrics> perTenant = new TreeMap<>();
-  private final List<RequestRecord> records = new ArrayList<>();
-  private final io.blis.engine.result.DecisionLog decisions = new io.blis.engine.result.DecisionLog();
+  private final io.blis.engine.result.SpilledList<RequestRecord> records =
+      io.blis.engine.result.SpilledList.requestRecords();
+  private final io.blis.engine.result.SpilledList<RoutingDecision> decisions =
+      io.blis.engine.result.SpilledList.decisions();
   private final ValueStore regrets;
   private final double[] scores;
   private final long[] waitEstimates;
@@ -569,7 +571,7 @@ final class Engine implements EventLoop {
       breakdown(perTenant, r.spec.tenant()).onFinished(r, outcome, endUs, reason, metSlo);
     }
     if (recordRequests) {
-      records.add(record(r, outcome, endUs, reason));
+      records.append(record(r, outcome, endUs, reason));
     }
     List<RequestSpec> followUps = source.onFinished(r.spec, outcome, endUs);
     for (RequestSpec f : followUps) {
@@ -642,9 +644,8 @@ final class Engine implements EventLoop {
     EngineStats stats = new EngineStats(instances.length, totalBlocks,
         instances[0].pool().blockSizeTokens(), peak, ratio(hits, queried),
         ratio(hitBlocks, queriedBlocks), cpuBlocks, cpuLoaded, preemptions, steps);
-    List<RequestRecord> recs = new ArrayList<>(records);
-    recs.sort(java.util.Comparator.comparingLong(RequestRecord::arrivalUs)
-        .thenComparingLong(RequestRecord::id));
+    // in order of arrival, then id: sorted as they are read back (spilled in sorted runs past the first)
+    List<RequestRecord> recs = records.seal();
     MetricsSummary overallSummary = overall.summarize();
     ClusterReport report = new ClusterReport(instanceResults(), summaries(perClass),
         summaries(perTenant),
@@ -653,7 +654,7 @@ final class Engine implements EventLoop {
             ? new DecisionSummary(admissionDecisions, admissionRejections, routingDecisions,
                 config.counterfactualK(), regretDecisions, regrets.summarize())
             : null,
-        decisions);
+        decisions.seal());
     return new SimulationResult(recs, overallSummary, stageSummaries, end, stats, report,
         config.fitness());
   }

@@ -38,33 +38,27 @@ final class LongIntMap {
     return (int) (h ^ (h >>> 32)) & mask;
   }
 
-  int get(long key) {
+  /** The slot holding {@code key}, or the empty slot that ends its probe chain. */
+  private int find(long key) {
     for (int i = slot(key); ; i = (i + 1) & mask) {
-      int v = (int) slots[2 * i + 1];
-      if (v == MISSING) {
-        return MISSING;
-      }
-      if (slots[2 * i] == key) {
-        return v;
+      if ((int) slots[2 * i + 1] == MISSING || slots[2 * i] == key) {
+        return i;
       }
     }
   }
 
+  int get(long key) {
+    return (int) slots[2 * find(key) + 1];
+  }
+
   /** Maps {@code key} to {@code value}, replacing what it mapped to. */
   void put(long key, int value) {
-    for (int i = slot(key); ; i = (i + 1) & mask) {
-      int v = (int) slots[2 * i + 1];
-      if (v == MISSING) {
-        slots[2 * i] = key;
-        slots[2 * i + 1] = value;
-        size++;
-        return;
-      }
-      if (slots[2 * i] == key) {
-        slots[2 * i + 1] = value;
-        return;
-      }
+    int i = find(key);
+    if ((int) slots[2 * i + 1] == MISSING) {
+      size++;
     }
+    slots[2 * i] = key;
+    slots[2 * i + 1] = value;
   }
 
   /** Slots of the table (entries fit in fewer: keep the load well below 1). */
@@ -82,35 +76,21 @@ final class LongIntMap {
 
   /** Maps {@code key} to {@code value} unless the key is present; returns whether it was added. */
   boolean putIfAbsent(long key, int value) {
-    for (int i = slot(key); ; i = (i + 1) & mask) {
-      int v = (int) slots[2 * i + 1];
-      if (v == MISSING) {
-        slots[2 * i] = key;
-        slots[2 * i + 1] = value;
-        size++;
-        return true;
-      }
-      if (slots[2 * i] == key) {
-        return false;
-      }
+    int i = find(key);
+    if ((int) slots[2 * i + 1] != MISSING) {
+      return false;
     }
+    slots[2 * i] = key;
+    slots[2 * i + 1] = value;
+    size++;
+    return true;
   }
 
   /** Removes {@code key} if it maps to {@code value}. */
   void removeIfMapsTo(long key, int value) {
-    int i = slot(key);
-    while (true) {
-      int v = (int) slots[2 * i + 1];
-      if (v == MISSING) {
-        return;
-      }
-      if (slots[2 * i] == key) {
-        if (v != value) {
-          return;
-        }
-        break;
-      }
-      i = (i + 1) & mask;
+    int i = find(key);
+    if ((int) slots[2 * i + 1] != value || value == MISSING) {
+      return; // absent, or mapping to another block
     }
     // backward-shift deletion keeps every probe chain intact
     int hole = i;

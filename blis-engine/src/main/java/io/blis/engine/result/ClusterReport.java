@@ -15,7 +15,7 @@ import java.util.TreeMap;
  * @param anomalies counters of behaviour a policy should not produce
  * @param decisionSummary summary of the decision trace, or null without one
  * @param decisions every admission and routing decision (empty without a decision trace); a run's
- *     own is a {@link DecisionLog}, beyond its first decisions on disk: iterate it
+ *     own is a {@link SpilledList}, beyond its first decisions on disk: iterate it
  */
 public record ClusterReport(List<InstanceResult> instances, Map<String, MetricsSummary> sloClasses,
     Map<String, MetricsSummary> tenants, Anomalies anomalies, DecisionSummary decisionSummary,
@@ -26,7 +26,7 @@ public record ClusterReport(List<InstanceResult> instances, Map<String, MetricsS
     sloClasses = Collections.unmodifiableMap(new TreeMap<>(sloClasses));
     tenants = Collections.unmodifiableMap(new TreeMap<>(tenants));
     // a run's own log stays as it is: spilled to a file past its first decisions, read-only
-    decisions = decisions instanceof DecisionLog ? decisions : List.copyOf(decisions);
+    decisions = decisions instanceof SpilledList ? decisions : List.copyOf(decisions);
   }
 
   /**

@@ -23,7 +23,8 @@ public final class SimulationResult {
   public SimulationResult(List<RequestRecord> requests, MetricsSummary overall,
       List<MetricsSummary> stages, long simulatedDurationUs, EngineStats engine,
       ClusterReport cluster, Fitness fitness) {
-    this.requests = List.copyOf(requests);
+    // a run's own records stay as they are: in files past their first run, read back in order
+    this.requests = requests instanceof SpilledList ? requests : List.copyOf(requests);
     this.overall = overall;
     this.stages = List.copyOf(stages);
     this.simulatedDurationUs = simulatedDurationUs;
