@@ -105,15 +105,28 @@ final class ClusterOptions {
     }
     if (policyConfig != null) {
       Cli.requireFile("--policy-config", policyConfig);
+      // a Go BLIS policy config's settings that mean something else here are said, as convert says them
+      PolicyBundle.Read r = PolicyBundle.read(policyConfig);
+      bundle = r.bundle();
+      Cli.printNotes(cl, r.notes());
     }
   }
+
+  /** The policy file as read by validate (its notes printed once). */
+  private PolicyBundle bundle;
 
   private static long nz(Long v) {
     return v == null ? 0 : v;
   }
 
   PolicyBundle bundle() {
-    return policyConfig == null ? PolicyBundle.empty() : PolicyBundle.load(policyConfig);
+    if (policyConfig == null) {
+      return PolicyBundle.empty();
+    }
+    if (bundle == null) {
+      bundle = PolicyBundle.load(policyConfig);
+    }
+    return bundle;
   }
 
   /**

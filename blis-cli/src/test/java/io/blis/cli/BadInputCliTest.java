@@ -318,4 +318,25 @@ class BadInputCliTest {
         "--out: cannot write '/proc/blis.json': no such file, and '/proc' takes no new files");
     refused(run("--results-path", "/proc/blis.json"), "--results-path: cannot write '/proc/blis.json'");
   }
+
+  /**
+   * run says, as convert does, what a Go BLIS policy config's setting means here: its
+   * prefix-affinity scorer is read as prefix-cache (run read it so silently).
+   */
+  @Test
+  void aGoPolicyConfigsReinterpretedScorerIsNotedByRun(@TempDir Path dir) throws Exception {
+    Path config = file(dir, "policy.yaml", """
+        routing:
+          policy: weighted
+          scorers:
+            - {name: prefix-affinity, weight: 2}
+            - {name: queue-depth, weight: 1}
+        """);
+    BlisCliTest.Outcome o = BlisCliTest.blis("run", "--num-requests", "10", "--num-instances", "2",
+        "--policy-config", config.toString());
+    assertThat(o.code()).as(o.err()).isZero();
+    assertThat(o.err()).contains("note: " + config + ", line 4, column 14: scorer prefix-affinity is read as prefix-cache");
+    assertThat(o.err().lines().filter(l -> l.startsWith("note:")).count()).isEqualTo(1);
+    assertThat(o.out()).startsWith("{");
+  }
 }
