@@ -130,9 +130,15 @@ final class CapacityCommand implements Callable<Integer>, RefusedOptions {
       Cli.requireWritable("--out", out);
     }
     long seed = workload.effectiveSeed(cl);
+    CapacityReport report;
     try (TerminalProgress progress = TerminalProgress.of("blis capacity", cl.getErr())) {
-      return search(cl, seed, slos, settings, withProgress(rateWorkload(cl), progress), progress);
+      report = search(seed, slos, settings, withProgress(rateWorkload(cl), progress));
+    } // the progress line is cleared before the answer
+    cl.getOut().print(report.table());
+    if (out != null) {
+      Cli.write("--out", out, report.toJson());
     }
+    return 0;
   }
 
   /** {@code w}, its load points counted on the progress line, each with its rate and requests so far. */
@@ -154,8 +160,7 @@ final class CapacityCommand implements Callable<Integer>, RefusedOptions {
     };
   }
 
-  private Integer search(CommandLine cl, long seed, SloSet slos, CapacitySearch.Settings settings,
-      RateWorkload rates, TerminalProgress progress) {
+  private CapacityReport search(long seed, SloSet slos, CapacitySearch.Settings settings, RateWorkload rates) {
     CapacitySearch search = new CapacitySearch(
         (instances, coefficients) -> deployment.builder(seed,
             coefficients == null ? null : CoefficientFiles.toInline(coefficients), instances == 0 ? null : instances),
@@ -169,14 +174,8 @@ final class CapacityCommand implements Callable<Integer>, RefusedOptions {
           intervalOptions.level);
     }
     CapacitySearch.Replicas replicas = targetRate == null ? null : search.replicasFor(targetRate, maxInstances, null);
-    CapacityReport report = new CapacityReport(deployment.describe(seed), search, max, sat, interval,
+    return new CapacityReport(deployment.describe(seed), search, max, sat, interval,
         targetRate == null ? Double.NaN : targetRate, replicas);
-    progress.close(); // before the answer
-    cl.getOut().print(report.table());
-    if (out != null) {
-      Cli.write("--out", out, report.toJson());
-    }
-    return 0;
   }
 
   /** The workload the flags select, with its rate left open. */

@@ -140,8 +140,6 @@ final class DeploymentOptions {
   /** Checks the flag values; a bad one is a {@link CommandLine.ParameterException} of {@code cl}. */
   void validate(CommandLine cl) {
     parsed = cl.getParseResult();
-    progressErr = cl.getErr();
-    progressCommand = "blis " + cl.getCommandName();
     server.validate(cl);
     cluster.validate(cl);
     require(cl, otelStepSampleRate > 0 && otelStepSampleRate <= 1,
@@ -206,17 +204,14 @@ final class DeploymentOptions {
    */
   SimulationResult simulate(RequestSource source, long seed) {
     started = java.time.Instant.now();
-    if (progressErr == null) {
+    if (parsed == null) {
       return simulate(source, seed, coefficients, true);
     }
-    try (TerminalProgress progress = TerminalProgress.of(progressCommand, progressErr)) {
+    CommandLine cl = parsed.commandSpec().commandLine();
+    try (TerminalProgress progress = TerminalProgress.of("blis " + cl.getCommandName(), cl.getErr())) {
       return simulate(progress.counting(source, ""), seed, coefficients, true);
     }
   }
-
-  /** Where and as which command the main simulation shows its progress line (set by validate). */
-  private java.io.PrintWriter progressErr;
-  private String progressCommand;
 
   /** When the main simulation started (wall clock), for Go BLIS's output. */
   private java.time.Instant started = java.time.Instant.now();

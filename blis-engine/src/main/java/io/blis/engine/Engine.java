@@ -72,8 +72,6 @@ final class Engine implements EventLoop {
   private EngineRequest routingRequest;
   /** Most requests arrived and not yet finished. */
   private final long maxBacklog;
-  /** Requests arrived and not yet finished. */
-  private long backlog;
   private final boolean multiPool;
   /** Receives journey and step events; null when nobody listens. */
   private final EngineListener listener;
@@ -336,7 +334,7 @@ final class Engine implements EventLoop {
 
   private void onArrival(RequestSpec spec) {
     boolean openLoop = spec == pendingOpenLoop;
-    if (++backlog > maxBacklog) {
+    if (overall.unfinished() >= maxBacklog) { // this one would be past the limit
       throw new BacklogLimitException(maxBacklog, nowUs);
     }
     long deadline = spec.timeoutUs() > 0 ? SimulatedTime.later(nowUs, spec.timeoutUs()) : 0;
@@ -547,7 +545,6 @@ final class Engine implements EventLoop {
   @Override
   public void finish(EngineRequest r, RequestOutcome outcome, long endUs, String reason) {
     r.state = EngineRequest.State.FINISHED;
-    backlog--;
     if (live != null) {
       live.remove(r.spec.id());
     }

@@ -45,7 +45,6 @@ final class Instance {
   private long priorityInversions;
   /** Waiting requests per SLO class rank, to find priority inversions without a scan. */
   private final int[] waitingByRank = new int[RANKS];
-  /** The request being routed, for {@link Snapshot#cachedPrefixTokens()}. */
   /** Whether this instance is on the engine's list of snapshots to refresh. */
   private boolean snapshotStale;
   private final Runnable refresher = this::refreshSnapshot;

@@ -141,9 +141,10 @@ public final class PromptTokens {
    */
   public static int[] rebuildable(
       long seed, String prefixGroup, int prefixLength, long contentId, int inputTokens) {
-    int[] built = build(seed, prefixGroup, prefixLength, contentId, inputTokens);
-    long id = fingerprint(built, prefixLength, inputTokens - prefixLength);
-    return rebuild(seed, prefixGroup, prefixLength, id, inputTokens);
+    // the first content tokens build would give, and only those: the fingerprint reads no more
+    int[] first = new int[Math.max(0, Math.min(FINGERPRINT_TOKENS, inputTokens - prefixLength))];
+    fill(first, 0, first.length, contentKey(seed, contentId));
+    return rebuild(seed, prefixGroup, prefixLength, fingerprint(first, 0, first.length), inputTokens);
   }
 
   /** A key identifying named content (a prefix group, for example) under a seed. */

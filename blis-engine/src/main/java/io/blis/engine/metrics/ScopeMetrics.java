@@ -55,6 +55,11 @@ public final class ScopeMetrics {
     stillRunning++;
   }
 
+  /** Requests injected and not yet finished (completed, timed out or rejected). */
+  public long unfinished() {
+    return injected - completed - timedOut - rejected;
+  }
+
   public void onInjected(long arrivalUs) {
     injected++;
     firstArrivalUs = Math.min(firstArrivalUs, arrivalUs);

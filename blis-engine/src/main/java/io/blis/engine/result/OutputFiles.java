@@ -119,17 +119,12 @@ public final class OutputFiles {
     if (targetInPlace(path)) { // what temporary gave is already resolved
       return Files.newOutputStream(path, StandardOpenOption.WRITE, StandardOpenOption.APPEND);
     }
-    unfinished(path);
+    UNFINISHED.add(path.toAbsolutePath());
     return Files.newOutputStream(path);
   }
 
   /** Temporary files opened and not yet committed or discarded. */
   private static final java.util.Set<Path> UNFINISHED = java.util.concurrent.ConcurrentHashMap.newKeySet();
-
-  /** Remembers an unfinished temporary file, until it is committed or discarded. */
-  private static void unfinished(Path tmp) {
-    UNFINISHED.add(tmp.toAbsolutePath());
-  }
 
   private static boolean hooked;
 

@@ -226,29 +226,22 @@ public final class SpilledList<T> extends AbstractSequentialList<T> {
   }
 
   /**
-   * Forward-only reading: the sources one after another (no order), or merged by the order, ties
-   * going to the earlier source (which holds the earlier appended elements).
+   * Forward-only reading: the sources merged by the order, ties (and every element of a list
+   * without an order) going to the earlier source, which holds the earlier appended elements; so
+   * a list without an order reads its sources one after another.
    */
   private final class Reader implements ListIterator<T> {
-    private final List<Source> sources;
     private final PriorityQueue<Source> heads;
-    private int current;
     private long next;
 
     Reader(List<Source> sources) {
-      this.sources = sources;
-      if (order == null) {
-        heads = null;
-        sources.get(0).advance();
-      } else {
-        heads = new PriorityQueue<>(Math.max(1, sources.size()), (a, b) -> {
-          int c = order.compare(a.head, b.head);
-          return c != 0 ? c : Integer.compare(a.rank, b.rank);
-        });
-        for (Source s : sources) {
-          if (s.advance()) {
-            heads.add(s);
-          }
+      heads = new PriorityQueue<>(Math.max(1, sources.size()), (a, b) -> {
+        int c = order == null ? 0 : order.compare(a.head, b.head);
+        return c != 0 ? c : Integer.compare(a.rank, b.rank);
+      });
+      for (Source s : sources) {
+        if (s.advance()) {
+          heads.add(s);
         }
       }
     }
@@ -263,20 +256,10 @@ public final class SpilledList<T> extends AbstractSequentialList<T> {
       if (next >= size) {
         throw new NoSuchElementException();
       }
-      T value;
-      if (heads == null) {
-        while (sources.get(current).head == null) {
-          sources.get(++current).advance();
-        }
-        Source s = sources.get(current);
-        value = s.head;
-        s.advance();
-      } else {
-        Source s = heads.poll();
-        value = s.head;
-        if (s.advance()) {
-          heads.add(s);
-        }
+      Source s = heads.poll();
+      T value = s.head;
+      if (s.advance()) {
+        heads.add(s);
       }
       next++;
       return value;

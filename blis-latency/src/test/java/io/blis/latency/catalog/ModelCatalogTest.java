@@ -176,6 +176,10 @@ class ModelCatalogTest {
         .hasMessageContaining("must be at least 1 (every layer), got 0");
   }
 
+  /** The fields of a tiny dense config, without braces, for configs built on it. */
+  private static final String TINY = "\"num_hidden_layers\": 2, \"hidden_size\": 64, \"num_attention_heads\": 4,"
+      + " \"intermediate_size\": 128, \"vocab_size\": 1000";
+
   /**
    * A model type whose experts have their own width refuses a config without it (DeepSeek-V3 took
    * its dense 18,432 and reported a memory shortfall); Mixtral's convention, intermediate_size as
@@ -183,8 +187,7 @@ class ModelCatalogTest {
    */
   @Test
   void aMissingExpertWidthIsRefusedWhereTheModelTypeHasOne() throws IOException {
-    String moe = "\"num_hidden_layers\": 2, \"hidden_size\": 64, \"num_attention_heads\": 4,"
-        + " \"intermediate_size\": 128, \"vocab_size\": 1000, \"num_experts\": 8, \"num_experts_per_tok\": 2";
+    String moe = TINY + ", \"num_experts\": 8, \"num_experts_per_tok\": 2";
     Path qwen = write("acme--qwen-moe", "{" + moe + ", \"model_type\": \"qwen3_moe\"}");
     assertThatThrownBy(() -> ModelCatalog.fromFile(qwen)).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(qwen.toString())
@@ -199,8 +202,7 @@ class ModelCatalogTest {
   /** A dtype, quantization method or context length that cannot be is refused, not guessed. */
   @Test
   void impossibleDtypeQuantizationAndContextAreRefused() throws IOException {
-    String base = "\"num_hidden_layers\": 2, \"hidden_size\": 64, \"num_attention_heads\": 4,"
-        + " \"intermediate_size\": 128, \"vocab_size\": 1000";
+    String base = TINY;
     Path dtype = write("acme--dtype", "{" + base + ", \"torch_dtype\": \"float7\"}");
     assertThatThrownBy(() -> ModelCatalog.fromFile(dtype)).isInstanceOf(IllegalArgumentException.class)
         .hasMessageContaining(dtype.toString()).hasMessageContaining("torch_dtype 'float7' is not a dtype");
