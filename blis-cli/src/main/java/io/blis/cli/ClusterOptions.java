@@ -80,7 +80,14 @@ final class ClusterOptions {
       description = "Score the run: e.g. throughput:0.5,ttft_p99:0.3,e2e_p99:0.2 (printed to stderr and in the JSON).")
   String fitnessWeights;
 
+  @CommandLine.Mixin FlowControlOptions flowControl;
+
   void validate(CommandLine cl) {
+    flowControl.validate(cl);
+    if (flowControl.enabled() && (admissionPolicy != null || tokenBucketCapacity != null || tokenBucketRefillRate != null)) {
+      Cli.printNotes(cl, java.util.List.of("--flow-control decides in place of the admission policy: "
+          + (admissionPolicy != null ? "--admission-policy " + admissionPolicy : "the token bucket") + " is not consulted"));
+    }
     DeploymentOptions.require(cl, traceLevel.equals("none") || traceLevel.equals("decisions"),
         "--trace-level must be none or decisions, got '" + traceLevel + "'");
     DeploymentOptions.require(cl, counterfactualK >= 0, "--counterfactual-k must be >= 0, got " + counterfactualK);
@@ -186,8 +193,9 @@ final class ClusterOptions {
     return spec != null && spec.name().equals(name) ? new TreeMap<>(spec.params()) : new LinkedHashMap<>();
   }
 
-  /** Decision trace and fitness on the simulation builder. */
+  /** Flow control, decision trace and fitness on the simulation builder. */
   void applyAnalysis(Simulation.Builder b) {
+    flowControl.apply(b);
     if (traceLevel.equals("decisions")) {
       b.traceDecisions(counterfactualK);
     }

@@ -15,6 +15,10 @@ import io.blis.engine.result.RoutingDecision;
 import io.blis.engine.result.SimulationResult;
 import io.blis.api.AdmissionDecision;
 import io.blis.api.AdmissionPolicy;
+import io.blis.engine.flow.FlowControl;
+import io.blis.engine.flow.GatewayQueue;
+import io.blis.engine.flow.GatewayStats;
+import io.blis.engine.policy.Priorities;
 import io.blis.api.ClusterView;
 import io.blis.api.InstanceSnapshot;
 import io.blis.api.LatencyModel;
@@ -54,7 +58,7 @@ final class Engine implements EventLoop {
   record ClusterConfig(Router router, AdmissionPolicy admission, PriorityPolicy priority,
       long admissionLatencyUs, long routingLatencyUs, long snapshotRefreshUs,
       Map<String, SloTarget> slo, boolean traceDecisions, int counterfactualK, Fitness fitness,
-      EngineListener listener) {}
+      EngineListener listener, FlowControl flowControl) {}
 
   private final Instance[] instances;
   private final ClusterConfig config;
@@ -104,6 +108,13 @@ final class Engine implements EventLoop {
   private long routingDecisions;
   private long regretDecisions;
   private long holBlockingEvents;
+  /** The gateway's flow control, or null when requests go from admission to the router. */
+  private final FlowControl flow;
+  private final GatewayQueue<EngineRequest> gateway;
+  private final GatewayStats gatewayStats;
+  private boolean gatewayTickPending;
+  /** The payload of a dispatch tick (the other gateway events carry a queue entry). */
+  private static final Object GATEWAY_TICK = new Object();
 
   Engine(List<InstanceConfig> configs, ClusterConfig config, RequestSource source,
       boolean recordRequests, boolean streamingMetrics, long horizonUs, long maxBacklog,
@@ -136,6 +147,9 @@ final class Engine implements EventLoop {
     this.regrets = ValueStore.create(streamingMetrics);
     this.scores = new double[instances.length];
     this.waitEstimates = new long[instances.length];
+    this.flow = config.flowControl();
+    this.gateway = flow == null ? null : new GatewayQueue<>(flow);
+    this.gatewayStats = flow == null ? null : new GatewayStats(streamingMetrics);
   }
 
   @Override
@@ -209,6 +223,7 @@ final class Engine implements EventLoop {
         case EventQueue.LOADED -> instanceOf((EngineRequest) payload).onLoaded((EngineRequest) payload);
         case EventQueue.STEP -> ((Instance) payload).onStep();
         case EventQueue.TIMEOUT -> instanceOf((EngineRequest) payload).onTimeout((EngineRequest) payload);
+        case EventQueue.GATEWAY -> onGatewayEvent(payload);
         default -> throw new IllegalStateException("unknown event type " + events.poppedType());
       }
     }
@@ -367,6 +382,10 @@ final class Engine implements EventLoop {
     if (timedOutBeforeRouting(r)) {
       return;
     }
+    if (gateway != null) { // flow control decides in place of the admission policy
+      enterGateway(r);
+      return;
+    }
     refreshSnapshotsIfDue();
     AdmissionDecision d = admission.admit(r, cluster);
     admissionDecisions++;
@@ -383,6 +402,78 @@ final class Engine implements EventLoop {
       events.push(SimulatedTime.later(nowUs, config.routingLatencyUs()), EventQueue.ROUTE, r);
     } else {
       onRouting(r);
+    }
+  }
+
+  // ---------------------------------------------------------------- gateway flow control
+
+  /** {@code r} reaches the gateway: it joins its band's queue (or not), then one may leave. */
+  private void enterGateway(EngineRequest r) {
+    String cls = r.spec.sloClass();
+    gatewayStats.arrived(cls);
+    GatewayQueue.Offer<EngineRequest> o = gateway.offer(r, Priorities.sloClassPriority(cls),
+        r.spec.tenant(), cls, nowUs);
+    if (!o.accepted()) {
+      gatewayStats.ended(cls, GatewayStats.End.REJECTED, 0);
+      finish(r, RequestOutcome.REJECTED, nowUs, "gateway queue full");
+      return;
+    }
+    if (o.shed() != null) {
+      EngineRequest victim = o.shed().item();
+      gatewayStats.ended(o.shed().sloClass(), GatewayStats.End.SHED, 0);
+      finish(victim, RequestOutcome.REJECTED, nowUs, "shed from the gateway queue");
+    }
+    long ttlEnd = flow.requestTtlUs() > 0 ? SimulatedTime.later(nowUs, flow.requestTtlUs()) : 0;
+    long end = r.deadlineUs > 0 && (ttlEnd == 0 || r.deadlineUs < ttlEnd) ? r.deadlineUs : ttlEnd;
+    if (end > 0) {
+      events.push(end, EventQueue.GATEWAY, o.entry());
+    }
+    dispatchFromGateway();
+  }
+
+  /** A dispatch tick, or the time-to-live or client deadline of a queued request. */
+  @SuppressWarnings("unchecked")
+  private void onGatewayEvent(Object payload) {
+    if (payload == GATEWAY_TICK) {
+      gatewayTickPending = false;
+      dispatchFromGateway();
+      return;
+    }
+    GatewayQueue.Entry<EngineRequest> e = (GatewayQueue.Entry<EngineRequest>) payload;
+    if (!gateway.remove(e)) {
+      return; // dispatched or shed before
+    }
+    EngineRequest r = e.item();
+    if (r.deadlineUs > 0 && r.deadlineUs <= nowUs) {
+      gatewayStats.ended(e.sloClass(), GatewayStats.End.TIMED_OUT, 0);
+      finish(r, RequestOutcome.TIMED_OUT, r.deadlineUs, "");
+    } else {
+      gatewayStats.ended(e.sloClass(), GatewayStats.End.EXPIRED, 0);
+      finish(r, RequestOutcome.REJECTED, nowUs, "gateway request TTL expired");
+    }
+  }
+
+  /**
+   * Sends one queued request to the router if the pool is not saturated; while requests are
+   * queued, a tick comes back after the dispatch interval (llm-d's dispatch loop).
+   */
+  private void dispatchFromGateway() {
+    if (gateway.size() == 0) {
+      return;
+    }
+    refreshSnapshotsIfDue();
+    if (flow.saturation(cluster) < 1.0) {
+      GatewayQueue.Entry<EngineRequest> e = gateway.poll();
+      gatewayStats.ended(e.sloClass(), GatewayStats.End.DISPATCHED, nowUs - e.enqueuedUs());
+      if (config.routingLatencyUs() > 0) {
+        events.push(SimulatedTime.later(nowUs, config.routingLatencyUs()), EventQueue.ROUTE, e.item());
+      } else {
+        onRouting(e.item());
+      }
+    }
+    if (gateway.size() > 0 && !gatewayTickPending) {
+      gatewayTickPending = true;
+      events.push(SimulatedTime.later(nowUs, flow.dispatchTickUs()), EventQueue.GATEWAY, GATEWAY_TICK);
     }
   }
 
@@ -632,6 +723,12 @@ final class Engine implements EventLoop {
         }
       });
     }
+    if (gateway != null) {
+      for (GatewayQueue.Entry<EngineRequest> e : gateway.queued()) {
+        leftover(e.item(), true);
+        gatewayStats.stillQueued(e.sloClass());
+      }
+    }
     long end = Math.max(nowUs, lastEndUs);
     if (!events.isEmpty() && horizonUs != Long.MAX_VALUE) {
       end = horizonUs;
@@ -653,7 +750,7 @@ final class Engine implements EventLoop {
             : null,
         decisions.seal());
     return new SimulationResult(recs, overallSummary, stageSummaries, end, stats, report,
-        config.fitness());
+        config.fitness(), gateway == null ? null : gatewayStats.report(flow, gateway.maxSize()));
   }
 
   private List<InstanceResult> instanceResults() {

@@ -158,6 +158,7 @@ public final class Simulation {
     private Fitness fitness;
     private boolean singleSettingsTouched;
     private EngineListener listener;
+    private io.blis.engine.flow.FlowControl flowControl;
 
     private Builder() {}
 
@@ -275,6 +276,18 @@ public final class Simulation {
     /** Scores the run with these weights (see {@link SimulationResult#fitness()}). */
     public Builder fitness(Fitness f) {
       this.fitness = Objects.requireNonNull(f, "fitness");
+      return this;
+    }
+
+    /**
+     * Puts the gateway's flow control between admission and routing ({@link
+     * io.blis.engine.flow.FlowControl}): requests queue by SLO class and go to the router while the
+     * pool is not saturated; it decides in place of the admission policy. Default none: requests
+     * go from admission straight to the router. The result's {@link SimulationResult#gateway()}
+     * counts what it did.
+     */
+    public Builder flowControl(io.blis.engine.flow.FlowControl f) {
+      this.flowControl = Objects.requireNonNull(f, "flow control");
       return this;
     }
 
@@ -493,7 +506,7 @@ public final class Simulation {
       }
       Engine.ClusterConfig cluster = new Engine.ClusterConfig(routing, admission, priority,
           admissionLatencyUs, routingLatencyUs, snapshotRefreshUs, Map.copyOf(slo),
-          traceDecisions, counterfactualK, fitness, listener);
+          traceDecisions, counterfactualK, fitness, listener, flowControl);
       return new Engine(configs, cluster, source, recordRequests, streamingMetrics, horizonUs,
           maxBacklog, observer);
     }

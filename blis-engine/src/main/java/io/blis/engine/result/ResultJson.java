@@ -35,7 +35,7 @@ final class ResultJson {
    */
   record Parts(long simulatedDurationUs, MetricsSummary overall, List<MetricsSummary> stages,
       EngineStats engine, ClusterReport cluster, Fitness.Result fitness,
-      List<RequestRecord> requests) {}
+      List<RequestRecord> requests, GatewayReport gateway) {}
 
   /**
    * Streams the result to {@code out} (never whole in memory: a million per-request records or
@@ -73,6 +73,9 @@ final class ResultJson {
       g.writeNumberField("steps", e.steps());
       g.writeEndObject();
       cluster(g, result.cluster(), e.instances() > 1);
+      if (result.gateway() != null) {
+        gateway(g, result.gateway());
+      }
       if (result.fitness() != null) {
         fitness(g, result.fitness());
       }
@@ -196,6 +199,32 @@ final class ResultJson {
       }
     }
     g.writeEndObject();
+  }
+
+  private static void gateway(JsonGenerator g, GatewayReport r) throws IOException {
+    g.writeObjectFieldStart("gateway");
+    g.writeStringField("flow_control", r.settings());
+    counts(g, r.all());
+    g.writeNumberField("max_queue_depth", r.maxDepth());
+    distribution(g, "queue_wait_ms", r.waitUs());
+    g.writeObjectFieldStart("slo_classes");
+    for (Map.Entry<String, GatewayReport.Counts> e : r.bySloClass().entrySet()) {
+      g.writeObjectFieldStart(e.getKey().isEmpty() ? "standard" : e.getKey());
+      counts(g, e.getValue());
+      g.writeEndObject();
+    }
+    g.writeEndObject();
+    g.writeEndObject();
+  }
+
+  private static void counts(JsonGenerator g, GatewayReport.Counts c) throws IOException {
+    g.writeNumberField("enqueued", c.enqueued());
+    g.writeNumberField("dispatched", c.dispatched());
+    g.writeNumberField("rejected_queue_full", c.rejected());
+    g.writeNumberField("shed", c.shed());
+    g.writeNumberField("expired_ttl", c.expired());
+    g.writeNumberField("timed_out", c.timedOut());
+    g.writeNumberField("still_queued", c.stillQueued());
   }
 
   private static void fitness(JsonGenerator g, Fitness.Result f) throws IOException {

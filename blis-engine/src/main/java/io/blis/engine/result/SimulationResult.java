@@ -15,6 +15,7 @@ public final class SimulationResult {
   private final EngineStats engine;
   private final ClusterReport cluster;
   private final Fitness.Result fitness;
+  private final GatewayReport gateway;
 
   /**
    * A result as the engine assembles it at the end of a run ({@code fitness}, when not null,
@@ -23,6 +24,13 @@ public final class SimulationResult {
   public SimulationResult(List<RequestRecord> requests, MetricsSummary overall,
       List<MetricsSummary> stages, long simulatedDurationUs, EngineStats engine,
       ClusterReport cluster, Fitness fitness) {
+    this(requests, overall, stages, simulatedDurationUs, engine, cluster, fitness, null);
+  }
+
+  /** As above, with what the gateway's flow control did ({@code gateway}, null without it). */
+  public SimulationResult(List<RequestRecord> requests, MetricsSummary overall,
+      List<MetricsSummary> stages, long simulatedDurationUs, EngineStats engine,
+      ClusterReport cluster, Fitness fitness, GatewayReport gateway) {
     // a run's own records stay as they are: in files past their first run, read back in order
     this.requests = requests instanceof SpilledList ? requests : List.copyOf(requests);
     this.overall = overall;
@@ -31,6 +39,7 @@ public final class SimulationResult {
     this.engine = engine;
     this.cluster = cluster;
     this.fitness = fitness == null ? null : fitness.evaluate(overall);
+    this.gateway = gateway;
   }
 
   /** Per-request records sorted by arrival then id; empty unless requested. */
@@ -66,6 +75,11 @@ public final class SimulationResult {
     return cluster;
   }
 
+  /** What the gateway's flow control did, when the simulation had it. */
+  public java.util.Optional<GatewayReport> gateway() {
+    return java.util.Optional.ofNullable(gateway);
+  }
+
   /** The fitness score, when the simulation was given fitness weights. */
   public java.util.Optional<Fitness.Result> fitness() {
     return java.util.Optional.ofNullable(fitness);
@@ -90,6 +104,6 @@ public final class SimulationResult {
 
   private ResultJson.Parts jsonParts() {
     return new ResultJson.Parts(simulatedDurationUs, overall, stages, engine, cluster, fitness,
-        requests);
+        requests, gateway);
   }
 }

@@ -5,9 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.blis.api.AdmissionPolicy;
 import io.blis.api.AdmissionPolicyProvider;
-import io.blis.api.ClusterView;
 import io.blis.api.Coefficients;
-import io.blis.api.InstanceSnapshot;
 import io.blis.api.PriorityPolicy;
 import io.blis.api.PriorityPolicyProvider;
 import io.blis.api.ProviderContext;
@@ -17,26 +15,12 @@ import io.blis.api.Router;
 import io.blis.api.RouterProvider;
 import io.blis.api.SchedulerProvider;
 import java.util.Map;
+import io.blis.engine.TestViews.Inst;
+import io.blis.engine.TestViews.View;
 import org.junit.jupiter.api.Test;
 
 /** Hand-computed cases of the built-in policies. */
 class PoliciesTest {
-
-  /** An instance as a router sees it. */
-  record Inst(int index, int queueDepth, int runningBatchSize, double kvUtilization, int inFlight,
-      int cachedPrefixTokens) implements InstanceSnapshot {}
-
-  record View(long nowUs, Inst... instances) implements ClusterView {
-    @Override
-    public int size() {
-      return instances.length;
-    }
-
-    @Override
-    public InstanceSnapshot get(int index) {
-      return instances[index];
-    }
-  }
 
   record Req(long id, long arrivalTimeUs, int inputTokens, String sloClass, long[] hashes)
       implements RequestView {
