@@ -87,7 +87,7 @@ final class CapacityCommand implements Callable<Integer>, RefusedOptions {
   /** Options of a single run that a search of many runs would take and do nothing with. */
   private static final List<String> SINGLE_RUN = List.of("--results-path", "--otel-out", "--otel-step-sample-rate",
       "--otel-journey-sample-rate", "--otel-request-snapshots", "--per-request", "--trace-level", "--summarize-trace",
-      "--counterfactual-k", "--fitness-weights", "--output-format", "--max-backlog");
+      "--counterfactual-k", "--fitness-weights", "--output-format", "--max-backlog", "--autoscaler");
 
   @Override
   public java.util.Collection<String> refusedOptions() {

@@ -109,6 +109,8 @@ final class DeploymentOptions {
 
   @Mixin ClusterOptions cluster;
 
+  @Mixin AutoscaleOptions autoscale;
+
   @Option(names = "--max-backlog", paramLabel = "N",
       description = "Stop with an error when more than N requests are in the simulation at once (arrived, not yet"
           + " finished), as when requests arrive faster than the deployment serves them; each holds its prompt,"
@@ -142,6 +144,16 @@ final class DeploymentOptions {
     parsed = cl.getParseResult();
     server.validate(cl);
     cluster.validate(cl);
+    autoscale.validate(cl);
+    if (autoscale.enabled()) {
+      require(cl, cluster.traceLevel.equals("none"),
+          "--trace-level decisions does not apply to an autoscaled pool (its candidates come and go)");
+      int max = autoscale.maxReplicas(numInstances);
+      require(cl, autoscale.minReplicas >= 1 && autoscale.minReplicas <= numInstances && numInstances <= max
+              && max <= Cluster.MAX_INSTANCES,
+          "autoscaling needs 1 <= --min-replicas <= --num-instances (the replicas ready at the start) <= --max-replicas <= "
+              + Cluster.MAX_INSTANCES + ", got " + autoscale.minReplicas + ", " + numInstances + " and " + max);
+    }
     require(cl, otelStepSampleRate > 0 && otelStepSampleRate <= 1,
         "--otel-step-sample-rate must be in (0, 1], got " + otelStepSampleRate);
     require(cl, otelJourneySampleRate >= 0 && otelJourneySampleRate <= 1,
@@ -379,6 +391,9 @@ final class DeploymentOptions {
     }
     cluster.apply(cb, bundle, routingPolicy, given("--routing-policy"), scheduler,
         given("--scheduler"));
+    if (autoscale.enabled()) {
+      autoscale.apply(cb, numInstances, server.tp, server.model, server.gpu);
+    }
     return cb;
   }
 

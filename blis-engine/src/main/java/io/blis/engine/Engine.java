@@ -15,6 +15,9 @@ import io.blis.engine.result.RoutingDecision;
 import io.blis.engine.result.SimulationResult;
 import io.blis.api.AdmissionDecision;
 import io.blis.api.AdmissionPolicy;
+import io.blis.api.Autoscaler;
+import io.blis.engine.autoscale.Fleet;
+import io.blis.engine.autoscale.FleetConfig;
 import io.blis.engine.flow.FlowControl;
 import io.blis.engine.flow.GatewayQueue;
 import io.blis.engine.flow.GatewayStats;
@@ -58,7 +61,10 @@ final class Engine implements EventLoop {
   record ClusterConfig(Router router, AdmissionPolicy admission, PriorityPolicy priority,
       long admissionLatencyUs, long routingLatencyUs, long snapshotRefreshUs,
       Map<String, SloTarget> slo, boolean traceDecisions, int counterfactualK, Fitness fitness,
-      EngineListener listener, FlowControl flowControl) {}
+      EngineListener listener, FlowControl flowControl, Autoscaling autoscaling) {}
+
+  /** An autoscaled cluster: how it may grow, and what decides. */
+  record Autoscaling(FleetConfig config, Autoscaler scaler, String name) {}
 
   private final Instance[] instances;
   private final ClusterConfig config;
@@ -115,6 +121,8 @@ final class Engine implements EventLoop {
   private boolean gatewayTickPending;
   /** The payload of a dispatch tick (the other gateway events carry a queue entry). */
   private static final Object GATEWAY_TICK = new Object();
+  /** The autoscaled pool, or null when the instances are fixed. */
+  private final Fleet fleet;
 
   Engine(List<InstanceConfig> configs, ClusterConfig config, RequestSource source,
       boolean recordRequests, boolean streamingMetrics, long horizonUs, long maxBacklog,
@@ -150,6 +158,40 @@ final class Engine implements EventLoop {
     this.flow = config.flowControl();
     this.gateway = flow == null ? null : new GatewayQueue<>(flow);
     this.gatewayStats = flow == null ? null : new GatewayStats(streamingMetrics);
+    Autoscaling a = config.autoscaling();
+    this.fleet = a == null ? null : new Fleet(a.config(), a.scaler(), a.name(), instances.length, new FleetHost());
+    if (fleet != null) {
+      fleet.start(); // the initial replicas ready at time 0, the first tick scheduled
+    }
+  }
+
+  /** What the fleet sees of the engine. */
+  private final class FleetHost implements Fleet.Host {
+    @Override
+    public long nowUs() {
+      return nowUs;
+    }
+
+    @Override
+    public void schedule(long atUs, Object event) {
+      events.push(atUs, EventQueue.CONTROL, event);
+    }
+
+    @Override
+    public InstanceSnapshot snapshot(int i) {
+      refreshSnapshotsIfDue();
+      return instances[i].snapshot();
+    }
+
+    @Override
+    public int inFlight(int i) {
+      return instances[i].inFlight();
+    }
+
+    @Override
+    public boolean drained() {
+      return live == null && sourceDone && pendingOpenLoop == null && overall.unfinished() == 0;
+    }
   }
 
   @Override
@@ -181,12 +223,12 @@ final class Engine implements EventLoop {
   private final class ClusterState implements ClusterView {
     @Override
     public int size() {
-      return instances.length;
+      return fleet == null ? instances.length : fleet.routable().length;
     }
 
     @Override
     public InstanceSnapshot get(int index) {
-      return instances[index].snapshot();
+      return instances[fleet == null ? index : fleet.routable()[index]].snapshot();
     }
 
     @Override
@@ -223,7 +265,7 @@ final class Engine implements EventLoop {
         case EventQueue.LOADED -> instanceOf((EngineRequest) payload).onLoaded((EngineRequest) payload);
         case EventQueue.STEP -> ((Instance) payload).onStep();
         case EventQueue.TIMEOUT -> instanceOf((EngineRequest) payload).onTimeout((EngineRequest) payload);
-        case EventQueue.GATEWAY -> onGatewayEvent(payload);
+        case EventQueue.CONTROL -> onControlEvent(payload);
         default -> throw new IllegalStateException("unknown event type " + events.poppedType());
       }
     }
@@ -361,6 +403,9 @@ final class Engine implements EventLoop {
       listener.onArrived(r, nowUs);
     }
     overall.onInjected(nowUs);
+    if (fleet != null) {
+      fleet.onArrival();
+    }
     scope(spec.stage()).onInjected(nowUs);
     breakdown(perClass, spec.sloClass()).onInjected(nowUs);
     if (!spec.tenant().isEmpty()) {
@@ -426,14 +471,21 @@ final class Engine implements EventLoop {
     long ttlEnd = flow.requestTtlUs() > 0 ? SimulatedTime.later(nowUs, flow.requestTtlUs()) : 0;
     long end = r.deadlineUs > 0 && (ttlEnd == 0 || r.deadlineUs < ttlEnd) ? r.deadlineUs : ttlEnd;
     if (end > 0) {
-      events.push(end, EventQueue.GATEWAY, o.entry());
+      events.push(end, EventQueue.CONTROL, o.entry());
     }
     dispatchFromGateway();
   }
 
-  /** A dispatch tick, or the time-to-live or client deadline of a queued request. */
+  /**
+   * A control-plane event: the fleet's (a scaling tick, a node or replica ready), or the
+   * gateway's (a dispatch tick, the time-to-live or client deadline of a queued request).
+   */
   @SuppressWarnings("unchecked")
-  private void onGatewayEvent(Object payload) {
+  private void onControlEvent(Object payload) {
+    if (fleet != null && Fleet.isFleetEvent(payload)) {
+      fleet.onEvent(payload);
+      return;
+    }
     if (payload == GATEWAY_TICK) {
       gatewayTickPending = false;
       dispatchFromGateway();
@@ -473,7 +525,7 @@ final class Engine implements EventLoop {
     }
     if (gateway.size() > 0 && !gatewayTickPending) {
       gatewayTickPending = true;
-      events.push(SimulatedTime.later(nowUs, flow.dispatchTickUs()), EventQueue.GATEWAY, GATEWAY_TICK);
+      events.push(SimulatedTime.later(nowUs, flow.dispatchTickUs()), EventQueue.CONTROL, GATEWAY_TICK);
     }
   }
 
@@ -554,10 +606,13 @@ final class Engine implements EventLoop {
     routingRequest = r;
     boolean scored = config.traceDecisions() && router.score(r, cluster, scores);
     int choice = router.route(r, cluster);
-    if (choice < 0 || choice >= instances.length) {
+    if (choice < 0 || choice >= cluster.size()) {
       routingRequest = null;
       throw new IllegalStateException(
-          "router chose instance " + choice + " of " + instances.length);
+          "router chose instance " + choice + " of " + cluster.size());
+    }
+    if (fleet != null) {
+      choice = fleet.routable()[choice];
     }
     if (config.traceDecisions()) {
       traceRouting(r, choice, scored);
@@ -573,12 +628,14 @@ final class Engine implements EventLoop {
   private void countHolBlocking() {
     long total = 0;
     int max = 0;
-    for (Instance inst : instances) {
+    int n = cluster.size(); // the routable instances (all of them without autoscaling)
+    for (int k = 0; k < n; k++) {
+      Instance inst = instances[fleet == null ? k : fleet.routable()[k]];
       int q = inst.inFlight() - inst.running().size();
       total += q;
       max = Math.max(max, q);
     }
-    double mean = (double) total / instances.length;
+    double mean = (double) total / n;
     if (max >= HOL_FACTOR * mean && max - mean >= HOL_MIN_EXCESS) {
       holBlockingEvents++;
     }
@@ -651,6 +708,13 @@ final class Engine implements EventLoop {
     if (r.instanceIndex >= 0) {
       instances[r.instanceIndex].onEnded();
       perInstance[r.instanceIndex].onFinished(r, outcome, endUs, reason, metSlo);
+    }
+    if (fleet != null) {
+      boolean done = outcome == RequestOutcome.COMPLETED;
+      fleet.onFinished(r.arrivalUs, done, metSlo, done ? r.firstTokenClientUs - r.arrivalUs : -1);
+      if (r.instanceIndex >= 0) {
+        fleet.onRequestLeft(r.instanceIndex);
+      }
     }
     overall.onFinished(r, outcome, endUs, reason, metSlo);
     scope(r.spec.stage()).onFinished(r, outcome, endUs, reason, metSlo);
@@ -750,7 +814,8 @@ final class Engine implements EventLoop {
             : null,
         decisions.seal());
     return new SimulationResult(recs, overallSummary, stageSummaries, end, stats, report,
-        config.fitness(), gateway == null ? null : gatewayStats.report(flow, gateway.maxSize()));
+        config.fitness(), gateway == null ? null : gatewayStats.report(flow, gateway.maxSize()),
+        fleet == null ? null : fleet.report(end));
   }
 
   private List<InstanceResult> instanceResults() {

@@ -4,7 +4,7 @@ import java.util.Arrays;
 
 /**
  * A binary min-heap of engine events. Events at the same microsecond fire in a fixed order:
- * cluster events (arrival, admission decision, routing decision, then the gateway's) before instance events; instance events by instance index, then by type
+ * cluster events (arrival, admission decision, routing decision, then the control plane's) before instance events; instance events by instance index, then by type
  * (queue entry, end of a CPU-tier copy, step boundary, client timeout); then in the order they were
  * scheduled. Parallel primitive arrays; no allocation per event once the arrays are large enough.
  */
@@ -25,10 +25,10 @@ final class EventQueue {
   /** A client deadline passes (pushed when the request is routed). */
   static final int TIMEOUT = 6;
   /**
-   * The gateway's flow control (cluster): a dispatch tick, or a queued request's time-to-live or
-   * client deadline.
+   * The control plane (cluster): the gateway's dispatch tick, a queued request's time-to-live or
+   * client deadline; an autoscaling tick, a node or a replica becoming ready.
    */
-  static final int GATEWAY = 7;
+  static final int CONTROL = 7;
 
   private static final int FIRST_INSTANCE_TYPE = QUEUED;
   private static final int SEQ_BITS = 40;
@@ -147,7 +147,7 @@ final class EventQueue {
    * compared as a number.
    */
   private static long orderKey(int eventType, int instance, long seq) {
-    long cls = eventType >= FIRST_INSTANCE_TYPE && eventType != GATEWAY ? 1L : 0L;
+    long cls = eventType >= FIRST_INSTANCE_TYPE && eventType != CONTROL ? 1L : 0L;
     long inst = cls == 1 ? instance : 0;
     return (cls << (SEQ_BITS + TYPE_BITS + INSTANCE_BITS))
         | (inst << (SEQ_BITS + TYPE_BITS))

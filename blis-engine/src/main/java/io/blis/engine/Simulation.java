@@ -159,6 +159,7 @@ public final class Simulation {
     private boolean singleSettingsTouched;
     private EngineListener listener;
     private io.blis.engine.flow.FlowControl flowControl;
+    private Engine.Autoscaling autoscaling;
 
     private Builder() {}
 
@@ -288,6 +289,20 @@ public final class Simulation {
      */
     public Builder flowControl(io.blis.engine.flow.FlowControl f) {
       this.flowControl = Objects.requireNonNull(f, "flow control");
+      return this;
+    }
+
+    /**
+     * Scales the instances between {@code config}'s minimum and maximum replicas as {@code scaler}
+     * decides at every tick ({@link io.blis.engine.autoscale.Fleet}): the simulation must hold
+     * {@code config.maxReplicas()} instances of one pool (most of them off at a time), of which
+     * {@code config.initialReplicas()} are ready at time 0. The result's {@link
+     * SimulationResult#autoscale()} has the replicas over time, the GPU hours and the cost.
+     */
+    public Builder autoscaling(io.blis.engine.autoscale.FleetConfig config, io.blis.api.Autoscaler scaler,
+        String name) {
+      this.autoscaling = new Engine.Autoscaling(Objects.requireNonNull(config, "config"),
+          Objects.requireNonNull(scaler, "scaler"), Objects.requireNonNull(name, "name"));
       return this;
     }
 
@@ -506,7 +521,7 @@ public final class Simulation {
       }
       Engine.ClusterConfig cluster = new Engine.ClusterConfig(routing, admission, priority,
           admissionLatencyUs, routingLatencyUs, snapshotRefreshUs, Map.copyOf(slo),
-          traceDecisions, counterfactualK, fitness, listener, flowControl);
+          traceDecisions, counterfactualK, fitness, listener, flowControl, autoscaling);
       return new Engine(configs, cluster, source, recordRequests, streamingMetrics, horizonUs,
           maxBacklog, observer);
     }

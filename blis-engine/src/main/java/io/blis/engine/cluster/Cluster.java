@@ -3,6 +3,7 @@ package io.blis.engine.cluster;
 import io.blis.engine.result.SimulationResult;
 import io.blis.api.AdmissionPolicy;
 import io.blis.api.AdmissionPolicyProvider;
+import io.blis.api.AutoscalerProvider;
 import io.blis.api.Coefficients;
 import io.blis.api.HardwareSpec;
 import io.blis.api.LatencyModel;
@@ -98,8 +99,21 @@ public final class Cluster {
     private Double cpuKvGib;
     private double kvTransferGbps = KvOffload.DEFAULT_BANDWIDTH_GBPS;
     private long seed = 42;
+    private PolicySpec autoscaler;
+    private io.blis.engine.autoscale.FleetConfig fleet;
 
     private Builder() {}
+
+    /**
+     * Scales the (single) pool with the autoscaler {@code spec} names (its parameters the
+     * provider's options) as {@code fleet} allows; the pool's instance count must be {@code
+     * fleet.maxReplicas()} (see {@link Simulation.Builder#autoscaling}).
+     */
+    public Builder autoscaler(PolicySpec spec, io.blis.engine.autoscale.FleetConfig fleet) {
+      this.autoscaler = Objects.requireNonNull(spec, "autoscaler");
+      this.fleet = Objects.requireNonNull(fleet, "fleet");
+      return this;
+    }
 
     /** Values for pool fields that neither the overrides nor the bundle set. */
     public Builder defaults(PoolSpec d) {
@@ -229,6 +243,20 @@ public final class Cluster {
           Simulation.DEFAULT_SNAPSHOT_REFRESH_US));
       for (Map.Entry<String, SloTarget> e : bundle.slo().entrySet()) {
         b.sloTarget(e.getKey(), e.getValue());
+      }
+      if (autoscaler != null) {
+        PoolSpec only = specs.get(0);
+        if (specs.size() > 1) {
+          throw new IllegalArgumentException("autoscaling scales one pool; the policy bundle has " + specs.size());
+        }
+        Layout l = layout(only);
+        if (l.dp() > 1 || l.pp() > 1) {
+          throw new IllegalArgumentException("autoscaling scales replicas of tensor parallelism only, not of"
+              + " data-parallel ranks or pipeline stages (dp " + l.dp() + ", pp " + l.pp() + ")");
+        }
+        b.autoscaling(fleet, Providers.select(AutoscalerProvider.class, autoscaler.name())
+            .create(withOptions(policyContext, autoscaler)),
+            Providers.canonicalName(AutoscalerProvider.class, autoscaler.name()));
       }
       return b;
     }

@@ -8,7 +8,7 @@ import java.util.TreeSet;
  * Reads a policy's parameters from its provider context's options: unknown keys and values that
  * do not parse or are out of range are one clear error naming the policy, the key and the value.
  */
-final class Params {
+public final class Params {
 
   private final String policy;
   private final Map<String, String> values;
@@ -25,16 +25,17 @@ final class Params {
   }
 
   /** The parameters of {@code policy}, accepting only {@code accepted} keys. */
-  static Params of(String policy, Map<String, String> values, String... accepted) {
+  public static Params of(String policy, Map<String, String> values, String... accepted) {
     return new Params(policy, values, Set.of(accepted));
   }
 
-  String string(String key, String dflt) {
+  /** The value of {@code key}, or {@code dflt}. */
+  public String string(String key, String dflt) {
     return values.getOrDefault(key, dflt);
   }
 
   /** A number >= {@code min}. */
-  double number(String key, double dflt, double min) {
+  public double number(String key, double dflt, double min) {
     String v = values.get(key);
     if (v == null) {
       return dflt;
@@ -47,7 +48,7 @@ final class Params {
   }
 
   /** A finite number > 0. */
-  double positive(String key, double dflt) {
+  public double positive(String key, double dflt) {
     String v = values.get(key);
     if (v == null) {
       return dflt;
@@ -69,7 +70,7 @@ final class Params {
   }
 
   /** A whole number >= {@code min}. */
-  int integer(String key, int dflt, int min) {
+  public int integer(String key, int dflt, int min) {
     String v = values.get(key);
     if (v == null) {
       return dflt;
@@ -86,7 +87,8 @@ final class Params {
     return i;
   }
 
-  IllegalArgumentException bad(String key, String value, String expected) {
+  /** The error for {@code key}'s {@code value}, which should have been {@code expected}. */
+  public IllegalArgumentException bad(String key, String value, String expected) {
     return new IllegalArgumentException(
         policy + ": parameter " + key + " must be " + expected + ", got '" + value + "'");
   }

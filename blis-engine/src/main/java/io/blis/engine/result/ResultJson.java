@@ -35,7 +35,7 @@ final class ResultJson {
    */
   record Parts(long simulatedDurationUs, MetricsSummary overall, List<MetricsSummary> stages,
       EngineStats engine, ClusterReport cluster, Fitness.Result fitness,
-      List<RequestRecord> requests, GatewayReport gateway) {}
+      List<RequestRecord> requests, GatewayReport gateway, AutoscaleReport autoscale) {}
 
   /**
    * Streams the result to {@code out} (never whole in memory: a million per-request records or
@@ -75,6 +75,9 @@ final class ResultJson {
       cluster(g, result.cluster(), e.instances() > 1);
       if (result.gateway() != null) {
         gateway(g, result.gateway());
+      }
+      if (result.autoscale() != null) {
+        autoscale(g, result.autoscale());
       }
       if (result.fitness() != null) {
         fitness(g, result.fitness());
@@ -214,6 +217,52 @@ final class ResultJson {
       g.writeEndObject();
     }
     g.writeEndObject();
+    g.writeEndObject();
+  }
+
+  private static void autoscale(JsonGenerator g, AutoscaleReport a) throws IOException {
+    g.writeObjectFieldStart("autoscaling");
+    g.writeStringField("autoscaler", a.scaler());
+    g.writeFieldName("node_hours");
+    number(g, a.nodeHours(), 4);
+    g.writeFieldName("gpu_hours");
+    number(g, a.gpuHours(), 4);
+    g.writeFieldName("replica_gpu_hours");
+    number(g, a.replicaGpuHours(), 4);
+    g.writeFieldName("cost");
+    number(g, a.cost(), 2);
+    g.writeNumberField("peak_replicas", a.peakReplicas());
+    g.writeNumberField("peak_nodes", a.peakNodes());
+    g.writeNumberField("scale_ups", a.scaleUps());
+    g.writeNumberField("scale_downs", a.scaleDowns());
+    g.writeNumberField("arrivals_while_short", a.arrivalsWhileShort());
+    g.writeFieldName("slo_attainment");
+    number(g, a.attainment(), 6);
+    g.writeArrayFieldStart("hours");
+    for (AutoscaleReport.Hour h : a.hours()) {
+      g.writeStartObject();
+      g.writeNumberField("hour", h.hour());
+      g.writeNumberField("finished", h.finished());
+      g.writeNumberField("completed", h.completed());
+      g.writeNumberField("met_slo", h.metSlo());
+      g.writeFieldName("attainment");
+      number(g, h.attainment(), 6);
+      g.writeEndObject();
+    }
+    g.writeEndArray();
+    g.writeArrayFieldStart("timeline");
+    for (AutoscaleReport.Sample s : a.timeline()) {
+      g.writeStartObject();
+      g.writeFieldName("t_s");
+      number(g, s.atUs() / 1e6, 3);
+      g.writeNumberField("desired", s.desired());
+      g.writeNumberField("ready", s.ready());
+      g.writeNumberField("starting", s.starting());
+      g.writeNumberField("draining", s.draining());
+      g.writeNumberField("nodes", s.nodes());
+      g.writeEndObject();
+    }
+    g.writeEndArray();
     g.writeEndObject();
   }
 

@@ -16,6 +16,7 @@ public final class SimulationResult {
   private final ClusterReport cluster;
   private final Fitness.Result fitness;
   private final GatewayReport gateway;
+  private final AutoscaleReport autoscale;
 
   /**
    * A result as the engine assembles it at the end of a run ({@code fitness}, when not null,
@@ -24,13 +25,16 @@ public final class SimulationResult {
   public SimulationResult(List<RequestRecord> requests, MetricsSummary overall,
       List<MetricsSummary> stages, long simulatedDurationUs, EngineStats engine,
       ClusterReport cluster, Fitness fitness) {
-    this(requests, overall, stages, simulatedDurationUs, engine, cluster, fitness, null);
+    this(requests, overall, stages, simulatedDurationUs, engine, cluster, fitness, null, null);
   }
 
-  /** As above, with what the gateway's flow control did ({@code gateway}, null without it). */
+  /**
+   * As above, with what the gateway's flow control did ({@code gateway}) and what the autoscaled
+   * pool did ({@code autoscale}), each null without it.
+   */
   public SimulationResult(List<RequestRecord> requests, MetricsSummary overall,
       List<MetricsSummary> stages, long simulatedDurationUs, EngineStats engine,
-      ClusterReport cluster, Fitness fitness, GatewayReport gateway) {
+      ClusterReport cluster, Fitness fitness, GatewayReport gateway, AutoscaleReport autoscale) {
     // a run's own records stay as they are: in files past their first run, read back in order
     this.requests = requests instanceof SpilledList ? requests : List.copyOf(requests);
     this.overall = overall;
@@ -40,6 +44,7 @@ public final class SimulationResult {
     this.cluster = cluster;
     this.fitness = fitness == null ? null : fitness.evaluate(overall);
     this.gateway = gateway;
+    this.autoscale = autoscale;
   }
 
   /** Per-request records sorted by arrival then id; empty unless requested. */
@@ -80,6 +85,11 @@ public final class SimulationResult {
     return java.util.Optional.ofNullable(gateway);
   }
 
+  /** What the autoscaled pool did and cost, when the simulation had one. */
+  public java.util.Optional<AutoscaleReport> autoscale() {
+    return java.util.Optional.ofNullable(autoscale);
+  }
+
   /** The fitness score, when the simulation was given fitness weights. */
   public java.util.Optional<Fitness.Result> fitness() {
     return java.util.Optional.ofNullable(fitness);
@@ -104,6 +114,6 @@ public final class SimulationResult {
 
   private ResultJson.Parts jsonParts() {
     return new ResultJson.Parts(simulatedDurationUs, overall, stages, engine, cluster, fitness,
-        requests, gateway);
+        requests, gateway, autoscale);
   }
 }

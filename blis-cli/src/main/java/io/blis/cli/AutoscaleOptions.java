@@ -1,0 +1,161 @@
+package io.blis.cli;
+
+import io.blis.api.AutoscalerProvider;
+import io.blis.api.Providers;
+import io.blis.cli.sweep.PriceTable;
+import io.blis.engine.Simulation;
+import io.blis.engine.autoscale.FleetConfig;
+import io.blis.engine.cluster.Cluster;
+import io.blis.engine.cluster.PolicySpec;
+import io.blis.latency.catalog.ModelCatalog;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import picocli.CommandLine;
+import picocli.CommandLine.Option;
+
+/**
+ * The autoscaling flags (a picocli mixin of the deployment flags): {@code --autoscaler} scales
+ * the pool between {@code --min-replicas} and {@code --max-replicas}, starting from {@code
+ * --num-instances} ready replicas; new replicas wait for a node, load their weights and warm up.
+ */
+final class AutoscaleOptions {
+
+  @Option(names = "--autoscaler", paramLabel = "NAME",
+      description = "Scale the pool: hpa (Kubernetes HPA on a metric), saturation (GAIE saturation thresholds), schedule"
+          + " (replicas by hour), or a plugin's name. Its parameters: --autoscaler-option.")
+  String name;
+
+  @Option(names = "--autoscaler-option", paramLabel = "KEY=VALUE",
+      description = "A parameter of the autoscaler, repeatable: hpa metric=waiting|running|kv|rate|ttft, target, tolerance;"
+          + " saturation queue_threshold, kv_threshold, scale_up_at, scale_down_below; schedule replicas=0:2,8:6,18:3.")
+  List<String> options = List.of();
+
+  @Option(names = "--min-replicas", paramLabel = "N", description = "Fewest replicas (default: 1).")
+  int minReplicas = 1;
+
+  @Option(names = "--max-replicas", paramLabel = "N", description = "Most replicas (default: 4 x --num-instances).")
+  Integer maxReplicas;
+
+  @Option(names = "--autoscaler-interval-s", paramLabel = "S",
+      description = "Seconds between scaling decisions (default: 15, Kubernetes HPA's sync period).")
+  Double intervalS;
+
+  @Option(names = "--model-autoscaler-interval-us", paramLabel = "US", hidden = true,
+      description = "Go BLIS's name of the interval, in microseconds.")
+  Long intervalUs;
+
+  @Option(names = "--scale-up-window-s", paramLabel = "S",
+      description = "Scale up to the lowest recommendation of this window (default: 0).")
+  double scaleUpWindowS = 0;
+
+  @Option(names = "--scale-down-window-s", paramLabel = "S",
+      description = "Scale down to the highest recommendation of this window (default: 300, Kubernetes').")
+  double scaleDownWindowS = 300;
+
+  @Option(names = "--gpus-per-node", paramLabel = "N", description = "GPUs of a node of the node pool (default: 8).")
+  int gpusPerNode = 8;
+
+  @Option(names = "--max-nodes", paramLabel = "N", description = "Most nodes (default: as many as --max-replicas need).")
+  Integer maxNodes;
+
+  @Option(names = "--provisioning-delay-s", paramLabel = "S",
+      description = "From asking for a node to its being ready (default: 120).")
+  double provisioningS = 120;
+
+  @Option(names = "--loading-delay-s", paramLabel = "S",
+      description = "From a replica's node being ready to its weights being loaded (default: the weights per GPU over"
+          + " --model-load-gbps).")
+  Double loadingS;
+
+  @Option(names = "--model-load-gbps", paramLabel = "GB/S",
+      description = "Storage or network read rate of the weights, GB/s per GPU (default: 2).")
+  double loadGbps = 2.0;
+
+  @Option(names = "--warmup-s", paramLabel = "S",
+      description = "From the weights loaded to the replica taking requests: CUDA graph capture, compilation (default: 30).")
+  double warmupS = 30;
+
+  @Option(names = "--node-cost-per-hour", paramLabel = "USD",
+      description = "Price of a node per hour (default: the GPU's bundled example price x --gpus-per-node, 0 when unknown).")
+  Double nodeCostPerHour;
+
+  private Map<String, String> parsedOptions;
+
+  boolean enabled() {
+    return name != null;
+  }
+
+  /** Checks the flags; a tuning flag without {@code --autoscaler} is refused. */
+  void validate(CommandLine cl) {
+    CommandLine.ParseResult pr = cl.getParseResult();
+    boolean tuned = false;
+    for (String flag : List.of("--autoscaler-option", "--min-replicas", "--max-replicas", "--autoscaler-interval-s",
+        "--model-autoscaler-interval-us", "--scale-up-window-s", "--scale-down-window-s", "--gpus-per-node",
+        "--max-nodes", "--provisioning-delay-s", "--loading-delay-s", "--model-load-gbps", "--warmup-s",
+        "--node-cost-per-hour")) {
+      tuned |= pr != null && pr.hasMatchedOption(flag);
+    }
+    if (!enabled()) {
+      DeploymentOptions.require(cl, !tuned,
+          "the autoscaling flags (--min-replicas, --max-replicas, --autoscaler-option, ...) need --autoscaler");
+      return;
+    }
+    parsedOptions = new LinkedHashMap<>();
+    for (String o : options) {
+      int eq = o.indexOf('=');
+      DeploymentOptions.require(cl, eq > 0, "--autoscaler-option: expected KEY=VALUE, got '" + o + "'");
+      DeploymentOptions.require(cl, parsedOptions.put(o.substring(0, eq).trim(), o.substring(eq + 1).trim()) == null,
+          "--autoscaler-option: " + o.substring(0, eq).trim() + " is given twice");
+    }
+    DeploymentOptions.require(cl, intervalS == null || intervalUs == null,
+        "give either --autoscaler-interval-s or --model-autoscaler-interval-us, not both");
+    for (Map.Entry<String, Double> e : Map.of("--autoscaler-interval-s", intervalS == null ? 15.0 : intervalS,
+        "--scale-up-window-s", scaleUpWindowS, "--scale-down-window-s", scaleDownWindowS,
+        "--provisioning-delay-s", provisioningS, "--warmup-s", warmupS,
+        "--loading-delay-s", loadingS == null ? 0.0 : loadingS).entrySet()) {
+      DeploymentOptions.require(cl, e.getValue() >= 0 && e.getValue() * 1e6 <= Simulation.MAX_DELAY_US,
+          e.getKey() + " must be between 0 and 3600 seconds, got " + e.getValue());
+    }
+    DeploymentOptions.require(cl, loadGbps > 0 && Double.isFinite(loadGbps),
+        "--model-load-gbps must be a finite number > 0, got " + loadGbps);
+    DeploymentOptions.require(cl, nodeCostPerHour == null || (nodeCostPerHour >= 0 && Double.isFinite(nodeCostPerHour)),
+        "--node-cost-per-hour must be a finite number >= 0, got " + nodeCostPerHour);
+    try {
+      Providers.select(AutoscalerProvider.class, name);
+    } catch (RuntimeException e) {
+      throw new CommandLine.ParameterException(cl, "--autoscaler: " + e.getMessage());
+    }
+  }
+
+  /** The most replicas: the flag, or 4 x the initial ones. */
+  int maxReplicas(int initial) {
+    return maxReplicas != null ? maxReplicas : 4 * initial;
+  }
+
+  /**
+   * Scales the pool of {@code cb}: {@code initial} ready replicas of {@code gpusPerReplica} GPUs
+   * serving {@code model} on {@code gpu}, up to the most replicas (the pool's instances).
+   */
+  void apply(Cluster.Builder cb, int initial, int gpusPerReplica, String model, String gpu) {
+    int max = maxReplicas(initial);
+    int perNode = gpusPerNode / Math.max(1, gpusPerReplica);
+    int nodes = maxNodes != null ? maxNodes : perNode == 0 ? 1 : (max + perNode - 1) / perNode;
+    double loading = loadingS != null ? loadingS : weightsPerGpuBytes(model, gpusPerReplica) / (loadGbps * 1e9);
+    double cost = nodeCostPerHour != null ? nodeCostPerHour
+        : PriceTable.bundled().priceOf(gpu).map(p -> p.usdPerGpuHour() * gpusPerNode).orElse(0.0);
+    long interval = intervalUs != null ? intervalUs : Math.round((intervalS == null ? 15.0 : intervalS) * 1e6);
+    FleetConfig f = new FleetConfig(minReplicas, max, initial, interval, gpusPerReplica, gpusPerNode, nodes,
+        Math.round(provisioningS * 1e6), Math.round(loading * 1e6), Math.round(warmupS * 1e6), cost,
+        Math.round(scaleUpWindowS * 1e6), Math.round(scaleDownWindowS * 1e6));
+    cb.instances(max).autoscaler(new PolicySpec(name, parsedOptions), f);
+  }
+
+  private static double weightsPerGpuBytes(String model, int gpus) {
+    try {
+      return ModelCatalog.resolve(model).weightBytes() / gpus;
+    } catch (RuntimeException e) {
+      return 0; // a model given another way (a plugin's): no weights to load
+    }
+  }
+}

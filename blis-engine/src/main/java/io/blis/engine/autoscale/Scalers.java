@@ -1,0 +1,199 @@
+package io.blis.engine.autoscale;
+
+import io.blis.api.Autoscaler;
+import io.blis.api.AutoscalerProvider;
+import io.blis.api.ProviderContext;
+import io.blis.engine.policy.Params;
+import java.util.Locale;
+import java.util.TreeMap;
+
+/** The built-in autoscalers, also available by name ({@code hpa}, {@code saturation}, {@code schedule}). */
+public final class Scalers {
+
+  private Scalers() {}
+
+  /** The metric a {@link #hpa} scaler averages over the ready replicas. */
+  public enum Metric {
+    /** Requests waiting in a replica's queue (vLLM's {@code num_requests_waiting}). */
+    WAITING,
+    /** Requests in a replica's batch ({@code num_requests_running}). */
+    RUNNING,
+    /** KV-cache use, 0 to 1 ({@code kv_cache_usage_perc}). */
+    KV,
+    /** Requests arriving per second per replica. */
+    RATE,
+    /** Mean TTFT of the requests finished over the interval, milliseconds (not per replica). */
+    TTFT
+  }
+
+  /**
+   * Kubernetes' Horizontal Pod Autoscaler on one metric: {@code desired = ceil(current x value /
+   * target)}, where {@code value} is the metric's mean over the ready replicas, and no change while
+   * {@code |value / target - 1|} is within {@code tolerance} (Kubernetes' default 0.1). The
+   * stabilization windows and rate limits of HPA's behaviour are applied by the fleet around every
+   * scaler.
+   */
+  public static Autoscaler hpa(Metric metric, double target, double tolerance) {
+    if (!(target > 0) || !Double.isFinite(target)) {
+      throw new IllegalArgumentException("hpa: target must be a finite number > 0, got " + target);
+    }
+    if (!(tolerance >= 0) || !Double.isFinite(tolerance)) {
+      throw new IllegalArgumentException("hpa: tolerance must be a finite number >= 0, got " + tolerance);
+    }
+    return view -> {
+      double value = switch (metric) {
+        case WAITING -> view.meanWaiting();
+        case RUNNING -> view.meanRunning();
+        case KV -> view.meanKvUtilization();
+        case RATE -> view.readyReplicas() == 0 ? 0 : view.arrivalRatePerS() / view.readyReplicas();
+        case TTFT -> view.ttftMeanMs();
+      };
+      int current = view.currentReplicas();
+      if (Double.isNaN(value)) {
+        return current; // no sample this interval (no request finished): keep the replicas
+      }
+      double ratio = value / target;
+      if (Math.abs(ratio - 1) <= tolerance) {
+        return current;
+      }
+      // over the ready replicas: a replica still starting adds no load and no capacity yet
+      int base = Math.max(1, view.readyReplicas());
+      return (int) Math.ceil(base * ratio - 1e-9);
+    };
+  }
+
+  /**
+   * A saturation scaler in the manner of llm-d's and Go BLIS's: the pool's saturation is the
+   * Gateway API Inference Extension's, {@code max(mean waiting / queueThreshold, mean KV use /
+   * kvThreshold)}; at or above {@code scaleUpAt} one replica is added, below {@code scaleDownBelow}
+   * one is removed, in between nothing changes.
+   */
+  public static Autoscaler saturation(double queueThreshold, double kvThreshold, double scaleUpAt,
+      double scaleDownBelow) {
+    if (!(scaleDownBelow < scaleUpAt)) {
+      throw new IllegalArgumentException("saturation: scale_down_below (" + scaleDownBelow
+          + ") must be below scale_up_at (" + scaleUpAt + ")");
+    }
+    return view -> {
+      double s = Math.max(view.meanWaiting() / queueThreshold, view.meanKvUtilization() / kvThreshold);
+      if (s >= scaleUpAt) {
+        return view.currentReplicas() + 1;
+      }
+      return s < scaleDownBelow ? view.currentReplicas() - 1 : view.currentReplicas();
+    };
+  }
+
+  /**
+   * Replicas by hour of the simulated day (hour 0 starts at time 0, the day repeats): {@code
+   * "0:2,8:6,18:3"} means 2 from midnight, 6 from 8:00, 3 from 18:00.
+   */
+  public static Autoscaler schedule(String spec) {
+    TreeMap<Integer, Integer> byHour = parseSchedule(spec);
+    return view -> {
+      int hour = (int) ((view.nowUs() / 3_600_000_000L) % 24);
+      var e = byHour.floorEntry(hour);
+      return e != null ? e.getValue() : byHour.lastEntry().getValue();
+    };
+  }
+
+  static TreeMap<Integer, Integer> parseSchedule(String spec) {
+    TreeMap<Integer, Integer> out = new TreeMap<>();
+    for (String part : spec.split(",")) {
+      String p = part.trim();
+      int colon = p.indexOf(':');
+      try {
+        if (colon <= 0) {
+          throw new NumberFormatException();
+        }
+        int hour = Integer.parseInt(p.substring(0, colon).trim());
+        int replicas = Integer.parseInt(p.substring(colon + 1).trim());
+        if (hour < 0 || hour > 23 || replicas < 0) {
+          throw new IllegalArgumentException("schedule: '" + p + "': the hour must be 0 to 23 and the replicas >= 0");
+        }
+        if (out.put(hour, replicas) != null) {
+          throw new IllegalArgumentException("schedule: hour " + hour + " is given twice");
+        }
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("schedule: expected HOUR:REPLICAS,..., e.g. 0:2,8:6,18:3, got '" + p + "'");
+      }
+    }
+    return out;
+  }
+
+  /** {@code hpa}: parameters metric (waiting, running, kv, rate, ttft), target, tolerance. */
+  public static final class HpaProvider implements AutoscalerProvider {
+    @Override
+    public String name() {
+      return "hpa";
+    }
+
+    @Override
+    public String description() {
+      return "Kubernetes HPA: ceil(replicas x metric / target) on waiting, running, kv, rate or ttft";
+    }
+
+    @Override
+    public Autoscaler create(ProviderContext context) {
+      Params p = Params.of(name(), context.options(), "metric", "target", "tolerance");
+      String m = p.string("metric", "waiting").trim().toUpperCase(Locale.ROOT);
+      Metric metric;
+      try {
+        metric = Metric.valueOf(m);
+      } catch (IllegalArgumentException e) {
+        throw p.bad("metric", p.string("metric", ""), "one of waiting, running, kv, rate, ttft");
+      }
+      double dflt = switch (metric) {
+        case WAITING -> 5;
+        case RUNNING -> 32;
+        case KV -> 0.8;
+        case RATE -> 10;
+        case TTFT -> 500;
+      };
+      return hpa(metric, p.positive("target", dflt), p.number("tolerance", 0.1, 0));
+    }
+  }
+
+  /** {@code saturation}: parameters queue_threshold, kv_threshold, scale_up_at, scale_down_below. */
+  public static final class SaturationProvider implements AutoscalerProvider {
+    @Override
+    public String name() {
+      return "saturation";
+    }
+
+    @Override
+    public String description() {
+      return "one replica up at GAIE saturation >= scale_up_at, one down below scale_down_below";
+    }
+
+    @Override
+    public Autoscaler create(ProviderContext context) {
+      Params p = Params.of(name(), context.options(), "queue_threshold", "kv_threshold", "scale_up_at",
+          "scale_down_below");
+      return saturation(p.positive("queue_threshold", 5), p.positive("kv_threshold", 0.8),
+          p.positive("scale_up_at", 1.0), p.number("scale_down_below", 0.5, 0));
+    }
+  }
+
+  /** {@code schedule}: parameter replicas, {@code HOUR:N,...}. */
+  public static final class ScheduleProvider implements AutoscalerProvider {
+    @Override
+    public String name() {
+      return "schedule";
+    }
+
+    @Override
+    public String description() {
+      return "replicas by hour of the simulated day, e.g. replicas=0:2,8:6,18:3";
+    }
+
+    @Override
+    public Autoscaler create(ProviderContext context) {
+      Params p = Params.of(name(), context.options(), "replicas");
+      String spec = p.string("replicas", null);
+      if (spec == null) {
+        throw new IllegalArgumentException("schedule: parameter replicas is required, e.g. replicas=0:2,8:6,18:3");
+      }
+      return schedule(spec);
+    }
+  }
+}
