@@ -19,6 +19,7 @@ record SpecFile(
     Double aggregateRate,
     Long numRequests,
     Double horizonS,
+    List<Double> rateByHour,
     List<ClientFile> clients) {
 
   /** {@link RequestSpec#MAX_TIME_US} in seconds (365 days): the longest timeout or think time. */
@@ -52,6 +53,9 @@ record SpecFile(
     if (numRequests == null && horizonS == null) {
       throw new IllegalArgumentException("set num_requests or horizon_s (or both) to bound the workload");
     }
+    if (rateByHour != null) {
+      io.blis.workload.synthetic.RateCurve.hourly(rateByHour);
+    }
     if (clients == null || clients.isEmpty()) {
       throw new IllegalArgumentException("clients must list at least one client");
     }
@@ -81,7 +85,8 @@ record SpecFile(
       Integer prefixLength,
       Double timeoutS,
       SessionFile session,
-      List<WindowFile> lifecycle) {
+      List<WindowFile> lifecycle,
+      List<Double> rateByHour) {
 
     ClientFile {
       if (id == null || id.isBlank()) {
@@ -113,6 +118,9 @@ record SpecFile(
         throw new IllegalArgumentException("prefix_length must be in [0, "
             + (RequestSpec.MAX_TOKENS - 1) + "] tokens (a prompt has at most "
             + RequestSpec.MAX_TOKENS + "), got " + prefixLength);
+      }
+      if (rateByHour != null) {
+        io.blis.workload.synthetic.RateCurve.hourly(rateByHour);
       }
       if (lifecycle != null && lifecycle.contains(null)) {
         throw new IllegalArgumentException("lifecycle lists an empty window, expected {start_s, end_s}");

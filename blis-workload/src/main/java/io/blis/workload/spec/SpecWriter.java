@@ -54,6 +54,14 @@ public final class SpecWriter {
             .append(seconds(c.session().thinkTimeUs())).append(", accumulate_context: ")
             .append(c.session().accumulateContext()).append("}\n");
       }
+      if (c.curve().varies()) {
+        y.append("    rate_by_hour: [");
+        java.util.List<Double> m = c.curve().multipliers();
+        for (int h = 0; h < m.size(); h++) {
+          y.append(h == 0 ? "" : ", ").append(m.get(h));
+        }
+        y.append("]\n");
+      }
       if (!c.windows().isEmpty()) {
         y.append("    lifecycle:\n");
         for (ActiveWindow w : c.windows()) {

@@ -5,6 +5,7 @@ import io.blis.workload.TextFiles;
 import io.blis.workload.StrictYaml;
 import io.blis.workload.synthetic.ArrivalProcess;
 import io.blis.workload.synthetic.ClientSpec;
+import io.blis.workload.synthetic.RateCurve;
 import io.blis.workload.synthetic.SessionSpec;
 import io.blis.workload.synthetic.SyntheticWorkload;
 import io.blis.workload.synthetic.ActiveWindow;
@@ -84,7 +85,9 @@ public record WorkloadSpec(long seed, List<ClientSpec> clients, long maxRequests
           c.prefixLength() == null ? 0 : c.prefixLength(),
           c.timeoutS() == null ? 0 : Math.round(c.timeoutS() * 1e6),
           c.session() == null ? SessionSpec.NONE : c.session().spec(),
-          windows));
+          windows,
+          c.rateByHour() != null ? RateCurve.hourly(c.rateByHour())
+              : f.rateByHour() != null ? RateCurve.hourly(f.rateByHour()) : RateCurve.NONE));
     }
     return new WorkloadSpec(
         f.seed() == null ? 0 : f.seed(),

@@ -15,6 +15,7 @@ final class ClientGenerator {
   final int index;
   private final SplittableRandom rng;
   private final long horizonUs;
+  /** Operational seconds of the arrival process (real seconds unless the client has a rate curve). */
   private double timeS;
   private int window;
   private boolean done;
@@ -32,7 +33,7 @@ final class ClientGenerator {
     this.rng = new SplittableRandom(Sampling.subSeed(seed, "client:" + client.id()));
     this.horizonUs = horizonUs;
     List<ActiveWindow> windows = client.windows();
-    this.timeS = windows.isEmpty() ? 0 : windows.get(0).startUs() / 1e6;
+    this.timeS = windows.isEmpty() ? 0 : client.curve().opS(windows.get(0).startUs() / 1e6);
     advance();
   }
 
@@ -53,9 +54,11 @@ final class ClientGenerator {
     }
     List<ActiveWindow> windows = client.windows();
     long t;
+    RateCurve curve = client.curve();
     while (true) {
+      // timeS is operational time: real time itself unless the rate follows a curve
       timeS += client.arrival().nextGapS(rng);
-      t = Math.round(timeS * 1e6);
+      t = Math.round((curve.varies() ? curve.realS(timeS) : timeS) * 1e6);
       if (windows.isEmpty()) {
         break;
       }
@@ -71,7 +74,7 @@ final class ClientGenerator {
         break;
       }
       // Before the next window: the process restarts at the window start.
-      timeS = w.startUs() / 1e6;
+      timeS = curve.opS(w.startUs() / 1e6);
     }
     if (t > horizonUs) {
       done = true;

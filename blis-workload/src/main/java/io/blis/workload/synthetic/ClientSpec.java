@@ -23,6 +23,7 @@ import java.util.Objects;
  * @param timeoutUs client timeout per request, microseconds; 0 means none
  * @param session multi-turn sessions, {@link SessionSpec#NONE} for single requests
  * @param windows activity windows sorted by start, not overlapping; empty means always active
+ * @param curve the rate hour by hour over the day ({@link RateCurve#NONE}: constant)
  */
 public record ClientSpec(
     String id,
@@ -35,7 +36,8 @@ public record ClientSpec(
     int prefixLength,
     long timeoutUs,
     SessionSpec session,
-    List<ActiveWindow> windows) {
+    List<ActiveWindow> windows,
+    RateCurve curve) {
 
   /** SLO classes the engine knows. */
   public static final List<String> SLO_CLASSES =
@@ -49,6 +51,7 @@ public record ClientSpec(
     Objects.requireNonNull(output, "output");
     Objects.requireNonNull(prefixGroup, "prefixGroup");
     Objects.requireNonNull(session, "session");
+    Objects.requireNonNull(curve, "curve");
     if (!SLO_CLASSES.contains(sloClass)) {
       throw new IllegalArgumentException(
           "client " + id + ": unknown SLO class '" + sloClass + "', expected one of " + SLO_CLASSES);
@@ -79,6 +82,14 @@ public record ClientSpec(
             "client " + id + ": lifecycle windows must be sorted and must not overlap");
       }
     }
+  }
+
+  /** A client whose rate is constant in time. */
+  public ClientSpec(String id, String tenant, String sloClass, ArrivalProcess arrival,
+      LengthDistribution input, LengthDistribution output, String prefixGroup, int prefixLength,
+      long timeoutUs, SessionSpec session, List<ActiveWindow> windows) {
+    this(id, tenant, sloClass, arrival, input, output, prefixGroup, prefixLength, timeoutUs, session,
+        windows, RateCurve.NONE);
   }
 
   /** A client with standard SLO class, no tenant, prefix, timeout, sessions or windows. */
