@@ -45,4 +45,9 @@ public interface ScalingView {
    * milliseconds; NaN when none did}
    */
   double ttftMeanMs();
+
+  /** {@return the KV cache of one replica, tokens; 0 when not known} */
+  default long kvCapacityTokens() {
+    return 0;
+  }
 }

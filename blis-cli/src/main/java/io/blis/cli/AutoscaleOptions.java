@@ -6,6 +6,7 @@ import io.blis.cli.sweep.PriceTable;
 import io.blis.engine.Simulation;
 import io.blis.engine.autoscale.FleetConfig;
 import io.blis.engine.cluster.Cluster;
+import io.blis.engine.cluster.GoAutoscaling;
 import io.blis.engine.cluster.PolicySpec;
 import io.blis.latency.catalog.ModelCatalog;
 import java.util.LinkedHashMap;
@@ -59,6 +60,12 @@ final class AutoscaleOptions {
   @Option(names = "--max-nodes", paramLabel = "N", description = "Most nodes (default: as many as --max-replicas need).")
   Integer maxNodes;
 
+  @Option(names = "--initial-nodes", paramLabel = "N", description = "Nodes ready at the start (default: as the initial replicas need).")
+  Integer initialNodes;
+
+  @Option(names = "--min-nodes", paramLabel = "N", description = "Nodes kept though empty (default: 0).")
+  Integer minNodes;
+
   @Option(names = "--provisioning-delay-s", paramLabel = "S",
       description = "From asking for a node to its being ready (default: 120).")
   double provisioningS = 120;
@@ -86,13 +93,40 @@ final class AutoscaleOptions {
     return name != null;
   }
 
-  /** Checks the flags; a tuning flag without {@code --autoscaler} is refused. */
-  void validate(CommandLine cl) {
+  /** A Go BLIS policy config's autoscaling sections, defaults of the flags not given, or null. */
+  private GoAutoscaling go;
+  private CommandLine.ParseResult given;
+
+  private boolean given(String flag) {
+    return given != null && given.hasMatchedOption(flag);
+  }
+
+  /**
+   * Checks the flags; a tuning flag without {@code --autoscaler} is refused. A Go BLIS policy
+   * config ({@code go}, or null) whose {@code autoscaler: interval_us} is above 0 turns on the
+   * {@code wva} autoscaler with its analyzer, and its sections give the defaults of the flags
+   * not given.
+   */
+  void validate(CommandLine cl, GoAutoscaling go) {
     CommandLine.ParseResult pr = cl.getParseResult();
+    this.given = pr;
+    if (go != null && go.enabled()) {
+      this.go = go;
+      if (name == null) {
+        name = "wva";
+        Map<String, String> merged = new LinkedHashMap<>(go.analyzer());
+        options = new java.util.ArrayList<>(options);
+        merged.forEach((k, v) -> {
+          if (options.stream().noneMatch(o -> o.startsWith(k + "="))) {
+            options.add(0, k + "=" + v);
+          }
+        });
+      }
+    }
     boolean tuned = false;
     for (String flag : List.of("--autoscaler-option", "--min-replicas", "--max-replicas", "--autoscaler-interval-s",
         "--model-autoscaler-interval-us", "--scale-up-window-s", "--scale-down-window-s", "--gpus-per-node",
-        "--max-nodes", "--provisioning-delay-s", "--loading-delay-s", "--model-load-gbps", "--warmup-s",
+        "--max-nodes", "--initial-nodes", "--min-nodes", "--provisioning-delay-s", "--loading-delay-s", "--model-load-gbps", "--warmup-s",
         "--node-cost-per-hour")) {
       tuned |= pr != null && pr.hasMatchedOption(flag);
     }
@@ -128,9 +162,26 @@ final class AutoscaleOptions {
     }
   }
 
-  /** The most replicas: the flag, or 4 x the initial ones. */
-  int maxReplicas(int initial) {
-    return maxReplicas != null ? maxReplicas : 4 * initial;
+  /**
+   * The most replicas of {@code gpusPerReplica} GPUs: {@code --max-replicas}, or as many as the
+   * most nodes hold ({@code --max-nodes} or a Go BLIS config's {@code max_nodes}), or 4 x the
+   * initial ones.
+   */
+  int maxReplicas(int initial, int gpusPerReplica) {
+    if (maxReplicas != null) {
+      return maxReplicas;
+    }
+    Integer nodes = maxNodes != null ? maxNodes : go != null ? go.maxNodes() : null;
+    if (nodes != null) {
+      int perNode = nodeGpus() / Math.max(1, gpusPerReplica);
+      return Math.max(initial, nodes * perNode);
+    }
+    return 4 * initial;
+  }
+
+  /** GPUs per node: the flag when given, else a Go BLIS config's, else the flag's default. */
+  private int nodeGpus() {
+    return pick("--gpus-per-node", gpusPerNode, go == null ? null : go.gpusPerNode());
   }
 
   /**
@@ -138,17 +189,34 @@ final class AutoscaleOptions {
    * serving {@code model} on {@code gpu}, up to the most replicas (the pool's instances).
    */
   void apply(Cluster.Builder cb, int initial, int gpusPerReplica, String model, String gpu) {
-    int max = maxReplicas(initial);
-    int perNode = gpusPerNode / Math.max(1, gpusPerReplica);
-    int nodes = maxNodes != null ? maxNodes : perNode == 0 ? 1 : (max + perNode - 1) / perNode;
-    double loading = loadingS != null ? loadingS : weightsPerGpuBytes(model, gpusPerReplica) / (loadGbps * 1e9);
+    // a Go BLIS policy config's settings stand for the flags not given
+    int perNodeGpus = nodeGpus();
+    int perNode = perNodeGpus / Math.max(1, gpusPerReplica);
+    int max = maxReplicas(initial, gpusPerReplica);
+    int nodes = maxNodes != null ? maxNodes : go != null && go.maxNodes() != null ? go.maxNodes()
+        : perNode == 0 ? 1 : (max + perNode - 1) / perNode;
+    long loadingUs = loadingS != null ? Math.round(loadingS * 1e6)
+        : go != null && go.loadingUs() != null ? go.loadingUs()
+        : Math.round(weightsPerGpuBytes(model, gpusPerReplica) / (loadGbps * 1e9) * 1e6);
     double cost = nodeCostPerHour != null ? nodeCostPerHour
-        : PriceTable.bundled().priceOf(gpu).map(p -> p.usdPerGpuHour() * gpusPerNode).orElse(0.0);
-    long interval = intervalUs != null ? intervalUs : Math.round((intervalS == null ? 15.0 : intervalS) * 1e6);
-    FleetConfig f = new FleetConfig(minReplicas, max, initial, interval, gpusPerReplica, gpusPerNode, nodes,
-        Math.round(provisioningS * 1e6), Math.round(loading * 1e6), Math.round(warmupS * 1e6), cost,
-        Math.round(scaleUpWindowS * 1e6), Math.round(scaleDownWindowS * 1e6));
+        : go != null && go.costPerHour() != null ? go.costPerHour()
+        : PriceTable.bundled().priceOf(gpu).map(p -> p.usdPerGpuHour() * perNodeGpus).orElse(0.0);
+    long interval = intervalUs != null ? intervalUs : intervalS != null ? Math.round(intervalS * 1e6)
+        : go != null ? go.intervalUs() : 15_000_000L;
+    long provisioning = given("--provisioning-delay-s") || go == null || go.provisioningUs() == null
+        ? Math.round(provisioningS * 1e6) : go.provisioningUs();
+    long up = given("--scale-up-window-s") || go == null ? Math.round(scaleUpWindowS * 1e6) : go.scaleUpWindowUs();
+    long down = given("--scale-down-window-s") || go == null ? Math.round(scaleDownWindowS * 1e6) : go.scaleDownWindowUs();
+    int firstNodes = initialNodes != null ? initialNodes : go == null || go.initialNodes() == null ? 0 : go.initialNodes();
+    int keptNodes = minNodes != null ? minNodes : go == null || go.minNodes() == null ? 0 : go.minNodes();
+    FleetConfig f = new FleetConfig(minReplicas, max, initial, interval, gpusPerReplica, perNodeGpus, nodes,
+        firstNodes, keptNodes, provisioning, loadingUs, Math.round(warmupS * 1e6), cost, up, down);
     cb.instances(max).autoscaler(new PolicySpec(name, parsedOptions), f);
+  }
+
+  /** The flag's value when given, else the Go BLIS policy config's, else the flag's default. */
+  private int pick(String flag, int value, Integer fromGo) {
+    return given(flag) || fromGo == null ? value : fromGo;
   }
 
   private static double weightsPerGpuBytes(String model, int gpus) {

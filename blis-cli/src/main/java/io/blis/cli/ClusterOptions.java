@@ -115,12 +115,21 @@ final class ClusterOptions {
       // a Go BLIS policy config's settings that mean something else here are said, as convert says them
       PolicyBundle.Read r = PolicyBundle.read(policyConfig);
       bundle = r.bundle();
+      goAutoscaling = r.autoscaling();
       Cli.printNotes(cl, r.notes());
     }
   }
 
   /** The policy file as read by validate (its notes printed once). */
   private PolicyBundle bundle;
+
+  /** A Go BLIS policy config's autoscaling sections, or null. */
+  private io.blis.engine.cluster.GoAutoscaling goAutoscaling;
+
+  /** The Go BLIS policy config's autoscaling sections (after {@link #validate}), or null. */
+  io.blis.engine.cluster.GoAutoscaling goAutoscaling() {
+    return goAutoscaling;
+  }
 
   private static long nz(Long v) {
     return v == null ? 0 : v;

@@ -110,6 +110,7 @@ final class ConvertCommand implements Callable<Integer> {
     JsonNode root = StrictYaml.parse(text, input.toString(), JsonNode.class);
     if (root.isObject()) {
       if (root.has("routing") || root.has("router") || root.has("pools") || root.has("scheduler")
+          || root.has("node_pools") || root.has("autoscaler") || root.has("instance_lifecycle")
           || (root.has("admission") && !root.has("data"))) {
         return "policy-config";
       }
@@ -172,8 +173,48 @@ final class ConvertCommand implements Callable<Integer> {
       throw new IllegalArgumentException(input + ": already in this project's policy bundle format; nothing to convert");
     }
     notes.addAll(r.notes());
+    if (r.autoscaling() != null) {
+      notes.add("The autoscaling sections (autoscaler, node_pools, instance_lifecycle) are not part of a policy"
+          + " bundle; give them as flags: " + autoscalingFlags(r.autoscaling()));
+    }
     Cli.write("--out", out, StrictYaml.comments(header("Go BLIS policy config", notes)) + r.bundle().toYaml());
-    return "policy bundle; load it with --policy-config";
+    return r.bundle().equals(PolicyBundle.empty())
+        ? "policy bundle with nothing but comments: the file sets only autoscaling; give the flags its header names"
+        : "policy bundle; load it with --policy-config";
+  }
+
+  /** The flags that carry a Go BLIS policy config's autoscaling settings. */
+  static String autoscalingFlags(io.blis.engine.cluster.GoAutoscaling g) {
+    if (!g.enabled()) {
+      return "none (its interval_us is 0: no autoscaler)";
+    }
+    StringBuilder f = new StringBuilder("--autoscaler wva");
+    g.analyzer().forEach((k, v) -> f.append(" --autoscaler-option ").append(k).append('=').append(v));
+    f.append(" --model-autoscaler-interval-us ").append(g.intervalUs());
+    f.append(" --scale-up-window-s ").append(g.scaleUpWindowUs() / 1e6);
+    f.append(" --scale-down-window-s ").append(g.scaleDownWindowUs() / 1e6);
+    if (g.gpusPerNode() != null) {
+      f.append(" --gpus-per-node ").append(g.gpusPerNode());
+    }
+    if (g.maxNodes() != null) {
+      f.append(" --max-nodes ").append(g.maxNodes());
+    }
+    if (g.provisioningUs() != null) {
+      f.append(" --provisioning-delay-s ").append(g.provisioningUs() / 1e6);
+    }
+    if (g.loadingUs() != null) {
+      f.append(" --loading-delay-s ").append(g.loadingUs() / 1e6);
+    }
+    if (g.costPerHour() != null) {
+      f.append(" --node-cost-per-hour ").append(g.costPerHour());
+    }
+    if (g.initialNodes() != null) {
+      f.append(" --initial-nodes ").append(g.initialNodes());
+    }
+    if (g.minNodes() != null) {
+      f.append(" --min-nodes ").append(g.minNodes());
+    }
+    return f.toString();
   }
 
   private String trace(List<String> notes) {

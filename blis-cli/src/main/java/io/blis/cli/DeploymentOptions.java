@@ -144,11 +144,11 @@ final class DeploymentOptions {
     parsed = cl.getParseResult();
     server.validate(cl);
     cluster.validate(cl);
-    autoscale.validate(cl);
+    autoscale.validate(cl, cluster.goAutoscaling());
     if (autoscale.enabled()) {
       require(cl, cluster.traceLevel.equals("none"),
           "--trace-level decisions does not apply to an autoscaled pool (its candidates come and go)");
-      int max = autoscale.maxReplicas(numInstances);
+      int max = autoscale.maxReplicas(numInstances, server.tp);
       require(cl, autoscale.minReplicas >= 1 && autoscale.minReplicas <= numInstances && numInstances <= max
               && max <= Cluster.MAX_INSTANCES,
           "autoscaling needs 1 <= --min-replicas <= --num-instances (the replicas ready at the start) <= --max-replicas <= "

@@ -114,6 +114,94 @@ class AutoscaleCliTest {
     assertThat(o.err().strip().lines().findFirst().orElse("")).contains(message);
   }
 
+  /** Go BLIS's docs/configs/phase2-autoscaler.yaml (f90a1e3), its keys and values as written there. */
+  private static final String GO_CONFIG = """
+      node_pools:
+        - name: h100-tp1
+          gpu_type: H100
+          gpus_per_node: 1
+          gpu_memory_gib: 80.0
+          initial_nodes: 5
+          min_nodes: 0
+          max_nodes: 5
+          cost_per_hour: 0.0
+          provisioning_delay:
+            mean: 0.0
+            stddev: 0.0
+      instance_lifecycle:
+        loading_delay:
+          mean: 240.0
+          stddev: 30.0
+        warm_start_initial_instances: true
+      autoscaler:
+        interval_us: 30000000
+        scale_up_stabilization_window_us: 240000000
+        scale_down_stabilization_window_us: 240000000
+        hpa_scrape_delay:
+          mean: 0.0
+          stddev: 0.0
+        analyzer:
+          kv_cache_threshold: 0.8
+          scale_up_threshold: 0.8
+          scale_down_boundary: 0.4
+          avg_input_tokens: 512.0
+      """;
+
+  @Test
+  void goBlisAutoscalerPolicyConfigRunsTheVariantAutoscalerOnItsNodePool(@TempDir Path dir) throws Exception {
+    Path config = dir.resolve("phase2-autoscaler.yaml");
+    Files.writeString(config, GO_CONFIG);
+    BlisCliTest.Outcome o = run(dir, "--policy-config", config.toString());
+    assertThat(o.code()).as(o.err()).isZero();
+    assertThat(o.err()).contains("gpu_memory_gib has no meaning here")
+        .contains("loading_delay.stddev has no meaning here");
+    JsonNode r = JSON.readTree(o.out());
+    JsonNode a = r.path("autoscaling");
+    assertThat(a.path("autoscaler").asText()).isEqualTo("wva");
+    // five one-GPU nodes from the start, one replica on them, at most five
+    JsonNode first = a.path("timeline").get(0);
+    assertThat(first.path("nodes").asInt()).isEqualTo(5);
+    assertThat(first.path("ready").asInt()).isEqualTo(1);
+    assertThat(a.path("peak_replicas").asInt()).isBetween(1, 5);
+    // the burst asks for more: they load for 240 s (no provisioning: the nodes are there)
+    int most = 0;
+    for (JsonNode s : a.path("timeline")) {
+      most = Math.max(most, s.path("ready").asInt());
+      if (s.path("t_s").asDouble() < 240) {
+        assertThat(s.path("ready").asInt()).isEqualTo(1);
+      }
+    }
+    assertThat(most).isGreaterThan(1);
+    assertThat(r.path("overall").path("completed_requests").asLong())
+        .isEqualTo(r.path("overall").path("injected_requests").asLong());
+  }
+
+  @Test
+  void convertNamesTheFlagsThatSimulateAGoBlisAutoscalingConfigIdentically(@TempDir Path dir) throws Exception {
+    Path config = dir.resolve("phase2-autoscaler.yaml");
+    Files.writeString(config, GO_CONFIG);
+    Path out = dir.resolve("bundle.yaml");
+    BlisCliTest.Outcome c = blis("convert", config.toString(), "-o", out.toString());
+    assertThat(c.code()).as(c.err()).isZero();
+    String note = Files.readAllLines(out).stream().filter(l -> l.contains("give them as flags: ")).findFirst().orElseThrow();
+    String flags = note.substring(note.indexOf("give them as flags: ") + "give them as flags: ".length());
+    assertThat(flags).startsWith("--autoscaler wva").contains("--initial-nodes 5").contains("--loading-delay-s 240.0");
+    BlisCliTest.Outcome viaConfig = run(dir, "--policy-config", config.toString());
+    List<String> args = new ArrayList<>(List.of(flags.split(" ")));
+    BlisCliTest.Outcome viaFlags = run(dir, args.toArray(String[]::new));
+    assertThat(viaFlags.code()).as(viaFlags.err()).isZero();
+    assertThat(viaFlags.out()).isEqualTo(viaConfig.out());
+  }
+
+  @Test
+  void aGoBlisAutoscalerSectionWithAnUnknownKeyIsOneLine(@TempDir Path dir) throws Exception {
+    Path config = dir.resolve("bad.yaml");
+    Files.writeString(config, "autoscaler:\n  interval_us: 1000000\n  cooldown_s: 5\n");
+    BlisCliTest.Outcome o = blis("run", "--num-requests", "5", "--policy-config", config.toString());
+    assertThat(o.code()).isEqualTo(2);
+    assertThat(o.err().lines().findFirst().orElse("")).contains("bad.yaml, line 3, column 15: unknown key 'cooldown_s' in autoscaler; accepted: interval_us");
+  }
+
   @Test
   void capacityRefusesTheAutoscaler() {
     BlisCliTest.Outcome o = blis("capacity", "--slo", "ttft_p99=500", "--autoscaler", "hpa");

@@ -189,6 +189,11 @@ final class Engine implements EventLoop {
     }
 
     @Override
+    public long kvCapacityTokens(int i) {
+      return instances[i].pool().totalBlocks() * instances[i].pool().blockSizeTokens();
+    }
+
+    @Override
     public boolean drained() {
       return live == null && sourceDone && pendingOpenLoop == null && overall.unfinished() == 0;
     }

@@ -40,7 +40,7 @@ class AutoscalingTest {
 
   /** 1 node GPU per replica; provisioning 100 s, loading 20 s, warm-up 10 s; ticks every 15 s. */
   private static FleetConfig fleet(int initial, int max, long downWindowUs) {
-    return new FleetConfig(1, max, initial, 15 * S, 1, 1, max, 100 * S, 20 * S, 10 * S, 3.0, 0, downWindowUs);
+    return new FleetConfig(1, max, initial, 15 * S, 1, 1, max, 0, 0, 100 * S, 20 * S, 10 * S, 3.0, 0, downWindowUs);
   }
 
   private static SimulationResult run(FleetConfig f, Autoscaler a, List<RequestSpec> reqs) {
@@ -69,6 +69,16 @@ class AutoscalingTest {
     assertThat(sat.desiredReplicas(view(2, 2, 6, 0.1))).isEqualTo(3);
     assertThat(sat.desiredReplicas(view(2, 2, 1, 0.2))).isEqualTo(1);
     assertThat(sat.desiredReplicas(view(2, 2, 3, 0.2))).isEqualTo(2);
+    // llm-d's variant autoscaler: replicas of 100,000 KV tokens, 0.8 of it usable (80,000 each)
+    Autoscaler wva = Scalers.wva(0.8, 0.8, 0.4, 512);
+    // 2 x (70,000 in use + 10 waiting x 512) = 150,240 demand; / 0.8 = 187,800 against 160,000: +1
+    assertThat(wva.desiredReplicas(new FakeView(0, 2, 2, 10, 0.7, 100_000))).isEqualTo(3);
+    // 2 x 10,000 = 20,000 demand; / 0.4 = 50,000; spare 110,000: one replica (80,000) can go
+    assertThat(wva.desiredReplicas(new FakeView(0, 2, 2, 0, 0.1, 100_000))).isEqualTo(1);
+    // 2 x 40,000 = 80,000; / 0.4 = 200,000 above the supply: keep both
+    assertThat(wva.desiredReplicas(new FakeView(0, 2, 2, 0, 0.4, 100_000))).isEqualTo(2);
+    // KV capacity unknown: keep the replicas
+    assertThat(wva.desiredReplicas(new FakeView(0, 2, 2, 50, 0.9, 0))).isEqualTo(2);
     Autoscaler sched = Scalers.schedule("0:2,8:6,18:3");
     assertThat(sched.desiredReplicas(at(7 * 3600 * S + 59 * 60 * S))).isEqualTo(2);
     assertThat(sched.desiredReplicas(at(8 * 3600 * S))).isEqualTo(6);
@@ -153,7 +163,11 @@ class AutoscalingTest {
   }
 
   private record FakeView(long nowUs, int readyReplicas, int currentReplicas, double meanWaiting,
-      double meanKvUtilization) implements ScalingView {
+      double meanKvUtilization, long kvCapacityTokens) implements ScalingView {
+    FakeView(long nowUs, int readyReplicas, int currentReplicas, double meanWaiting, double meanKvUtilization) {
+      this(nowUs, readyReplicas, currentReplicas, meanWaiting, meanKvUtilization, 0);
+    }
+
     @Override
     public long intervalUs() {
       return 15 * S;

@@ -39,6 +39,9 @@ public final class Fleet {
 
     /** Whether nothing more will arrive and nothing is left to finish: the ticks may stop. */
     boolean drained();
+
+    /** Instance {@code i}'s KV cache, tokens. */
+    long kvCapacityTokens(int i);
   }
 
   /** A replica's lifecycle state. */
@@ -108,6 +111,9 @@ public final class Fleet {
 
   /** Places the initial replicas, ready at time 0 on nodes ready at time 0, and starts the ticks. */
   public void start() {
+    for (int n = 0; n < cfg.initialNodes(); n++) {
+      nodes.add(new Node(0, true));
+    }
     for (int i = 0; i < cfg.initialReplicas(); i++) {
       int n = nodeWithRoom();
       if (n < 0) {
@@ -371,7 +377,7 @@ public final class Fleet {
     replicaGpuUs += (double) (host.nowUs() - heldSinceUs[i]) * cfg.gpusPerReplica();
     Node node = nodes.get(nodeOf[i]);
     node.usedGpus -= cfg.gpusPerReplica();
-    if (node.usedGpus == 0) {
+    if (node.usedGpus == 0 && aliveNodes() > cfg.minNodes()) {
       node.releasedUs = host.nowUs();
     }
     nodeOf[i] = -1;
@@ -543,6 +549,11 @@ public final class Fleet {
     @Override
     public double ttftMeanMs() {
       return ttftCount == 0 ? Double.NaN : ttftSumMs / ttftCount;
+    }
+
+    @Override
+    public long kvCapacityTokens() {
+      return host.kvCapacityTokens(0); // the replicas of one pool are alike
     }
   }
 }

@@ -10,6 +10,8 @@ package io.blis.engine.autoscale;
  * @param gpusPerReplica GPUs one replica holds (its TP x PP x DP)
  * @param gpusPerNode GPUs of one node of the node pool
  * @param maxNodes most nodes of the node pool
+ * @param initialNodes nodes ready at time 0 (more if the initial replicas need them)
+ * @param minNodes nodes never released, though empty
  * @param provisioningUs from asking for a node to the node being ready
  * @param loadingUs from a replica's node being ready to its weights being loaded
  * @param warmupUs from the weights being loaded to the replica taking requests (CUDA graph capture,
@@ -21,7 +23,8 @@ package io.blis.engine.autoscale;
  *     the window is acted on (Kubernetes' default 300 s)
  */
 public record FleetConfig(int minReplicas, int maxReplicas, int initialReplicas, long intervalUs,
-    int gpusPerReplica, int gpusPerNode, int maxNodes, long provisioningUs, long loadingUs,
+    int gpusPerReplica, int gpusPerNode, int maxNodes, int initialNodes, int minNodes,
+    long provisioningUs, long loadingUs,
     long warmupUs, double nodeCostPerHour, long scaleUpWindowUs, long scaleDownWindowUs) {
 
   public FleetConfig {
@@ -47,6 +50,10 @@ public record FleetConfig(int minReplicas, int maxReplicas, int initialReplicas,
     if (maxNodes < 1 || (long) maxNodes * perNode < initialReplicas) {
       throw new IllegalArgumentException("autoscaling: " + maxNodes + " nodes of " + perNode
           + " replicas cannot hold the " + initialReplicas + " initial replicas");
+    }
+    if (initialNodes < 0 || minNodes < 0 || initialNodes > maxNodes || minNodes > maxNodes) {
+      throw new IllegalArgumentException("autoscaling: the initial (" + initialNodes + ") and minimum ("
+          + minNodes + ") nodes must be between 0 and the maximum (" + maxNodes + ")");
     }
     if (provisioningUs < 0 || loadingUs < 0 || warmupUs < 0 || scaleUpWindowUs < 0 || scaleDownWindowUs < 0) {
       throw new IllegalArgumentException("autoscaling: delays and windows must be >= 0");

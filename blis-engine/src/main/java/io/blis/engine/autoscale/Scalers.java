@@ -120,6 +120,67 @@ public final class Scalers {
     return out;
   }
 
+  /**
+   * llm-d's workload variant autoscaler (its token-based saturation analyzer, as Go BLIS's {@code
+   * autoscaler: analyzer:} configures it): a replica supplies {@code kvThreshold} of its KV cache
+   * in tokens; the pool's demand is the KV tokens in use plus {@code avgInputTokens} per waiting
+   * request. While demand / {@code scaleUpThreshold} exceeds the supply of the ready and starting
+   * replicas, enough replicas are added to cover it; otherwise, with more than one ready replica,
+   * the whole replicas of supply beyond demand / {@code scaleDownBoundary} are removed, provided
+   * one fewer replica still covers that. A pool whose KV capacity is unknown keeps its replicas.
+   */
+  public static Autoscaler wva(double kvThreshold, double scaleUpThreshold, double scaleDownBoundary,
+      double avgInputTokens) {
+    if (!(kvThreshold > 0 && kvThreshold <= 1)) {
+      throw new IllegalArgumentException("wva: kv_cache_threshold must be in (0, 1], got " + kvThreshold);
+    }
+    if (!(scaleDownBoundary < scaleUpThreshold)) {
+      throw new IllegalArgumentException("wva: scale_down_boundary (" + scaleDownBoundary
+          + ") must be below scale_up_threshold (" + scaleUpThreshold + ")");
+    }
+    return view -> {
+      double perReplica = view.kvCapacityTokens() * kvThreshold;
+      int ready = view.readyReplicas();
+      if (perReplica <= 0 || ready == 0) {
+        return view.currentReplicas();
+      }
+      double demand = ready * (view.meanKvUtilization() * view.kvCapacityTokens()
+          + view.meanWaiting() * avgInputTokens);
+      double supply = ready * perReplica;
+      double required = demand / scaleUpThreshold - (supply + view.startingReplicas() * perReplica);
+      if (required > 0) {
+        return view.currentReplicas() + Math.max(1, (int) Math.ceil(required / perReplica));
+      }
+      double floor = demand / scaleDownBoundary;
+      if (ready > 1 && supply - floor > 0 && supply - perReplica > floor) {
+        int remove = Math.min(ready, Math.max(1, (int) Math.floor((supply - floor) / perReplica)));
+        return view.currentReplicas() - remove;
+      }
+      return view.currentReplicas();
+    };
+  }
+
+  /** {@code wva}: kv_cache_threshold, scale_up_threshold, scale_down_boundary, avg_input_tokens. */
+  public static final class WvaProvider implements AutoscalerProvider {
+    @Override
+    public String name() {
+      return "wva";
+    }
+
+    @Override
+    public String description() {
+      return "llm-d's variant autoscaler: KV-token supply against demand (Go BLIS's autoscaler analyzer)";
+    }
+
+    @Override
+    public Autoscaler create(ProviderContext context) {
+      Params p = Params.of(name(), context.options(), "kv_cache_threshold", "scale_up_threshold",
+          "scale_down_boundary", "avg_input_tokens");
+      return wva(p.positive("kv_cache_threshold", 0.8), p.positive("scale_up_threshold", 0.8),
+          p.positive("scale_down_boundary", 0.4), p.positive("avg_input_tokens", 512));
+    }
+  }
+
   /** {@code hpa}: parameters metric (waiting, running, kv, rate, ttft), target, tolerance. */
   public static final class HpaProvider implements AutoscalerProvider {
     @Override

@@ -19,8 +19,9 @@ import java.util.Map;
  * scheduler: priority-fcfs
  * </pre>
  *
- * A file is in this format when it has a top-level {@code routing} key, or token-bucket keys under
- * {@code admission}; this project's own bundle keys ({@code router}, {@code pools}, {@code
+ * and its autoscaling sections ({@code autoscaler}, {@code node_pools}, {@code instance_lifecycle};
+ * {@link GoAutoscaling}). A file is in this format when it has a top-level {@code routing} key or
+ * one of those sections, or token-bucket keys under {@code admission}; this project's own bundle keys ({@code router}, {@code pools}, {@code
  * cluster}, {@code slo}) in such a file are refused in one line. Weights map to this project's
  * weighted-router scorers: {@code cache_weight} to {@code prefix-cache}, {@code load_weight} to
  * {@code load} (Go BLIS's defaults 0.6 and 0.4 when the policy is weighted and one or both are left
@@ -29,7 +30,18 @@ import java.util.Map;
  */
 final class GoPolicyConfig {
 
-  private static final List<String> TOP = List.of("admission", "routing", "priority", "scheduler");
+  private static final List<String> TOP = List.of("admission", "routing", "priority", "scheduler",
+      "node_pools", "autoscaler", "instance_lifecycle");
+  /** Go BLIS's autoscaling sections: any of them makes a file Go BLIS's. */
+  private static final List<String> FLEET = List.of("node_pools", "autoscaler", "instance_lifecycle");
+  private static final List<String> NODE_POOL = List.of("name", "gpu_type", "gpus_per_node", "gpu_memory_gib",
+      "initial_nodes", "min_nodes", "max_nodes", "provisioning_delay", "cost_per_hour");
+  private static final List<String> AUTOSCALER = List.of("interval_us", "scale_up_stabilization_window_us",
+      "scale_down_stabilization_window_us", "hpa_scrape_delay", "analyzer");
+  private static final List<String> ANALYZER = List.of("kv_cache_threshold", "scale_up_threshold",
+      "scale_down_boundary", "avg_input_tokens");
+  private static final List<String> LIFECYCLE = List.of("loading_delay", "warm_start_initial_instances");
+  private static final List<String> DELAY = List.of("mean", "stddev");
   private static final List<String> NATIVE_ONLY = List.of("router", "pools", "cluster", "slo");
   private static final List<String> ADMISSION = List.of("policy", "token_bucket_capacity",
       "token_bucket_refill_rate");
@@ -57,7 +69,7 @@ final class GoPolicyConfig {
     if (root.map() == null) {
       return false;
     }
-    if (root.map().containsKey("routing")) {
+    if (root.map().containsKey("routing") || FLEET.stream().anyMatch(root.map()::containsKey)) {
       return true;
     }
     YamlNode admission = root.map().get("admission");
@@ -70,7 +82,8 @@ final class GoPolicyConfig {
   }
 
   /** The policies a Go BLIS policy config sets (null: not set). */
-  record Policies(PolicySpec router, PolicySpec admission, PolicySpec priority, String scheduler) {}
+  record Policies(PolicySpec router, PolicySpec admission, PolicySpec priority, String scheduler,
+      GoAutoscaling autoscaling) {}
 
   /**
    * Go BLIS's weighted-routing cache and load weights as this project's weighted-router scorers
@@ -86,11 +99,12 @@ final class GoPolicyConfig {
   Policies policies(YamlNode root, List<String> notes) {
     for (String k : NATIVE_ONLY) {
       if (root.map().containsKey(k)) {
-        YamlNode marker = root.map().containsKey("routing") ? root.map().get("routing")
-            : root.map().get("admission");
+        String goKey = root.map().containsKey("routing") ? "routing"
+            : FLEET.stream().filter(root.map()::containsKey).findFirst().orElse("admission");
+        YamlNode marker = root.map().get(goKey);
         throw reader.error(root.map().get(k), "'" + k + "' is a key of this project's policy bundle,"
-            + " but this file is Go BLIS's policy config (" + (root.map().containsKey("routing")
-                ? "'routing'" : "token_bucket_ keys") + " at line " + marker.line() + "): write the file"
+            + " but this file is Go BLIS's policy config (" + (goKey.equals("admission")
+                ? "token_bucket_ keys" : "'" + goKey + "'") + " at line " + marker.line() + "): write the file"
             + " in one format (blis convert turns a Go BLIS policy config into a bundle; see docs/go-blis.md)");
       }
     }
@@ -112,7 +126,115 @@ final class GoPolicyConfig {
       YamlNode s = top.get("scheduler");
       scheduler = reader.knownName(s, reader.string(s, "scheduler"), "scheduler", SchedulerProvider.class);
     }
-    return new Policies(router, admission, priority, scheduler);
+    return new Policies(router, admission, priority, scheduler, autoscaling(top, notes));
+  }
+
+  /** Go BLIS's autoscaling sections, or null when the file has none. */
+  private GoAutoscaling autoscaling(Map<String, YamlNode> top, List<String> notes) {
+    if (FLEET.stream().noneMatch(top::containsKey)) {
+      return null;
+    }
+    Long interval = null;
+    Long up = 0L;
+    Long down = 0L;
+    Map<String, String> analyzer = new LinkedHashMap<>();
+    if (top.containsKey("autoscaler")) {
+      Map<String, YamlNode> a = reader.mapping(top.get("autoscaler"), "autoscaler", AUTOSCALER);
+      interval = micros(a.get("interval_us"), "interval_us");
+      up = a.containsKey("scale_up_stabilization_window_us") ? micros(a.get("scale_up_stabilization_window_us"),
+          "scale_up_stabilization_window_us") : 0L;
+      down = a.containsKey("scale_down_stabilization_window_us")
+          ? micros(a.get("scale_down_stabilization_window_us"), "scale_down_stabilization_window_us") : 0L;
+      if (a.containsKey("hpa_scrape_delay") && delayUs(a.get("hpa_scrape_delay"), "hpa_scrape_delay", notes) > 0) {
+        notes.add(at(a.get("hpa_scrape_delay")) + ": hpa_scrape_delay has no meaning here: the autoscaler sees"
+            + " the instances' figures as of the snapshot refresh (--snapshot-refresh-us)");
+      }
+      if (a.containsKey("analyzer")) {
+        Map<String, YamlNode> an = reader.mapping(a.get("analyzer"), "analyzer", ANALYZER);
+        for (String k : ANALYZER) {
+          if (an.containsKey(k)) {
+            double v = reader.number(an.get(k), k);
+            if (!(v >= 0)) {
+              throw reader.error(an.get(k), k + " must be a number >= 0, got " + an.get(k).text());
+            }
+            if (v > 0) { // Go BLIS: 0 means its default
+              analyzer.put(k, an.get(k).text());
+            }
+          }
+        }
+      }
+    }
+    String gpuType = null;
+    Integer gpusPerNode = null;
+    Integer initial = null;
+    Integer min = null;
+    Integer max = null;
+    Long provisioning = null;
+    Double cost = null;
+    if (top.containsKey("node_pools")) {
+      YamlNode pools = top.get("node_pools");
+      if (pools.list() == null || pools.list().isEmpty()) {
+        throw reader.error(pools, "node_pools must be a list of node pools");
+      }
+      if (pools.list().size() > 1) {
+        notes.add(at(pools.list().get(1)) + ": only the first node pool is used here: one pool is scaled");
+      }
+      Map<String, YamlNode> np = reader.mapping(pools.list().get(0), "a node pool", NODE_POOL);
+      gpuType = np.containsKey("gpu_type") ? reader.string(np.get("gpu_type"), "gpu_type") : null;
+      gpusPerNode = np.containsKey("gpus_per_node") ? (int) reader.whole(np.get("gpus_per_node"), "gpus_per_node", 1) : null;
+      initial = np.containsKey("initial_nodes") ? (int) reader.whole(np.get("initial_nodes"), "initial_nodes", 0) : null;
+      min = np.containsKey("min_nodes") ? (int) reader.whole(np.get("min_nodes"), "min_nodes", 0) : null;
+      max = np.containsKey("max_nodes") ? (int) reader.whole(np.get("max_nodes"), "max_nodes", 1) : null;
+      provisioning = np.containsKey("provisioning_delay")
+          ? delayUs(np.get("provisioning_delay"), "provisioning_delay", notes) : null;
+      if (np.containsKey("cost_per_hour")) {
+        cost = reader.number(np.get("cost_per_hour"), "cost_per_hour");
+        if (!(cost >= 0)) {
+          throw reader.error(np.get("cost_per_hour"), "cost_per_hour must be >= 0, got " + np.get("cost_per_hour").text());
+        }
+      }
+      if (np.containsKey("gpu_memory_gib")) {
+        notes.add(at(np.get("gpu_memory_gib")) + ": gpu_memory_gib has no meaning here: the GPU's memory"
+            + " comes from --gpu");
+      }
+    }
+    Long loading = null;
+    if (top.containsKey("instance_lifecycle")) {
+      Map<String, YamlNode> l = reader.mapping(top.get("instance_lifecycle"), "instance_lifecycle", LIFECYCLE);
+      if (l.containsKey("loading_delay")) {
+        loading = delayUs(l.get("loading_delay"), "loading_delay", notes);
+      }
+      YamlNode warm = l.get("warm_start_initial_instances");
+      if (warm != null && !"true".equals(warm.text())) {
+        notes.add(at(warm) + ": warm_start_initial_instances " + warm.text() + " has no meaning here: the"
+            + " replicas of --num-instances are ready at time 0");
+      }
+    }
+    return new GoAutoscaling(interval, up, down, analyzer, gpuType, gpusPerNode, initial, min, max,
+        provisioning, cost, loading);
+  }
+
+  /** A whole or fractional number of microseconds >= 0. */
+  private long micros(YamlNode n, String key) {
+    double v = reader.number(n, key);
+    if (!(v >= 0)) {
+      throw reader.error(n, key + " must be >= 0 microseconds, got " + n.text());
+    }
+    return Math.round(v);
+  }
+
+  /** A {@code {mean, stddev}} delay in seconds, as its mean in microseconds (a note for the spread). */
+  private long delayUs(YamlNode n, String key, List<String> notes) {
+    Map<String, YamlNode> d = reader.mapping(n, key, DELAY);
+    double mean = d.containsKey("mean") ? reader.number(d.get("mean"), "mean") : 0;
+    if (!(mean >= 0) || mean > 3600) {
+      throw reader.error(n, key + ".mean must be between 0 and 3600 seconds, got " + mean);
+    }
+    if (d.containsKey("stddev") && reader.number(d.get("stddev"), "stddev") != 0) {
+      notes.add(at(d.get("stddev")) + ": " + key + ".stddev has no meaning here: the delay is its mean, the"
+          + " same for every replica");
+    }
+    return Math.round(mean * 1e6);
   }
 
   /** The known provider name of section {@code n}'s required {@code policy} key. */

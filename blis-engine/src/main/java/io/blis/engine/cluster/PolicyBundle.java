@@ -123,16 +123,21 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
    * ({@code admission}, {@code routing}, {@code priority}, {@code scheduler}; see {@link
    * GoPolicyConfig}), and one note per setting that has no meaning here.
    */
-  public record Read(PolicyBundle bundle, boolean goBlis, List<String> notes) {
+  public record Read(PolicyBundle bundle, boolean goBlis, List<String> notes, GoAutoscaling autoscaling) {
     public Read {
       notes = List.copyOf(notes);
+    }
+
+    /** A file without autoscaling sections. */
+    public Read(PolicyBundle bundle, boolean goBlis, List<String> notes) {
+      this(bundle, goBlis, notes, null);
     }
   }
 
   /** As {@link #load}, telling the format and the notes. */
   public static Read read(Path file) {
     Read r = read(InputTrees.readText(file, "policy bundle"), file.toString());
-    if (r.bundle().equals(empty())) {
+    if (r.bundle().equals(empty()) && r.autoscaling() == null) {
       throw new IllegalArgumentException(file + ": the policy bundle sets nothing (it is empty, only"
           + " comments, ~ or {}); give at least one of " + String.join(", ", TOP)
           + ", or leave out --policy-config to run the defaults");
@@ -151,7 +156,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       GoPolicyConfig.Policies p = new GoPolicyConfig(new NodeReader(source)).policies(root, notes);
       PolicyBundle b = new PolicyBundle(List.of(), p.router(), p.admission(), p.priority(),
           p.scheduler(), null, null, null, Map.of());
-      return new Read(b, true, notes);
+      return new Read(b, true, notes, p.autoscaling());
     }
     return new Read(new Reader(source).bundle(root), false, List.of());
   }
