@@ -335,6 +335,16 @@ final class Engine implements EventLoop {
     }
   }
 
+  /** Live mode: the autoscaled pool's replicas now, or null without autoscaling. */
+  io.blis.engine.result.AutoscaleReport.Sample fleetNow() {
+    return fleet == null ? null : fleet.current();
+  }
+
+  /** Live mode: requests waiting in the gateway's queue now, or -1 without flow control. */
+  int gatewayQueued() {
+    return gateway == null ? -1 : gateway.size();
+  }
+
   /** Live mode: what each instance holds now. */
   List<InstanceStatus> status() {
     List<InstanceStatus> out = new ArrayList<>(instances.length);

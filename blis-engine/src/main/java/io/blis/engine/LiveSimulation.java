@@ -68,6 +68,17 @@ public final class LiveSimulation {
     return engine.abort(id);
   }
 
+  /** The autoscaled pool's replicas now (desired, ready, starting, draining, nodes), if it has one. */
+  public java.util.Optional<io.blis.engine.result.AutoscaleReport.Sample> replicas() {
+    return java.util.Optional.ofNullable(engine.fleetNow());
+  }
+
+  /** Requests waiting in the gateway's flow-control queue now, if it has one. */
+  public java.util.OptionalInt gatewayQueued() {
+    int n = engine.gatewayQueued();
+    return n < 0 ? java.util.OptionalInt.empty() : java.util.OptionalInt.of(n);
+  }
+
   /** What each instance holds now, in instance order. */
   public List<InstanceStatus> status() {
     return engine.status();

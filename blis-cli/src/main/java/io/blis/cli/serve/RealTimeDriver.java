@@ -54,7 +54,9 @@ final class RealTimeDriver implements AutoCloseable {
   /** What the front end reads of the simulation: counters and the instances, at one time. */
   record Snapshot(long timeUs, List<InstanceStatus> instances, long promptTokens,
       long generationTokens, long completed, long aborted, long rejected, long inFlight,
-      List<EngineCounts> engines, long heldBackUs) {}
+      List<EngineCounts> engines, long heldBackUs,
+      java.util.Optional<io.blis.engine.result.AutoscaleReport.Sample> replicas,
+      java.util.OptionalInt gatewayQueued) {}
 
   /**
    * One instance's token counters as vLLM counts them: prompt tokens when a request's prefill
@@ -160,7 +162,8 @@ final class RealTimeDriver implements AutoCloseable {
     this.engineGenerationTokens = new long[instances];
     this.stepTokenBuckets = new long[instances][ServeMetrics.ITERATION_TOKEN_BUCKETS.length + 1];
     this.stepTokenSums = new long[instances];
-    this.snapshot = new Snapshot(0, sim.status(), 0, 0, 0, 0, 0, 0, engineCounts(), 0);
+    this.snapshot = new Snapshot(0, sim.status(), 0, 0, 0, 0, 0, 0, engineCounts(), 0, sim.replicas(),
+        sim.gatewayQueued());
     this.thread = new Thread(this::loop, "blis-serve-simulation");
     thread.setDaemon(true);
     thread.start();
@@ -392,7 +395,7 @@ final class RealTimeDriver implements AutoCloseable {
 
   private void publish(long nowUs) {
     snapshot = new Snapshot(nowUs, sim.status(), promptTokens, generationTokens, completed, aborted,
-        rejected, live.size(), engineCounts(), heldBackUs);
+        rejected, live.size(), engineCounts(), heldBackUs, sim.replicas(), sim.gatewayQueued());
   }
 
   private List<EngineCounts> engineCounts() {

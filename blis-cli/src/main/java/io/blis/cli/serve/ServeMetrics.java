@@ -1,5 +1,6 @@
 package io.blis.cli.serve;
 
+import io.blis.engine.result.AutoscaleReport;
 import io.blis.engine.result.InstanceStatus;
 import io.prometheus.metrics.config.EscapingScheme;
 import io.prometheus.metrics.core.datapoints.CounterDataPoint;
@@ -143,7 +144,24 @@ final class ServeMetrics {
         InstanceStatus::prefixQueriedTokens);
     counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.",
         InstanceStatus::prefixHitTokens);
-    List<InstanceStatus> instances = status.get().instances();
+    RealTimeDriver.Snapshot first = status.get();
+    if (first.replicas().isPresent()) {
+      poolGauge("blis:autoscaler_desired_replicas", "Replicas the autoscaler asks for.",
+          s -> s.replicas().map(AutoscaleReport.Sample::desired).orElse(0));
+      poolGauge("blis:autoscaler_ready_replicas", "Replicas ready, taking requests.",
+          s -> s.replicas().map(AutoscaleReport.Sample::ready).orElse(0));
+      poolGauge("blis:autoscaler_starting_replicas", "Replicas waiting for a node, loading or warming up.",
+          s -> s.replicas().map(AutoscaleReport.Sample::starting).orElse(0));
+      poolGauge("blis:autoscaler_draining_replicas", "Replicas finishing their requests before release.",
+          s -> s.replicas().map(AutoscaleReport.Sample::draining).orElse(0));
+      poolGauge("blis:autoscaler_nodes", "Nodes of the node pool held.",
+          s -> s.replicas().map(AutoscaleReport.Sample::nodes).orElse(0));
+    }
+    if (first.gatewayQueued().isPresent()) {
+      poolGauge("blis:gateway_queue_depth", "Requests waiting in the gateway's flow-control queue.",
+          s -> s.gatewayQueued().orElse(0));
+    }
+    List<InstanceStatus> instances = first.instances();
     Info config = Info.builder().name("vllm:cache_config")
         .help("Information of the LLMEngine CacheConfig")
         .labelNames("engine", "block_size", "num_gpu_blocks").register(registry);
@@ -277,6 +295,12 @@ final class ServeMetrics {
   private Histogram histogram(String name, String help, double[] buckets) {
     return Histogram.builder().name(name).help(help).labelNames("model_name", "engine")
         .classicOnly().classicUpperBounds(buckets).register(registry);
+  }
+
+  /** A gauge of the whole pool (no engine label). */
+  private void poolGauge(String name, String help, ToDoubleFunction<RealTimeDriver.Snapshot> value) {
+    GaugeWithCallback.builder().name(name).help(help).labelNames("model_name")
+        .callback(cb -> cb.call(value.applyAsDouble(status.get()), model)).register(registry);
   }
 
   private void gauge(String name, String help, ToDoubleFunction<InstanceStatus> value) {

@@ -421,6 +421,11 @@ public final class Fleet {
     return n;
   }
 
+  /** The pool now. */
+  public AutoscaleReport.Sample current() {
+    return now(host.nowUs());
+  }
+
   /** The pool now, at {@code atUs}. */
   private AutoscaleReport.Sample now(long atUs) {
     return new AutoscaleReport.Sample(atUs, desired, routable.length, count(Fleet::starting),
