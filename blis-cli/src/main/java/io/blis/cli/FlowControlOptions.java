@@ -110,9 +110,6 @@ final class FlowControlOptions {
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(cl, e.getMessage().replace("flow control: ", "--flow-control: "));
     }
-    DeploymentOptions.require(cl, parsed.dispatchTickUs() <= Simulation.MAX_DELAY_US
-            && parsed.requestTtlUs() <= Simulation.MAX_DELAY_US,
-        "--dispatch-tick-interval and --request-ttl must be at most " + Simulation.MAX_DELAY_US + " us (one hour)");
   }
 
   /** {@code critical=100000,standard=500000} as a map; an error names the part that is wrong. */

@@ -118,14 +118,14 @@ class FlowControlCliTest {
       "--flow-control --queue-depth-threshold 0|--flow-control: the queue depth threshold must be a finite number > 0, got 0.0",
       "--flow-control --max-concurrency 0|--flow-control: max concurrency must be at least 1, got 0",
       "--flow-control --max-gateway-queue-depth -1|--flow-control: queue capacities must be >= 0 (0 for no limit), got 0 per band and -1 in all",
-      "--flow-control --dispatch-tick-interval -5|--flow-control: the dispatch tick must be at least 1 us, got -5",
+      "--flow-control --dispatch-tick-interval -5|--flow-control: the dispatch tick must be 1 to 3600000000 us (one hour), got -5",
       "--flow-control --in-flight-eviction|--in-flight-eviction (Go BLIS's eviction of running sheddable requests) is not modelled here",
       "--flow-control --usage-limit-threshold 0.5|--usage-limit-threshold: only 1.0 (no per-band ceiling) is modelled here, got 0.5",
       "--flow-control --slo-targets critical|--slo-targets: expected CLASS=MICROSECONDS, got 'critical'",
       "--flow-control --slo-targets critical=fast|--slo-targets: critical: expected a whole number of microseconds, got 'fast'",
       "--flow-control --slo-targets critical=0|--slo-targets: critical: the target must be > 0 us, got 0",
       "--flow-control --slo-targets a=1,a=2|--slo-targets: a is given twice",
-      "--flow-control --request-ttl 9000000000|--dispatch-tick-interval and --request-ttl must be at most 3600000000 us (one hour)"})
+      "--flow-control --request-ttl 9000000000|--flow-control: the request TTL must be 0 (none) to 3600000000 us (one hour), got 9000000000"})
   void badGatewaySettingsAreOneLineAndExitTwo(String flags, String message) {
     String[] f = flags.split(" ");
     String[] args = new String[2 + f.length];

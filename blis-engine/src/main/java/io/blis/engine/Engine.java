@@ -19,9 +19,7 @@ import io.blis.api.Autoscaler;
 import io.blis.engine.autoscale.Fleet;
 import io.blis.engine.autoscale.FleetConfig;
 import io.blis.engine.flow.FlowControl;
-import io.blis.engine.flow.GatewayQueue;
-import io.blis.engine.flow.GatewayStats;
-import io.blis.engine.policy.Priorities;
+import io.blis.engine.flow.Gateway;
 import io.blis.api.ClusterView;
 import io.blis.api.InstanceSnapshot;
 import io.blis.api.LatencyModel;
@@ -115,12 +113,7 @@ final class Engine implements EventLoop {
   private long regretDecisions;
   private long holBlockingEvents;
   /** The gateway's flow control, or null when requests go from admission to the router. */
-  private final FlowControl flow;
-  private final GatewayQueue<EngineRequest> gateway;
-  private final GatewayStats gatewayStats;
-  private boolean gatewayTickPending;
-  /** The payload of a dispatch tick (the other gateway events carry a queue entry). */
-  private static final Object GATEWAY_TICK = new Object();
+  private final Gateway<EngineRequest> gateway;
   /** The autoscaled pool, or null when the instances are fixed. */
   private final Fleet fleet;
 
@@ -155,9 +148,8 @@ final class Engine implements EventLoop {
     this.regrets = ValueStore.create(streamingMetrics);
     this.scores = new double[instances.length];
     this.waitEstimates = new long[instances.length];
-    this.flow = config.flowControl();
-    this.gateway = flow == null ? null : new GatewayQueue<>(flow);
-    this.gatewayStats = flow == null ? null : new GatewayStats(streamingMetrics);
+    this.gateway = config.flowControl() == null ? null
+        : new Gateway<>(config.flowControl(), streamingMetrics, new GatewayHost());
     Autoscaling a = config.autoscaling();
     this.fleet = a == null ? null : new Fleet(a.config(), a.scaler(), a.name(), instances.length, new FleetHost());
     if (fleet != null) {
@@ -165,18 +157,53 @@ final class Engine implements EventLoop {
     }
   }
 
-  /** What the fleet sees of the engine. */
-  private final class FleetHost implements Fleet.Host {
-    @Override
+  /** The clock and the control-plane events, as the gateway and the fleet see them. */
+  private abstract class ControlHost {
     public long nowUs() {
       return nowUs;
     }
 
-    @Override
     public void schedule(long atUs, Object event) {
       events.push(atUs, EventQueue.CONTROL, event);
     }
+  }
 
+  /** What the gateway sees of the engine. */
+  private final class GatewayHost extends ControlHost implements Gateway.Host<EngineRequest> {
+    @Override
+    public ClusterView cluster() {
+      refreshSnapshotsIfDue();
+      return cluster;
+    }
+
+    @Override
+    public void route(EngineRequest r) {
+      toRouting(r);
+    }
+
+    @Override
+    public void end(EngineRequest r, boolean timedOut, long endUs, String reason) {
+      finish(r, timedOut ? RequestOutcome.TIMED_OUT : RequestOutcome.REJECTED, endUs, reason);
+    }
+
+    @Override
+    public String sloClass(EngineRequest r) {
+      return r.spec.sloClass();
+    }
+
+    @Override
+    public String tenant(EngineRequest r) {
+      return r.spec.tenant();
+    }
+
+    @Override
+    public long deadlineUs(EngineRequest r) {
+      return r.deadlineUs;
+    }
+  }
+
+  /** What the fleet sees of the engine. */
+  private final class FleetHost extends ControlHost implements Fleet.Host {
     @Override
     public InstanceSnapshot snapshot(int i) {
       refreshSnapshotsIfDue();
@@ -342,7 +369,7 @@ final class Engine implements EventLoop {
 
   /** Live mode: requests waiting in the gateway's queue now, or -1 without flow control. */
   int gatewayQueued() {
-    return gateway == null ? -1 : gateway.size();
+    return gateway == null ? -1 : gateway.queued();
   }
 
   /** Live mode: what each instance holds now. */
@@ -443,7 +470,7 @@ final class Engine implements EventLoop {
       return;
     }
     if (gateway != null) { // flow control decides in place of the admission policy
-      enterGateway(r);
+      gateway.admit(r);
       return;
     }
     refreshSnapshotsIfDue();
@@ -458,6 +485,11 @@ final class Engine implements EventLoop {
       finish(r, RequestOutcome.REJECTED, nowUs, d.reason());
       return;
     }
+    toRouting(r);
+  }
+
+  /** Sends an admitted request to its routing decision, after the routing latency. */
+  private void toRouting(EngineRequest r) {
     if (config.routingLatencyUs() > 0) {
       events.push(SimulatedTime.later(nowUs, config.routingLatencyUs()), EventQueue.ROUTE, r);
     } else {
@@ -465,82 +497,14 @@ final class Engine implements EventLoop {
     }
   }
 
-  // ---------------------------------------------------------------- gateway flow control
-
-  /** {@code r} reaches the gateway: it joins its band's queue (or not), then one may leave. */
-  private void enterGateway(EngineRequest r) {
-    String cls = r.spec.sloClass();
-    gatewayStats.arrived(cls);
-    GatewayQueue.Offer<EngineRequest> o = gateway.offer(r, Priorities.sloClassPriority(cls),
-        r.spec.tenant(), cls, nowUs);
-    if (!o.accepted()) {
-      gatewayStats.ended(cls, GatewayStats.End.REJECTED, 0);
-      finish(r, RequestOutcome.REJECTED, nowUs, "gateway queue full");
-      return;
-    }
-    if (o.shed() != null) {
-      EngineRequest victim = o.shed().item();
-      gatewayStats.ended(o.shed().sloClass(), GatewayStats.End.SHED, 0);
-      finish(victim, RequestOutcome.REJECTED, nowUs, "shed from the gateway queue");
-    }
-    long ttlEnd = flow.requestTtlUs() > 0 ? SimulatedTime.later(nowUs, flow.requestTtlUs()) : 0;
-    long end = r.deadlineUs > 0 && (ttlEnd == 0 || r.deadlineUs < ttlEnd) ? r.deadlineUs : ttlEnd;
-    if (end > 0) {
-      events.push(end, EventQueue.CONTROL, o.entry());
-    }
-    dispatchFromGateway();
-  }
-
-  /**
-   * A control-plane event: the fleet's (a scaling tick, a node or replica ready), or the
-   * gateway's (a dispatch tick, the time-to-live or client deadline of a queued request).
-   */
-  @SuppressWarnings("unchecked")
+  /** A control-plane event: the fleet's or the gateway's. */
   private void onControlEvent(Object payload) {
     if (fleet != null && Fleet.isFleetEvent(payload)) {
       fleet.onEvent(payload);
-      return;
-    }
-    if (payload == GATEWAY_TICK) {
-      gatewayTickPending = false;
-      dispatchFromGateway();
-      return;
-    }
-    GatewayQueue.Entry<EngineRequest> e = (GatewayQueue.Entry<EngineRequest>) payload;
-    if (!gateway.remove(e)) {
-      return; // dispatched or shed before
-    }
-    EngineRequest r = e.item();
-    if (r.deadlineUs > 0 && r.deadlineUs <= nowUs) {
-      gatewayStats.ended(e.sloClass(), GatewayStats.End.TIMED_OUT, 0);
-      finish(r, RequestOutcome.TIMED_OUT, r.deadlineUs, "");
+    } else if (gateway != null && Gateway.isGatewayEvent(payload)) {
+      gateway.onEvent(payload);
     } else {
-      gatewayStats.ended(e.sloClass(), GatewayStats.End.EXPIRED, 0);
-      finish(r, RequestOutcome.REJECTED, nowUs, "gateway request TTL expired");
-    }
-  }
-
-  /**
-   * Sends one queued request to the router if the pool is not saturated; while requests are
-   * queued, a tick comes back after the dispatch interval (llm-d's dispatch loop).
-   */
-  private void dispatchFromGateway() {
-    if (gateway.size() == 0) {
-      return;
-    }
-    refreshSnapshotsIfDue();
-    if (flow.saturation(cluster) < 1.0) {
-      GatewayQueue.Entry<EngineRequest> e = gateway.poll();
-      gatewayStats.ended(e.sloClass(), GatewayStats.End.DISPATCHED, nowUs - e.enqueuedUs());
-      if (config.routingLatencyUs() > 0) {
-        events.push(SimulatedTime.later(nowUs, config.routingLatencyUs()), EventQueue.ROUTE, e.item());
-      } else {
-        onRouting(e.item());
-      }
-    }
-    if (gateway.size() > 0 && !gatewayTickPending) {
-      gatewayTickPending = true;
-      events.push(SimulatedTime.later(nowUs, flow.dispatchTickUs()), EventQueue.CONTROL, GATEWAY_TICK);
+      throw new IllegalStateException("unknown control event " + payload);
     }
   }
 
@@ -803,10 +767,7 @@ final class Engine implements EventLoop {
       });
     }
     if (gateway != null) {
-      for (GatewayQueue.Entry<EngineRequest> e : gateway.queued()) {
-        leftover(e.item(), true);
-        gatewayStats.stillQueued(e.sloClass());
-      }
+      gateway.forEachQueued(r -> leftover(r, true));
     }
     long end = Math.max(nowUs, lastEndUs);
     if (!events.isEmpty() && horizonUs != Long.MAX_VALUE) {
@@ -829,7 +790,7 @@ final class Engine implements EventLoop {
             : null,
         decisions.seal());
     return new SimulationResult(recs, overallSummary, stageSummaries, end, stats, report,
-        config.fitness(), gateway == null ? null : gatewayStats.report(flow, gateway.maxSize()),
+        config.fitness(), gateway == null ? null : gateway.report(),
         fleet == null ? null : fleet.report(end));
   }
 

@@ -2,6 +2,7 @@ package io.blis.engine.flow;
 
 import io.blis.api.ClusterView;
 import io.blis.api.InstanceSnapshot;
+import io.blis.engine.SimulatedTime;
 import java.util.Collections;
 import java.util.Locale;
 import java.util.Map;
@@ -122,11 +123,13 @@ public record FlowControl(Detector detector, double queueDepthThreshold, double 
       throw new IllegalArgumentException("flow control: queue capacities must be >= 0 (0 for no limit), got "
           + perBandCapacity + " per band and " + maxQueueDepth + " in all");
     }
-    if (dispatchTickUs < 1) {
-      throw new IllegalArgumentException("flow control: the dispatch tick must be at least 1 us, got " + dispatchTickUs);
+    if (dispatchTickUs < 1 || dispatchTickUs > SimulatedTime.MAX_DELAY_US) {
+      throw new IllegalArgumentException("flow control: the dispatch tick must be 1 to " + SimulatedTime.MAX_DELAY_US
+          + " us (one hour), got " + dispatchTickUs);
     }
-    if (requestTtlUs < 0) {
-      throw new IllegalArgumentException("flow control: the request TTL must be >= 0 us (0 for none), got " + requestTtlUs);
+    if (requestTtlUs < 0 || requestTtlUs > SimulatedTime.MAX_DELAY_US) {
+      throw new IllegalArgumentException("flow control: the request TTL must be 0 (none) to " + SimulatedTime.MAX_DELAY_US
+          + " us (one hour), got " + requestTtlUs);
     }
     TreeMap<String, Long> targets = new TreeMap<>();
     for (Map.Entry<String, Long> e : sloTargetsUs.entrySet()) {

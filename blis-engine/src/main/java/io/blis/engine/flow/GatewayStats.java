@@ -6,10 +6,10 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /** Counts what the gateway did to each request, per SLO class, and the time requests waited. */
-public final class GatewayStats {
+final class GatewayStats {
 
   /** The ends a request can meet at the gateway. */
-  public enum End { DISPATCHED, REJECTED, SHED, EXPIRED, TIMED_OUT }
+  enum End { DISPATCHED, REJECTED, SHED, EXPIRED, TIMED_OUT }
 
   private static final int ENQUEUED = End.values().length;
   private static final int STILL_QUEUED = ENQUEUED + 1;
@@ -17,7 +17,7 @@ public final class GatewayStats {
   private final Map<String, long[]> byClass = new TreeMap<>();
   private final ValueStore wait;
 
-  public GatewayStats(boolean streaming) {
+  GatewayStats(boolean streaming) {
     this.wait = ValueStore.create(streaming);
   }
 
@@ -26,12 +26,12 @@ public final class GatewayStats {
   }
 
   /** A request of {@code sloClass} reached the gateway. */
-  public void arrived(String sloClass) {
+  void arrived(String sloClass) {
     of(sloClass)[ENQUEUED]++;
   }
 
   /** A request of {@code sloClass} met {@code end}; a dispatched one after {@code waitedUs}. */
-  public void ended(String sloClass, End end, long waitedUs) {
+  void ended(String sloClass, End end, long waitedUs) {
     of(sloClass)[end.ordinal()]++;
     if (end == End.DISPATCHED) {
       wait.add(waitedUs);
@@ -39,12 +39,12 @@ public final class GatewayStats {
   }
 
   /** A request of {@code sloClass} was still queued when the run ended. */
-  public void stillQueued(String sloClass) {
+  void stillQueued(String sloClass) {
     of(sloClass)[STILL_QUEUED]++;
   }
 
   /** The report, with the settings and the deepest the queue was. */
-  public GatewayReport report(FlowControl config, int maxDepth) {
+  GatewayReport report(FlowControl config, int maxDepth) {
     long[] all = new long[STILL_QUEUED + 1];
     Map<String, GatewayReport.Counts> classes = new TreeMap<>();
     byClass.forEach((k, v) -> {
