@@ -29,7 +29,7 @@ public final class SimulatedTime {
    * #MAX_SIMULATED_TIME_US}, {@link #MAX_DELAY_US}) so that this cannot overflow; if it does, that
    * is a bug, and it fails here rather than running the clock backwards.
    */
-  public static long later(long timeUs, long delayUs) {
+  static long later(long timeUs, long delayUs) {
     long sum = timeUs + delayUs;
     if (((timeUs ^ sum) & (delayUs ^ sum)) < 0) {
       throw new IllegalStateException("simulated time overflow: " + timeUs + " us + " + delayUs + " us");

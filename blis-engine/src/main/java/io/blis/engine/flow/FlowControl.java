@@ -2,7 +2,6 @@ package io.blis.engine.flow;
 
 import io.blis.api.ClusterView;
 import io.blis.api.InstanceSnapshot;
-import io.blis.engine.SimulatedTime;
 import java.util.Collections;
 import java.util.Locale;
 import java.util.Map;
@@ -110,6 +109,9 @@ public record FlowControl(Detector detector, double queueDepthThreshold, double 
   public static final FlowControl DEFAULTS = new FlowControl(Detector.NEVER, 5, 0.8, 100,
       DispatchOrder.FIFO, Fairness.GLOBAL_STRICT, 0, 0, false, 1000, 0, Map.of());
 
+  /** The longest tick or time-to-live: one hour, the simulation's bound on every delay. */
+  private static final long MAX_DELAY_US = 3_600_000_000L;
+
   public FlowControl {
     if (detector == null || dispatchOrder == null || fairness == null) {
       throw new IllegalArgumentException("flow control: detector, dispatch order and fairness must be given");
@@ -123,12 +125,12 @@ public record FlowControl(Detector detector, double queueDepthThreshold, double 
       throw new IllegalArgumentException("flow control: queue capacities must be >= 0 (0 for no limit), got "
           + perBandCapacity + " per band and " + maxQueueDepth + " in all");
     }
-    if (dispatchTickUs < 1 || dispatchTickUs > SimulatedTime.MAX_DELAY_US) {
-      throw new IllegalArgumentException("flow control: the dispatch tick must be 1 to " + SimulatedTime.MAX_DELAY_US
+    if (dispatchTickUs < 1 || dispatchTickUs > MAX_DELAY_US) {
+      throw new IllegalArgumentException("flow control: the dispatch tick must be 1 to " + MAX_DELAY_US
           + " us (one hour), got " + dispatchTickUs);
     }
-    if (requestTtlUs < 0 || requestTtlUs > SimulatedTime.MAX_DELAY_US) {
-      throw new IllegalArgumentException("flow control: the request TTL must be 0 (none) to " + SimulatedTime.MAX_DELAY_US
+    if (requestTtlUs < 0 || requestTtlUs > MAX_DELAY_US) {
+      throw new IllegalArgumentException("flow control: the request TTL must be 0 (none) to " + MAX_DELAY_US
           + " us (one hour), got " + requestTtlUs);
     }
     TreeMap<String, Long> targets = new TreeMap<>();

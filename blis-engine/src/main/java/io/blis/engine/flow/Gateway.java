@@ -1,7 +1,6 @@
 package io.blis.engine.flow;
 
 import io.blis.api.ClusterView;
-import io.blis.engine.SimulatedTime;
 import io.blis.engine.policy.Priorities;
 import io.blis.engine.result.GatewayReport;
 
@@ -84,7 +83,7 @@ public final class Gateway<T> {
       stats.ended(o.shed().sloClass(), GatewayStats.End.SHED, 0);
       host.end(o.shed().item(), false, now, SHED);
     }
-    long ttlEnd = config.requestTtlUs() > 0 ? SimulatedTime.later(now, config.requestTtlUs()) : 0;
+    long ttlEnd = config.requestTtlUs() > 0 ? Math.addExact(now, config.requestTtlUs()) : 0;
     long deadline = host.deadlineUs(r);
     long end = deadline > 0 && (ttlEnd == 0 || deadline < ttlEnd) ? deadline : ttlEnd;
     if (end > 0) {
@@ -135,7 +134,7 @@ public final class Gateway<T> {
     }
     if (queue.size() > 0 && !tickPending) {
       tickPending = true;
-      host.schedule(SimulatedTime.later(host.nowUs(), config.dispatchTickUs()), TICK);
+      host.schedule(Math.addExact(host.nowUs(), config.dispatchTickUs()), TICK);
     }
   }
 
