@@ -63,7 +63,7 @@ final class ClusterOptions {
       description = "Admission to routing decision, microseconds, at most 3600000000 (one hour) (default: 0).")
   Long routingLatencyUs;
 
-  @Option(names = "--snapshot-refresh-us",
+  @Option(names = {"--snapshot-refresh-us", "--snapshot-refresh-interval"},
       description = "Interval at which routers' view of queues, batches and KV use is refreshed, microseconds; 0 = always current (default: "
           + Simulation.DEFAULT_SNAPSHOT_REFRESH_US + ").")
   Long snapshotRefreshUs;

@@ -21,7 +21,8 @@ import java.util.Map;
  *
  * and its autoscaling sections ({@code autoscaler}, {@code node_pools}, {@code instance_lifecycle};
  * {@link GoAutoscaling}). A file is in this format when it has a top-level {@code routing} key or
- * one of those sections, or token-bucket keys under {@code admission}; this project's own bundle keys ({@code router}, {@code pools}, {@code
+ * one of those sections, or Go BLIS's keys under {@code admission} ({@code token_bucket_*}, {@code
+ * tier_shed_*}, {@code gaie_*}, {@code slo_priorities}, {@code slo_targets}); this project's own bundle keys ({@code router}, {@code pools}, {@code
  * cluster}, {@code slo}) in such a file are refused in one line. Weights map to this project's
  * weighted-router scorers: {@code cache_weight} to {@code prefix-cache}, {@code load_weight} to
  * {@code load} (Go BLIS's defaults 0.6 and 0.4 when the policy is weighted and one or both are left
@@ -44,7 +45,16 @@ final class GoPolicyConfig {
   private static final List<String> DELAY = List.of("mean", "stddev");
   private static final List<String> NATIVE_ONLY = List.of("router", "pools", "cluster", "slo");
   private static final List<String> ADMISSION = List.of("policy", "token_bucket_capacity",
-      "token_bucket_refill_rate");
+      "token_bucket_refill_rate", "tier_shed_threshold", "tier_shed_min_priority", "gaie_qd_threshold",
+      "gaie_kv_threshold", "slo_priorities", "slo_targets");
+  /** Go BLIS's admission keys: the policy they belong to and its parameter here. */
+  private static final String[][] ADMISSION_PARAMS = {
+      {"token_bucket_capacity", "token-bucket", "capacity"},
+      {"token_bucket_refill_rate", "token-bucket", "refill_rate"},
+      {"tier_shed_threshold", "tier-shed", "threshold"},
+      {"tier_shed_min_priority", "tier-shed", "min_priority"},
+      {"gaie_qd_threshold", "gaie-legacy", "qd_threshold"},
+      {"gaie_kv_threshold", "gaie-legacy", "kv_threshold"}};
   private static final List<String> ROUTING = List.of("policy", "cache_weight", "load_weight", "scorers");
   private static final List<String> SCORER = List.of("name", "weight");
   /** Go BLIS's scorers and the scorer of this project that measures the same thing. */
@@ -74,7 +84,9 @@ final class GoPolicyConfig {
     }
     YamlNode admission = root.map().get("admission");
     return admission != null && admission.map() != null
-        && admission.map().keySet().stream().anyMatch(k -> k.startsWith("token_bucket_"));
+        && admission.map().keySet().stream().anyMatch(k -> k.startsWith("token_bucket_")
+            || k.startsWith("tier_shed_") || k.startsWith("gaie_") || k.equals("slo_priorities")
+            || k.equals("slo_targets"));
   }
 
   private String at(YamlNode n) {
@@ -255,22 +267,29 @@ final class GoPolicyConfig {
     Map<String, YamlNode> m = reader.mapping(n, "admission", ADMISSION);
     String name = policyName(n, m, "admission", "admission", AdmissionPolicyProvider.class);
     Map<String, String> params = new LinkedHashMap<>();
-    String[][] keys = {{"token_bucket_capacity", "capacity"}, {"token_bucket_refill_rate", "refill_rate"}};
-    for (String[] k : keys) {
+    for (String[] k : ADMISSION_PARAMS) {
       YamlNode v = m.get(k[0]);
       if (v == null) {
         continue;
       }
       double x = reader.number(v, k[0]);
-      if (!(x > 0) || Double.isInfinite(x)) {
+      if (k[1].equals("token-bucket") && (!(x > 0) || Double.isInfinite(x))) {
         throw reader.error(v, k[0] + " must be a positive number, got " + v.text());
       }
-      if (name.equals("token-bucket")) {
-        params.put(k[1], v.text());
+      if (name.equals(k[1])) {
+        params.put(k[2], v.text());
       } else {
         notes.add(at(v) + ": " + k[0] + " has no meaning here: the admission policy is " + name
-            + ", not token-bucket");
+            + ", not " + k[1]);
       }
+    }
+    if (m.containsKey("slo_priorities")) {
+      notes.add(at(m.get("slo_priorities")) + ": slo_priorities has no meaning here: the classes' priorities are"
+          + " GAIE's (critical 4, standard 3, batch -1, sheddable -2, background -3)");
+    }
+    if (m.containsKey("slo_targets")) {
+      notes.add(at(m.get("slo_targets")) + ": slo_targets has no meaning here: give the flow control's"
+          + " TTFT targets as --slo-targets");
     }
     return new PolicySpec(name, params);
   }

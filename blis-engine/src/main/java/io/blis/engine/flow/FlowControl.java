@@ -1,7 +1,6 @@
 package io.blis.engine.flow;
 
 import io.blis.api.ClusterView;
-import io.blis.api.InstanceSnapshot;
 import java.util.Collections;
 import java.util.Locale;
 import java.util.Map;
@@ -169,12 +168,7 @@ public record FlowControl(Detector detector, double queueDepthThreshold, double 
       }
       return (double) inFlight / ((double) n * maxConcurrency);
     }
-    double sum = 0;
-    for (int i = 0; i < n; i++) {
-      InstanceSnapshot s = cluster.get(i);
-      sum += Math.max(s.queueDepth() / queueDepthThreshold, s.kvUtilization() / kvCacheUtilThreshold);
-    }
-    return sum / n;
+    return io.blis.engine.policy.Admissions.gaieSaturation(cluster, queueDepthThreshold, kvCacheUtilThreshold);
   }
 
   /** The deadline key of a request of {@code sloClass} queued at {@code enqueuedUs}. */

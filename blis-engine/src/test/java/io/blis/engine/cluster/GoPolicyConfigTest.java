@@ -67,6 +67,21 @@ class GoPolicyConfigTest {
   }
 
   @Test
+  void tierShedAndGaieLegacyAdmissionKeysMapToTheirPolicies() throws IOException {
+    assertThat(PolicyBundle.parse("admission: {policy: tier-shed, tier_shed_threshold: 0, tier_shed_min_priority: 3}\n",
+        "p.yaml").admission()).isEqualTo(new PolicySpec("tier-shed", Map.of("threshold", "0", "min_priority", "3")));
+    assertThat(PolicyBundle.parse("admission: {policy: gaie-legacy, gaie_qd_threshold: 5, gaie_kv_threshold: 0.8}\n",
+        "p.yaml").admission()).isEqualTo(new PolicySpec("gaie-legacy", Map.of("qd_threshold", "5", "kv_threshold", "0.8")));
+    Path f = dir.resolve("prio.yaml");
+    Files.writeString(f, "admission:\n  policy: tier-shed\n  slo_priorities: {batch: 0}\n  gaie_qd_threshold: 3\n");
+    PolicyBundle.Read r = PolicyBundle.read(f);
+    assertThat(r.notes()).containsExactly(
+        f + ", line 4, column 22: gaie_qd_threshold has no meaning here: the admission policy is tier-shed, not gaie-legacy",
+        f + ", line 3, column 19: slo_priorities has no meaning here: the classes' priorities are GAIE's (critical 4,"
+            + " standard 3, batch -1, sheddable -2, background -3)");
+  }
+
+  @Test
   void settingsOfAnotherPolicyAreNoted() throws IOException {
     Path f = dir.resolve("n.yaml");
     Files.writeString(f, """

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 /** Hand-computed cases of the built-in policies. */
 class PoliciesTest {
 
-  record Req(long id, long arrivalTimeUs, int inputTokens, String sloClass, long[] hashes)
+  public record Req(long id, long arrivalTimeUs, int inputTokens, String sloClass, long[] hashes)
       implements RequestView {
     Req(long id, long arrivalTimeUs, int inputTokens, String sloClass) {
       this(id, arrivalTimeUs, inputTokens, sloClass, new long[0]);
