@@ -288,6 +288,9 @@ final class Engine implements EventLoop {
           && ((EngineRequest) payload).state == EngineRequest.State.FINISHED) {
         continue; // the deadline of a request that already ended: nothing happens, the clock stays
       }
+      if (events.poppedType() == EventQueue.CONTROL && controlEventIdle(payload)) {
+        continue; // likewise a tick with nothing to do, a time-to-live of a request gone on
+      }
       nowUs = t;
       switch (events.poppedType()) {
         case EventQueue.ARRIVAL -> onArrival((RequestSpec) payload);
@@ -495,6 +498,14 @@ final class Engine implements EventLoop {
     } else {
       onRouting(r);
     }
+  }
+
+  /** Whether a control-plane event would do nothing (it is consumed; the clock stays). */
+  private boolean controlEventIdle(Object payload) {
+    if (fleet != null && Fleet.isFleetEvent(payload)) {
+      return fleet.idle(payload);
+    }
+    return gateway != null && Gateway.isGatewayEvent(payload) && gateway.consumeIfIdle(payload);
   }
 
   /** A control-plane event: the fleet's or the gateway's. */

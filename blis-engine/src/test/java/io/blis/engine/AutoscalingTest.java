@@ -104,6 +104,9 @@ class AutoscalingTest {
     }
     assertThat(firstElsewhere).isGreaterThanOrEqualTo(145 * S).isLessThan(146 * S);
     assertThat(r.overall().completedRequests()).isEqualTo(1500);
+    // the run ends with its last request, not at a scaling tick after it
+    long lastEnd = r.requests().stream().mapToLong(rec -> rec.arrivalUs() + rec.e2eUs()).max().orElseThrow();
+    assertThat(r.simulatedDurationUs()).isEqualTo(lastEnd);
     // 3 nodes of 1 GPU: one from 0, two from 15 s, to the end
     double end = r.simulatedDurationUs() / 3.6e9;
     assertThat(a.nodeHours()).isCloseTo(end + 2 * (end - 15 * S / 3.6e9), org.assertj.core.data.Offset.offset(1e-9));

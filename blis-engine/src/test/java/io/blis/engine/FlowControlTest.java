@@ -53,7 +53,8 @@ class FlowControlTest {
 
   @Test
   void aGatewayThatIsNeverSaturatedChangesNothingButAddsItsReport() {
-    List<RequestSpec> reqs = mixed(300, 2000, 0);
+    // client deadlines of 10 s: their checks in the gateway's queue must not move the run's end
+    List<RequestSpec> reqs = mixed(300, 2000, 10_000_000);
     SimulationResult plain = overloaded(reqs).build().run();
     SimulationResult gated = overloaded(reqs)
         .flowControl(flow(FlowControl.Detector.NEVER, FlowControl.DispatchOrder.FIFO, 0, false, 0)).build().run();

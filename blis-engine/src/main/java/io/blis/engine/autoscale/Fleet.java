@@ -179,6 +179,15 @@ public final class Fleet {
     }
   }
 
+  /**
+   * Whether {@code event} would do nothing: a scaling tick once nothing more will arrive and
+   * nothing is left to finish (the engine then leaves its clock where it is, so that the run, and
+   * its GPU hours, do not end later for it).
+   */
+  public boolean idle(Object event) {
+    return event == TICK && host.drained();
+  }
+
   /** A fleet event scheduled through the host. */
   public void onEvent(Object event) {
     if (event == TICK) {

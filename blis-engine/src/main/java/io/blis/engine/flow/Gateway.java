@@ -97,6 +97,19 @@ public final class Gateway<T> {
     return event == TICK || event instanceof GatewayQueue.Entry<?>;
   }
 
+  /**
+   * Whether {@code event} would do nothing: a dispatch tick with nobody queued, or the time-to-live
+   * of a request that already left the queue. Such an event is consumed here (the engine then
+   * leaves its clock where it is, so that a run does not end later for it).
+   */
+  public boolean consumeIfIdle(Object event) {
+    if (event == TICK && queue.size() == 0) {
+      tickPending = false;
+      return true;
+    }
+    return event instanceof GatewayQueue.Entry<?> e && !e.queued();
+  }
+
   /** A dispatch tick, or the time-to-live or client deadline of a queued request. */
   @SuppressWarnings("unchecked")
   public void onEvent(Object event) {
