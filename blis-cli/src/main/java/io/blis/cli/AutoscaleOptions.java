@@ -110,17 +110,11 @@ final class AutoscaleOptions {
   void validate(CommandLine cl, GoAutoscaling go) {
     CommandLine.ParseResult pr = cl.getParseResult();
     this.given = pr;
+    boolean fromGo = go != null && go.enabled() && name == null;
     if (go != null && go.enabled()) {
       this.go = go;
-      if (name == null) {
+      if (fromGo) {
         name = "wva";
-        Map<String, String> merged = new LinkedHashMap<>(go.analyzer());
-        options = new java.util.ArrayList<>(options);
-        merged.forEach((k, v) -> {
-          if (options.stream().noneMatch(o -> o.startsWith(k + "="))) {
-            options.add(0, k + "=" + v);
-          }
-        });
       }
     }
     boolean tuned = false;
@@ -135,12 +129,15 @@ final class AutoscaleOptions {
           "the autoscaling flags (--min-replicas, --max-replicas, --autoscaler-option, ...) need --autoscaler");
       return;
     }
-    parsedOptions = new LinkedHashMap<>();
+    // a Go BLIS config's analyzer gives the wva autoscaler's parameters; the flag's win
+    parsedOptions = fromGo ? new LinkedHashMap<>(go.analyzer()) : new LinkedHashMap<>();
+    java.util.Set<String> givenKeys = new java.util.HashSet<>();
     for (String o : options) {
       int eq = o.indexOf('=');
       DeploymentOptions.require(cl, eq > 0, "--autoscaler-option: expected KEY=VALUE, got '" + o + "'");
-      DeploymentOptions.require(cl, parsedOptions.put(o.substring(0, eq).trim(), o.substring(eq + 1).trim()) == null,
-          "--autoscaler-option: " + o.substring(0, eq).trim() + " is given twice");
+      String key = o.substring(0, eq).trim();
+      DeploymentOptions.require(cl, givenKeys.add(key), "--autoscaler-option: " + key + " is given twice");
+      parsedOptions.put(key, o.substring(eq + 1).trim());
     }
     DeploymentOptions.require(cl, intervalS == null || intervalUs == null,
         "give either --autoscaler-interval-s or --model-autoscaler-interval-us, not both");

@@ -95,7 +95,7 @@ class AutoscaleCliTest {
   @ParameterizedTest
   @CsvSource(delimiter = '|', value = {
       "--max-replicas 4|the autoscaling flags (--min-replicas, --max-replicas, --autoscaler-option, ...) need --autoscaler",
-      "--autoscaler busy|--autoscaler: ",
+      "--autoscaler busy|--autoscaler: unknown AutoscalerProvider 'busy'; available: hpa, saturation, schedule, wva",
       "--autoscaler hpa --autoscaler-option metric=latency|hpa: parameter metric must be one of waiting, running, kv, rate, ttft, got 'latency'",
       "--autoscaler hpa --autoscaler-option target=0|hpa: parameter target must be positive, got 0",
       "--autoscaler hpa --autoscaler-option depth|--autoscaler-option: expected KEY=VALUE, got 'depth'",

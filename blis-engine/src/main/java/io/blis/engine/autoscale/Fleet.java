@@ -134,11 +134,6 @@ public final class Fleet {
     return routable;
   }
 
-  /** A lifecycle state of each instance; for tests and reports. */
-  public State state(int instance) {
-    return state[instance];
-  }
-
   /** A request arrived at the gateway. */
   public void onArrival() {
     arrivals++;
@@ -394,20 +389,7 @@ public final class Fleet {
   }
 
   private void rebuildRoutable() {
-    int n = count(s -> s == State.READY);
-    if (n == routable.length) {
-      int k = 0;
-      boolean same = true;
-      for (int i = 0; i < state.length && same; i++) {
-        if (state[i] == State.READY) {
-          same = routable[k++] == i;
-        }
-      }
-      if (same) {
-        return;
-      }
-    }
-    int[] r = new int[n];
+    int[] r = new int[count(st -> st == State.READY)];
     int k = 0;
     for (int i = 0; i < state.length; i++) {
       if (state[i] == State.READY) {
@@ -416,6 +398,7 @@ public final class Fleet {
     }
     routable = r;
   }
+
 
   /** Whether a replica in state {@code s} is asked for and not yet ready. */
   private static boolean starting(State s) {

@@ -63,10 +63,11 @@ public final class Scalers {
   }
 
   /**
-   * A saturation scaler in the manner of llm-d's and Go BLIS's: the pool's saturation is the
-   * Gateway API Inference Extension's, {@code max(mean waiting / queueThreshold, mean KV use /
-   * kvThreshold)}; at or above {@code scaleUpAt} one replica is added, below {@code scaleDownBelow}
-   * one is removed, in between nothing changes.
+   * A saturation scaler in the manner of llm-d's and Go BLIS's: the Gateway API Inference
+   * Extension's thresholds applied to the pool's means, {@code max(mean waiting / queueThreshold,
+   * mean KV use / kvThreshold)} (a scaler sees means, not each replica, so this is the larger of
+   * two means rather than GAIE's mean of per-replica maxima); at or above {@code scaleUpAt} one
+   * replica is added, below {@code scaleDownBelow} one is removed, in between nothing changes.
    */
   public static Autoscaler saturation(double queueThreshold, double kvThreshold, double scaleUpAt,
       double scaleDownBelow) {

@@ -40,63 +40,44 @@ public record FlowControl(Detector detector, double queueDepthThreshold, double 
     Map<String, Long> sloTargetsUs) {
 
   /** How the gateway decides the pool is saturated (saturation 1 or more holds the queue). */
-  public enum Detector {
+  public enum Detector implements Labeled {
     /** Mean over instances of max(waiting / queue threshold, KV use / KV threshold). */
-    UTILIZATION("utilization"),
+    UTILIZATION,
     /** Requests in flight / (instances x max concurrency). */
-    CONCURRENCY("concurrency"),
+    CONCURRENCY,
     /** Never saturated: requests pass through the queue at once. */
-    NEVER("never");
-
-    private final String label;
-
-    Detector(String label) {
-      this.label = label;
-    }
-
-    /** The name used on the command line and in files. */
-    public String label() {
-      return label;
-    }
+    NEVER
   }
+
 
   /** Which queued request is dispatched next. */
-  public enum DispatchOrder {
+  public enum DispatchOrder implements Labeled {
     /** The earliest arrival over every band. */
-    FIFO("fifo"),
+    FIFO,
     /** The most urgent band first; within it the fairness policy picks the tenant. */
-    PRIORITY("priority"),
+    PRIORITY,
     /** As priority, and within a tenant's queue the earliest deadline (enqueue + class target). */
-    SLO_DEADLINE("slo-deadline");
-
-    private final String label;
-
-    DispatchOrder(String label) {
-      this.label = label;
-    }
-
-    /** The name used on the command line and in files. */
-    public String label() {
-      return label;
-    }
+    SLO_DEADLINE
   }
 
+
   /** Which tenant's queue of a band goes next. */
-  public enum Fairness {
+  public enum Fairness implements Labeled {
     /** The queue whose head arrived first. */
-    GLOBAL_STRICT("global-strict"),
+    GLOBAL_STRICT,
     /** The tenants in turn, in the order of their names. */
-    ROUND_ROBIN("round-robin");
+    ROUND_ROBIN
+  }
 
-    private final String label;
 
-    Fairness(String label) {
-      this.label = label;
-    }
+  /** A setting's name on the command line and in files: its constant's, lower case, with dashes. */
+  public interface Labeled {
+    /** The constant's name (an enum's). */
+    String name();
 
-    /** The name used on the command line and in files. */
-    public String label() {
-      return label;
+    /** The name used on the command line and in files ({@code SLO_DEADLINE} is {@code slo-deadline}). */
+    default String label() {
+      return name().toLowerCase(Locale.ROOT).replace('_', '-');
     }
   }
 
@@ -197,26 +178,15 @@ public record FlowControl(Detector detector, double queueDepthThreshold, double 
     return v == Math.rint(v) ? Long.toString((long) v) : Double.toString(v);
   }
 
-  /** The value of {@code name} among {@code values}' labels, or an error naming them. */
-  public static <E extends Enum<E>> E parse(Class<E> type, String name, String what) {
+  /** The value of {@code name} among {@code type}'s labels, or an error naming them. */
+  public static <E extends Enum<E> & Labeled> E parse(Class<E> type, String name, String what) {
     StringBuilder known = new StringBuilder();
     for (E e : type.getEnumConstants()) {
-      String label = label(e);
-      if (label.equals(name.trim().toLowerCase(Locale.ROOT))) {
+      if (e.label().equals(name.trim().toLowerCase(Locale.ROOT))) {
         return e;
       }
-      known.append(known.length() == 0 ? "" : ", ").append(label);
+      known.append(known.length() == 0 ? "" : ", ").append(e.label());
     }
     throw new IllegalArgumentException(what + ": unknown value '" + name + "', expected one of " + known);
-  }
-
-  private static String label(Enum<?> e) {
-    if (e instanceof Detector d) {
-      return d.label();
-    }
-    if (e instanceof DispatchOrder o) {
-      return o.label();
-    }
-    return ((Fairness) e).label();
   }
 }

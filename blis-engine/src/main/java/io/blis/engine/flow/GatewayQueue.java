@@ -1,5 +1,6 @@
 package io.blis.engine.flow;
 
+import io.blis.engine.policy.Admissions;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -42,11 +43,6 @@ public final class GatewayQueue<T> {
     /** The queued item. */
     public T item() {
       return item;
-    }
-
-    /** Its band (priority). */
-    public int band() {
-      return band;
     }
 
     /** Its SLO class. */
@@ -133,25 +129,17 @@ public final class GatewayQueue<T> {
     return new Offer<>(e, shed);
   }
 
-  /**
-   * Whether a band of priority {@code band} holds sheddable requests: batch, sheddable and
-   * background (vLLM priorities above standard's 1).
-   */
-  public static boolean sheddable(int band) {
-    return band > 1;
-  }
-
   /** The newest entry of the least urgent sheddable band less urgent than {@code band}, or null. */
   private Entry<T> victim(int band) {
     for (Map.Entry<Integer, Band> be : bands.descendingMap().entrySet()) {
-      int p = be.getKey();
-      if (p <= band || !sheddable(p)) {
+      if (be.getKey() <= band) {
         return null;
       }
       Entry<T> newest = null;
       for (PriorityQueue<Entry<T>> q : be.getValue().flows.values()) {
         for (Entry<T> e : q) {
-          if (e.queued && (newest == null || e.seq > newest.seq)) {
+          // sheddable as the admission policies say: a class of negative GAIE priority
+          if (e.queued && Admissions.gaiePriority(e.sloClass) < 0 && (newest == null || e.seq > newest.seq)) {
             newest = e;
           }
         }
