@@ -83,6 +83,15 @@ final class AutoscaleOptions {
       description = "From the weights loaded to the replica taking requests: CUDA graph capture, compilation (default: 30).")
   double warmupS = 30;
 
+  @Option(names = "--warmup-slowdown", paramLabel = "FACTOR",
+      description = "A replica's first requests after its warm-up: its steps take FACTOR times as long for"
+          + " --warmup-slowdown-s (default: 1, none). Replicas ready at the start are warm.")
+  double warmupSlowdown = 1;
+
+  @Option(names = "--warmup-slowdown-s", paramLabel = "S",
+      description = "How long the --warmup-slowdown lasts once a replica is ready (default: 60).")
+  double warmupSlowdownS = 60;
+
   @Option(names = "--node-cost-per-hour", paramLabel = "USD",
       description = "Price of a node per hour (default: the GPU's bundled example price x --gpus-per-node, 0 when unknown).")
   Double nodeCostPerHour;
@@ -91,6 +100,11 @@ final class AutoscaleOptions {
 
   boolean enabled() {
     return name != null;
+  }
+
+  /** Whether the node's price comes from the bundled example prices (no --node-cost-per-hour, no Go config's). */
+  boolean examplePrice() {
+    return nodeCostPerHour == null && (go == null || go.costPerHour() == null);
   }
 
   /** A Go BLIS policy config's autoscaling sections, defaults of the flags not given, or null. */
@@ -121,7 +135,7 @@ final class AutoscaleOptions {
     for (String flag : List.of("--autoscaler-option", "--min-replicas", "--max-replicas", "--autoscaler-interval-s",
         "--model-autoscaler-interval-us", "--scale-up-window-s", "--scale-down-window-s", "--gpus-per-node",
         "--max-nodes", "--initial-nodes", "--min-nodes", "--provisioning-delay-s", "--loading-delay-s", "--model-load-gbps", "--warmup-s",
-        "--node-cost-per-hour")) {
+        "--node-cost-per-hour", "--warmup-slowdown", "--warmup-slowdown-s")) {
       tuned |= pr != null && pr.hasMatchedOption(flag);
     }
     if (!enabled()) {
@@ -150,6 +164,10 @@ final class AutoscaleOptions {
     }
     DeploymentOptions.require(cl, loadGbps > 0 && Double.isFinite(loadGbps),
         "--model-load-gbps must be a finite number > 0, got " + loadGbps);
+    DeploymentOptions.require(cl, warmupSlowdown >= 1 && warmupSlowdown <= 100,
+        "--warmup-slowdown must be a factor in [1, 100], got " + warmupSlowdown);
+    DeploymentOptions.require(cl, warmupSlowdownS >= 0 && warmupSlowdownS <= 86_400,
+        "--warmup-slowdown-s must be in [0, 86400], got " + warmupSlowdownS);
     DeploymentOptions.require(cl, nodeCostPerHour == null || (nodeCostPerHour >= 0 && Double.isFinite(nodeCostPerHour)),
         "--node-cost-per-hour must be a finite number >= 0, got " + nodeCostPerHour);
     try {
@@ -207,7 +225,8 @@ final class AutoscaleOptions {
     int firstNodes = initialNodes != null ? initialNodes : go == null || go.initialNodes() == null ? 0 : go.initialNodes();
     int keptNodes = minNodes != null ? minNodes : go == null || go.minNodes() == null ? 0 : go.minNodes();
     FleetConfig f = new FleetConfig(minReplicas, max, initial, interval, gpusPerReplica, perNodeGpus, nodes,
-        firstNodes, keptNodes, provisioning, loadingUs, Math.round(warmupS * 1e6), cost, up, down);
+        firstNodes, keptNodes, provisioning, loadingUs, Math.round(warmupS * 1e6), cost, up, down, warmupSlowdown,
+        Math.round(warmupSlowdownS * 1e6));
     cb.instances(max).autoscaler(new PolicySpec(name, parsedOptions), f);
   }
 

@@ -46,6 +46,7 @@ public final class BlisCli implements Runnable {
     m.put("interval-scales", IntervalScalesCommand::new);
     m.put("capacity", CapacityCommand::new);
     m.put("sweep", SweepCommand::new);
+    m.put("day", DayCommand::new);
     m.put("convert", ConvertCommand::new);
     m.put("gpu-profile", GpuProfileCommand::new);
     return Collections.unmodifiableMap(m);

@@ -77,6 +77,36 @@ final class RunCommand implements Callable<Integer> {
     return 0;
   }
 
+  /**
+   * Checks the flags as {@link #call} does, and builds the deployment (its policies and scaler
+   * with their parameters) without running it: a bad flag is a {@link
+   * picocli.CommandLine.ParameterException} of this command, a bad parameter an {@link
+   * IllegalArgumentException}. For {@code blis day}, which checks every point before simulating
+   * any.
+   */
+  void check() {
+    validate();
+    deployment.builder(effectiveSeed(), null, null); // the policies and the scaler with their parameters
+  }
+
+  /** Whether the flags scale the pool (after {@link #check}). */
+  boolean autoscaled() {
+    return deployment.autoscale.enabled();
+  }
+
+  /** Whether the node's price is the bundled example one (after {@link #check}). */
+  boolean examplePrice() {
+    return deployment.autoscale.examplePrice();
+  }
+
+  /** Checks the flags and simulates, printing and writing nothing: one point of {@code blis day}. */
+  SimulationResult simulateOnly() {
+    validate();
+    try (RequestSource source = workloadSource()) {
+      return deployment.simulate(source, effectiveSeed());
+    }
+  }
+
   private void validate() {
     deployment.validate(spec.commandLine());
     workload.validate(spec.commandLine(), List.of());

@@ -44,6 +44,24 @@ class AutoscaleCliTest {
   }
 
   @Test
+  void aWarmupSlowdownSlowsTheNewReplicasAndAFactorOfOneIsNone(@TempDir Path dir) throws Exception {
+    List<String> flags = List.of("--autoscaler", "hpa", "--autoscaler-option", "metric=waiting",
+        "--autoscaler-option", "target=2", "--max-replicas", "6", "--provisioning-delay-s", "60",
+        "--loading-delay-s", "20", "--warmup-s", "10", "--scale-down-window-s", "60");
+    BlisCliTest.Outcome plain = run(dir, flags.toArray(String[]::new));
+    List<String> one = new ArrayList<>(flags);
+    one.addAll(List.of("--warmup-slowdown", "1"));
+    List<String> slow = new ArrayList<>(flags);
+    slow.addAll(List.of("--warmup-slowdown", "4", "--warmup-slowdown-s", "120"));
+    assertThat(run(dir, one.toArray(String[]::new)).out()).isEqualTo(plain.out());
+    BlisCliTest.Outcome slowed = run(dir, slow.toArray(String[]::new));
+    assertThat(slowed.code()).as(slowed.err()).isZero();
+    double plainE2e = JSON.readTree(plain.out()).path("overall").path("e2e_ms").path("mean").asDouble();
+    double slowE2e = JSON.readTree(slowed.out()).path("overall").path("e2e_ms").path("mean").asDouble();
+    assertThat(slowE2e).isGreaterThan(plainE2e * 1.05);
+  }
+
+  @Test
   void theHpaGrowsThePoolUnderTheBurstAndDrainsItAfterwards(@TempDir Path dir) throws Exception {
     BlisCliTest.Outcome o = run(dir, "--autoscaler", "hpa", "--autoscaler-option", "metric=waiting",
         "--autoscaler-option", "target=2", "--max-replicas", "6", "--provisioning-delay-s", "60",
@@ -95,6 +113,9 @@ class AutoscaleCliTest {
   @ParameterizedTest
   @CsvSource(delimiter = '|', value = {
       "--max-replicas 4|the autoscaling flags (--min-replicas, --max-replicas, --autoscaler-option, ...) need --autoscaler",
+      "--warmup-slowdown 2|the autoscaling flags (--min-replicas, --max-replicas, --autoscaler-option, ...) need --autoscaler",
+      "--autoscaler saturation --warmup-slowdown 0.5|--warmup-slowdown must be a factor in [1, 100], got 0.5",
+      "--autoscaler saturation --warmup-slowdown-s -1|--warmup-slowdown-s must be in [0, 86400], got -1.0",
       "--autoscaler busy|--autoscaler: unknown AutoscalerProvider 'busy'; available: hpa, saturation, schedule, wva",
       "--autoscaler hpa --autoscaler-option metric=latency|hpa: parameter metric must be one of waiting, running, kv, rate, ttft, got 'latency'",
       "--autoscaler hpa --autoscaler-option target=0|hpa: parameter target must be positive, got 0",

@@ -221,6 +221,11 @@ final class Engine implements EventLoop {
     }
 
     @Override
+    public void slowSteps(int i, double factor, long untilUs) {
+      instances[i].slowSteps(factor, untilUs);
+    }
+
+    @Override
     public boolean drained() {
       return live == null && sourceDone && pendingOpenLoop == null && overall.unfinished() == 0;
     }

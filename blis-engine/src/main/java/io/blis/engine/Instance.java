@@ -29,6 +29,9 @@ final class Instance {
   private final StepObserver observer;
   /** Keeps this data-parallel rank in step with its peers; null when it steps alone. */
   private final StepGate gate;
+  /** Steps starting before this time take {@link #slowFactor} times as long (a new replica's first requests). */
+  private long slowUntilUs = Long.MIN_VALUE;
+  private double slowFactor = 1;
 
   private final WaitingQueue waiting = new WaitingQueue();
   private final RequestList running = new RequestList();
@@ -514,6 +517,12 @@ final class Instance {
     return budget;
   }
 
+  /** Slows the steps that start before {@code untilUs} by {@code factor}. */
+  void slowSteps(double factor, long untilUs) {
+    slowFactor = factor;
+    slowUntilUs = untilUs;
+  }
+
   /** Asks the latency model for the step time of the formed batch and schedules its end. */
   private void launch(boolean preempted) {
     if (batch.isEmpty()) {
@@ -532,6 +541,9 @@ final class Instance {
     if (stepUs < 1) {
       throw new IllegalStateException("latency model returned step time " + stepUs
           + " us for a batch of " + batch.size() + " requests; it must be at least 1");
+    }
+    if (loop.nowUs() < slowUntilUs) {
+      stepUs = SimulatedTime.checkedDelay(Math.round(stepUs * slowFactor), "slowed step time");
     }
     if (gate != null) {
       stepUs = gate.align(loop.nowUs(), stepUs);

@@ -69,6 +69,10 @@ class AutoscalingTest {
     assertThat(sat.desiredReplicas(view(2, 2, 6, 0.1))).isEqualTo(3);
     assertThat(sat.desiredReplicas(view(2, 2, 1, 0.2))).isEqualTo(1);
     assertThat(sat.desiredReplicas(view(2, 2, 3, 0.2))).isEqualTo(2);
+    // 6 waiting over 2 ready and 1 starting: 1.2 x 2 / 3 = 0.8 once the third is up, below 1: hold
+    assertThat(sat.desiredReplicas(view(2, 3, 6, 0.1))).isEqualTo(3);
+    // 9 waiting: 1.8 x 2 / 3 = 1.2, still saturated: one more
+    assertThat(sat.desiredReplicas(view(2, 3, 9, 0.1))).isEqualTo(4);
     // llm-d's variant autoscaler: replicas of 100,000 KV tokens, 0.8 of it usable (80,000 each)
     Autoscaler wva = Scalers.wva(0.8, 0.8, 0.4, 512);
     // 2 x (70,000 in use + 10 waiting x 512) = 150,240 demand; / 0.8 = 187,800 against 160,000: +1
@@ -111,6 +115,37 @@ class AutoscalingTest {
     double end = r.simulatedDurationUs() / 3.6e9;
     assertThat(a.nodeHours()).isCloseTo(end + 2 * (end - 15 * S / 3.6e9), org.assertj.core.data.Offset.offset(1e-9));
     assertThat(a.cost()).isCloseTo(3.0 * a.nodeHours(), org.assertj.core.data.Offset.offset(1e-9));
+  }
+
+  @Test
+  void aNewReplicasFirstStepsAreSlowedForTheSlowdownAndAWarmOneNever() {
+    // as above, ready at 145 s; steps 3 times as long until 175 s on the two new replicas only
+    FleetConfig f = new FleetConfig(1, 3, 1, 15 * S, 1, 1, 3, 0, 0, 100 * S, 20 * S, 10 * S, 3.0, 0, 0, 3.0, 30 * S);
+    SimulationResult r = run(f, step(3, Long.MAX_VALUE, 3), steady(200_000, 300 * S));
+    long warm = -1;
+    for (RequestRecord rec : r.requests()) {
+      if (rec.instance() == 0) {
+        warm = warm < 0 ? rec.e2eUs() : warm;
+        assertThat(rec.e2eUs()).as("the initial replica is warm").isEqualTo(warm);
+      }
+    }
+    assertThat(warm).isEqualTo(10_000); // 10 steps of 1 ms
+    int slowed = 0;
+    int fast = 0;
+    for (RequestRecord rec : r.requests()) {
+      if (rec.instance() != 0 && rec.arrivalUs() < 175 * S - 30_000) {
+        assertThat(rec.e2eUs()).as("request at %d us", rec.arrivalUs()).isEqualTo(3 * warm);
+        slowed++;
+      } else if (rec.instance() != 0 && rec.arrivalUs() >= 175 * S) {
+        assertThat(rec.e2eUs()).as("request at %d us", rec.arrivalUs()).isEqualTo(warm);
+        fast++;
+      }
+    }
+    assertThat(slowed).isBetween(99, 101); // 150 arrivals in [145 s, 175 s), two of three (round robin) on the new ones
+    assertThat(fast).isPositive();
+    // the fleet's config refuses a factor below 1
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> new FleetConfig(1, 3, 1, 15 * S, 1, 1, 3, 0, 0, 0, 0, 0,
+        0, 0, 0, 0.5, S)).hasMessage("autoscaling: the warm-up slowdown must be a factor in [1, 100], got 0.5");
   }
 
   @Test
@@ -178,7 +213,7 @@ class AutoscalingTest {
 
     @Override
     public int startingReplicas() {
-      return 0;
+      return currentReplicas - readyReplicas;
     }
 
     @Override

@@ -98,6 +98,40 @@ public final class VegaLite {
     return object().put("filter", expression);
   }
 
+  /**
+   * {@link #scale} of the values of {@code field} that occur in {@code rows}, each with the range
+   * value in its place, so that a legend lists only those.
+   */
+  public static ObjectNode present(ArrayNode rows, String field, List<String> domain, List<String> range) {
+    java.util.Set<String> seen = new java.util.HashSet<>();
+    rows.forEach(r -> seen.add(r.path(field).asText()));
+    List<String> d = new java.util.ArrayList<>();
+    List<String> r = new java.util.ArrayList<>();
+    for (int i = 0; i < domain.size(); i++) {
+      if (seen.contains(domain.get(i))) {
+        d.add(domain.get(i));
+        r.add(range.get(i));
+      }
+    }
+    return scale(d, r);
+  }
+
+  /**
+   * Colours a point chart's marks by their {@code role} field (only the roles present, in the
+   * given order and colours) and draws those of role {@code large} larger: the frontier charts'
+   * encoding of the best, the frontier and the rest.
+   */
+  public static void byRole(ObjectNode encoding, ArrayNode rows, List<String> roles, List<String> colors,
+      String large, int size) {
+    ObjectNode color = field("role", "nominal", null);
+    color.set("scale", present(rows, "role", roles, colors));
+    encoding.set("color", color);
+    ObjectNode s = object();
+    s.putObject("condition").put("test", "datum.role === '" + large + "'").put("value", 220);
+    s.put("value", size);
+    encoding.set("size", s);
+  }
+
   /** An ordinal scale mapping each domain value to the range value in the same place (colours, shapes, sizes). */
   public static ObjectNode scale(List<String> domain, List<?> range) {
     ObjectNode s = object();

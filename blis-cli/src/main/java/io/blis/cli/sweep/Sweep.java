@@ -485,7 +485,8 @@ public final class Sweep {
     }
   }
 
-  static String pretty(JsonNode n) {
+  /** {@code n} as indented JSON with a final line break (the form of summary.json). */
+  public static String pretty(JsonNode n) {
     try {
       return PRETTY.writeValueAsString(n) + "\n";
     } catch (JsonProcessingException e) {

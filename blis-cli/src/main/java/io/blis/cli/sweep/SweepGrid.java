@@ -656,7 +656,8 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
     return best == null ? source + ": " : source + ":" + best.getLineNr() + ":" + best.getColumnNr() + ": ";
   }
 
-  static String digest(Path file) {
+  /** The SHA-256 of a file's bytes, in hex. */
+  public static String digest(Path file) {
     try (InputStream in = Files.newInputStream(file)) {
       MessageDigest md = MessageDigest.getInstance("SHA-256");
       byte[] buf = new byte[1 << 16];

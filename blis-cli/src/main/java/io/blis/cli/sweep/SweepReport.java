@@ -9,7 +9,6 @@ import static io.blis.cli.report.VegaLite.logField;
 import static io.blis.cli.report.VegaLite.mark;
 import static io.blis.cli.report.VegaLite.num;
 import static io.blis.cli.report.VegaLite.object;
-import static io.blis.cli.report.VegaLite.scale;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ArrayNode;
@@ -225,7 +224,7 @@ final class SweepReport {
     de.set("y", latencyAxis(grid, "latency_ms"));
     de.set("color", color);
     ObjectNode shape = field("point", "nominal", "load point");
-    shape.set("scale", present(points, "point", List.of(MEETS, MISSES, STEADY, NOT_STEADY),
+    shape.set("scale", VegaLite.present(points, "point", List.of(MEETS, MISSES, STEADY, NOT_STEADY),
         List.of("circle", "triangle-down", "square", "cross")));
     de.set("shape", shape);
     ArrayNode tip = de.putArray("tooltip");
@@ -339,14 +338,8 @@ final class SweepReport {
     ObjectNode y = field("rps_per_usd_hour", "quantitative", "requests per second per USD-hour");
     y.putObject("scale").put("zero", false);
     de.set("y", y);
-    ObjectNode color = field("role", "nominal", null);
-    color.set("scale", present(rows, "role", List.of(BEST, FRONTIER, DOMINATED, NOT_CANDIDATE),
-        List.of("#d62728", "#ff7f0e", "#1f77b4", "#b0b0b0")));
-    de.set("color", color);
-    ObjectNode size = object();
-    size.putObject("condition").put("test", "datum.role === '" + BEST + "'").put("value", 220);
-    size.put("value", 70);
-    de.set("size", size);
+    VegaLite.byRole(de, rows, List.of(BEST, FRONTIER, DOMINATED, NOT_CANDIDATE),
+        List.of("#d62728", "#ff7f0e", "#1f77b4", "#b0b0b0"), BEST, 70);
     ArrayNode tip = de.putArray("tooltip");
     tip.add(field("config", "nominal", "configuration"));
     tip.add(field("latency_ms", "quantitative", grid.paretoLatency() + ", ms"));
@@ -364,21 +357,6 @@ final class SweepReport {
     te.set("y", field("rps_per_usd_hour", "quantitative", "requests per second per USD-hour"));
     te.set("text", field("config", "nominal", "configuration"));
     return spec;
-  }
-
-  /** A scale of the values of {@code field} that occur in {@code rows}, so that a legend lists those only. */
-  private static ObjectNode present(ArrayNode rows, String field, List<String> domain, List<String> range) {
-    Set<String> seen = new LinkedHashSet<>();
-    rows.forEach(r -> seen.add(r.path(field).asText()));
-    List<String> d = new ArrayList<>();
-    List<String> r = new ArrayList<>();
-    for (int i = 0; i < domain.size(); i++) {
-      if (seen.contains(domain.get(i))) {
-        d.add(domain.get(i));
-        r.add(range.get(i));
-      }
-    }
-    return scale(d, r);
   }
 
   /** Whether a row competes for the frontier, as {@link SweepTable} decides. */

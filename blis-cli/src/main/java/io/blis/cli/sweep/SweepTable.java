@@ -409,9 +409,18 @@ public final class SweepTable {
 
   /** The table as CSV: a header line, then a line per row; empty cells for nulls. */
   public String csv() {
+    return csv(columns, rows);
+  }
+
+  /**
+   * Rows as CSV: a header line of the columns, then a line per row with its values in column
+   * order; empty cells for nulls and absent keys, quoted where a value holds a comma, a quote or a
+   * line break.
+   */
+  public static String csv(List<String> columns, List<? extends JsonNode> rows) {
     StringBuilder b = new StringBuilder();
     b.append(String.join(",", columns)).append('\n');
-    for (ObjectNode row : rows) {
+    for (JsonNode row : rows) {
       for (int i = 0; i < columns.size(); i++) {
         if (i > 0) {
           b.append(',');

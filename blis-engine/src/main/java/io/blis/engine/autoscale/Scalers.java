@@ -66,8 +66,12 @@ public final class Scalers {
    * A saturation scaler in the manner of llm-d's and Go BLIS's: the Gateway API Inference
    * Extension's thresholds applied to the pool's means, {@code max(mean waiting / queueThreshold,
    * mean KV use / kvThreshold)} (a scaler sees means, not each replica, so this is the larger of
-   * two means rather than GAIE's mean of per-replica maxima); at or above {@code scaleUpAt} one
-   * replica is added, below {@code scaleDownBelow} one is removed, in between nothing changes.
+   * two means rather than GAIE's mean of per-replica maxima). One replica is added when that
+   * figure, spread over the replicas still starting as well as the ready ones (x ready / (ready +
+   * starting), as Go BLIS's analyzer after llm-d's adds the supply of loading instances), is at
+   * or above {@code scaleUpAt}; one is removed when the figure is below {@code scaleDownBelow}; in
+   * between nothing changes. Without the spreading, a pool saturated while its new replicas wait
+   * minutes for nodes would add one a tick all that time.
    */
   public static Autoscaler saturation(double queueThreshold, double kvThreshold, double scaleUpAt,
       double scaleDownBelow) {
@@ -77,7 +81,11 @@ public final class Scalers {
     }
     return view -> {
       double s = Math.max(view.meanWaiting() / queueThreshold, view.meanKvUtilization() / kvThreshold);
-      if (s >= scaleUpAt) {
+      // replicas still starting will take their share of the load: the saturation they will leave
+      int ready = view.readyReplicas();
+      int pool = ready + view.startingReplicas();
+      double projected = pool == 0 ? s : s * ready / pool;
+      if (projected >= scaleUpAt) {
         return view.currentReplicas() + 1;
       }
       return s < scaleDownBelow ? view.currentReplicas() - 1 : view.currentReplicas();
