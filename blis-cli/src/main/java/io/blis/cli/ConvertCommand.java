@@ -193,27 +193,18 @@ final class ConvertCommand implements Callable<Integer> {
     f.append(" --model-autoscaler-interval-us ").append(g.intervalUs());
     f.append(" --scale-up-window-s ").append(g.scaleUpWindowUs() / 1e6);
     f.append(" --scale-down-window-s ").append(g.scaleDownWindowUs() / 1e6);
-    if (g.gpusPerNode() != null) {
-      f.append(" --gpus-per-node ").append(g.gpusPerNode());
-    }
-    if (g.maxNodes() != null) {
-      f.append(" --max-nodes ").append(g.maxNodes());
-    }
-    if (g.provisioningUs() != null) {
-      f.append(" --provisioning-delay-s ").append(g.provisioningUs() / 1e6);
-    }
-    if (g.loadingUs() != null) {
-      f.append(" --loading-delay-s ").append(g.loadingUs() / 1e6);
-    }
-    if (g.costPerHour() != null) {
-      f.append(" --node-cost-per-hour ").append(g.costPerHour());
-    }
-    if (g.initialNodes() != null) {
-      f.append(" --initial-nodes ").append(g.initialNodes());
-    }
-    if (g.minNodes() != null) {
-      f.append(" --min-nodes ").append(g.minNodes());
-    }
+    java.util.function.BiConsumer<String, Object> given = (flag, value) -> {
+      if (value != null) {
+        f.append(' ').append(flag).append(' ').append(value);
+      }
+    };
+    given.accept("--gpus-per-node", g.gpusPerNode());
+    given.accept("--max-nodes", g.maxNodes());
+    given.accept("--provisioning-delay-s", g.provisioningUs() == null ? null : g.provisioningUs() / 1e6);
+    given.accept("--loading-delay-s", g.loadingUs() == null ? null : g.loadingUs() / 1e6);
+    given.accept("--node-cost-per-hour", g.costPerHour());
+    given.accept("--initial-nodes", g.initialNodes());
+    given.accept("--min-nodes", g.minNodes());
     return f.toString();
   }
 

@@ -20,7 +20,7 @@ class AutoscaleCliTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 
   /** 2 req/s all along, 30 req/s more from 300 s to 900 s, for 20 simulated minutes. */
-  private static final String SPEC = """
+  static final String SPEC = """
       seed: 5
       horizon_s: 1200
       clients:

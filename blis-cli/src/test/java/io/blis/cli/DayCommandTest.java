@@ -19,23 +19,8 @@ class DayCommandTest {
 
   private static final ObjectMapper JSON = new ObjectMapper();
 
-  /** 2 req/s all along, 30 req/s more from 300 s to 900 s, for 20 simulated minutes. */
-  private static final String SPEC = """
-      seed: 5
-      horizon_s: 1200
-      clients:
-        - id: base
-          slo_class: standard
-          rate: 2
-          input: {type: constant, value: 800}
-          output: {type: constant, value: 200}
-        - id: burst
-          slo_class: standard
-          rate: 30
-          lifecycle: [{start_s: 300, end_s: 900}]
-          input: {type: constant, value: 800}
-          output: {type: constant, value: 200}
-      """;
+  /** AutoscaleCliTest's burst (2 req/s, 30 more from 300 s to 900 s), every client of class standard. */
+  private static final String SPEC = AutoscaleCliTest.SPEC;
 
   private static final String SLO = "slo:\n  standard: {ttft_ms: 500, e2e_ms: 10000}\n";
 
