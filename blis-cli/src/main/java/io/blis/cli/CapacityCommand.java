@@ -111,6 +111,9 @@ final class CapacityCommand implements Callable<Integer>, RefusedOptions {
     }
     DeploymentOptions.require(cl, targetRate == null || (targetRate > 0 && targetRate <= 1e6),
         "--target-rate must be in (0, 1000000] req/s, got " + targetRate);
+    DeploymentOptions.require(cl, targetRate == null || !deployment.disaggregation.splits(),
+        "--target-rate varies the instances of one pool; --prefill-instances and --decode-instances fix two"
+            + " (run capacity once per split, or sweep them)");
     DeploymentOptions.require(cl, maxInstances >= 1 && maxInstances <= 4096,
         "--max-instances must be in 1..4096, got " + maxInstances);
     SloSet slos;

@@ -111,6 +111,8 @@ final class DeploymentOptions {
 
   @Mixin AutoscaleOptions autoscale;
 
+  @Mixin DisaggregationOptions disaggregation;
+
   @Option(names = "--max-backlog", paramLabel = "N",
       description = "Stop with an error when more than N requests are in the simulation at once (arrived, not yet"
           + " finished), as when requests arrive faster than the deployment serves them; each holds its prompt,"
@@ -145,6 +147,7 @@ final class DeploymentOptions {
     server.validate(cl);
     cluster.validate(cl);
     autoscale.validate(cl, cluster.goAutoscaling());
+    disaggregation.validate(cl, !cluster.bundle().pools().isEmpty(), autoscale.enabled());
     if (autoscale.enabled()) {
       require(cl, cluster.traceLevel.equals("none"),
           "--trace-level decisions does not apply to an autoscaled pool (its candidates come and go)");
@@ -394,6 +397,7 @@ final class DeploymentOptions {
     if (autoscale.enabled()) {
       autoscale.apply(cb, numInstances, server.tp, server.model, server.gpu);
     }
+    disaggregation.apply(cb);
     return cb;
   }
 

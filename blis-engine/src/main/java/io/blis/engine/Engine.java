@@ -18,6 +18,9 @@ import io.blis.api.AdmissionPolicy;
 import io.blis.api.Autoscaler;
 import io.blis.engine.autoscale.Fleet;
 import io.blis.engine.autoscale.FleetConfig;
+import io.blis.engine.disagg.Disaggregation;
+import io.blis.engine.disagg.PdCoordinator;
+import io.blis.engine.result.DisaggregationReport;
 import io.blis.engine.flow.FlowControl;
 import io.blis.engine.flow.Gateway;
 import io.blis.api.ClusterView;
@@ -59,7 +62,8 @@ final class Engine implements EventLoop {
   record ClusterConfig(Router router, AdmissionPolicy admission, PriorityPolicy priority,
       long admissionLatencyUs, long routingLatencyUs, long snapshotRefreshUs,
       Map<String, SloTarget> slo, boolean traceDecisions, int counterfactualK, Fitness fitness,
-      EngineListener listener, FlowControl flowControl, Autoscaling autoscaling) {}
+      EngineListener listener, FlowControl flowControl, Autoscaling autoscaling,
+      Disaggregation disaggregation) {}
 
   /** An autoscaled cluster: how it may grow, and what decides. */
   record Autoscaling(FleetConfig config, Autoscaler scaler, String name) {}
@@ -116,6 +120,13 @@ final class Engine implements EventLoop {
   private final Gateway<EngineRequest> gateway;
   /** The autoscaled pool, or null when the instances are fixed. */
   private final Fleet fleet;
+  /** Prefill/decode disaggregation, or null when every request runs whole where it is routed. */
+  private final PdCoordinator<EngineRequest> pd;
+  /** With disaggregation: the instances that prefill, and those that decode. */
+  private final int[] prefillCandidates;
+  private final int[] decodeCandidates;
+  /** With disaggregation: the instances the router in use sees, by its index; null for all routable ones. */
+  private int[] candidates;
 
   Engine(List<InstanceConfig> configs, ClusterConfig config, RequestSource source,
       boolean recordRequests, boolean streamingMetrics, long horizonUs, long maxBacklog,
@@ -155,6 +166,93 @@ final class Engine implements EventLoop {
     if (fleet != null) {
       fleet.start(); // the initial replicas ready at time 0, the first tick scheduled
     }
+    Disaggregation d = config.disaggregation();
+    if (d == null) {
+      this.pd = null;
+      this.prefillCandidates = null;
+      this.decodeCandidates = null;
+    } else {
+      this.pd = new PdCoordinator<>(d, configs.stream().map(InstanceConfig::pool).toList(),
+          streamingMetrics, new PdHost());
+      this.prefillCandidates = java.util.stream.IntStream.range(0, instances.length)
+          .filter(i -> pd.role(i).prefills()).toArray();
+      this.decodeCandidates = java.util.stream.IntStream.range(0, instances.length)
+          .filter(i -> pd.role(i).decodes()).toArray();
+    }
+  }
+
+  /** What prefill/decode disaggregation sees of the engine. */
+  private final class PdHost extends ControlHost implements PdCoordinator.Host<EngineRequest> {
+    @Override
+    public int placeDecode(EngineRequest r) {
+      int d = chooseInstance(r, config.disaggregation().decodeRouter(), decodeCandidates);
+      int moved = instances[d].reserve(r);
+      for (int k = 0; moved < 0 && k < decodeCandidates.length; k++) {
+        if (decodeCandidates[k] != d) { // the router's choice has no room: any other that has
+          moved = instances[decodeCandidates[k]].reserve(r);
+          if (moved >= 0) {
+            d = decodeCandidates[k];
+          }
+        }
+      }
+      if (moved < 0) {
+        return -1;
+      }
+      r.tokensToMove = moved;
+      r.transferStartUs = nowUs;
+      instances[d].onRouted(r);
+      perInstance[d].onInjected(nowUs);
+      return d;
+    }
+
+    @Override
+    public int prefillInstance(EngineRequest r) {
+      return r.prefillInstance;
+    }
+
+    @Override
+    public int tokensToMove(EngineRequest r) {
+      return r.tokensToMove;
+    }
+
+    @Override
+    public void arrived(EngineRequest r) {
+      r.transferEndUs = nowUs;
+      releasePrefill(r);
+      instances[r.instanceIndex].acceptArrived(r);
+    }
+  }
+
+  /** Frees the disaggregated request's blocks on its prefill instance. */
+  private void releasePrefill(EngineRequest r) {
+    instances[r.prefillInstance].release(r.prefillTable);
+    r.prefillTable = null;
+    if (pd.role(r.prefillInstance).decodes()) {
+      pd.wake(); // room on an instance that also decodes
+    }
+  }
+
+  @Override
+  public void prefilled(EngineRequest r) {
+    instances[r.instanceIndex].onEnded();
+    r.prefillInstance = r.instanceIndex;
+    r.instanceIndex = -1; // on no instance's count until a decode instance reserves its blocks
+    r.prefillDoneUs = nowUs;
+    pd.onPrefilled(r);
+  }
+
+  /** A disaggregated request's client deadline passed between its two instances: it ends, freeing both. */
+  private void onHandedOffTimeout(EngineRequest r) {
+    boolean reserved = !pd.waitingForRoom(r);
+    pd.cancel(r);
+    if (reserved) {
+      instances[r.instanceIndex].release(r.table);
+      r.table = null;
+    }
+    // its prefill blocks, still held until its KV moved
+    instances[r.prefillInstance].release(r.prefillTable);
+    r.prefillTable = null;
+    finish(r, RequestOutcome.TIMED_OUT, nowUs, "");
   }
 
   /** The clock and the control-plane events, as the gateway and the fleet see them. */
@@ -260,18 +358,23 @@ final class Engine implements EventLoop {
   private final class ClusterState implements ClusterView {
     @Override
     public int size() {
-      return fleet == null ? instances.length : fleet.routable().length;
+      return candidates != null ? candidates.length : fleet == null ? instances.length : fleet.routable().length;
     }
 
     @Override
     public InstanceSnapshot get(int index) {
-      return instances[fleet == null ? index : fleet.routable()[index]].snapshot();
+      return instances[member(index)].snapshot();
     }
 
     @Override
     public long nowUs() {
       return nowUs;
     }
+  }
+
+  /** The instance at index {@code k} of the routers' view. */
+  private int member(int k) {
+    return candidates != null ? candidates[k] : fleet == null ? k : fleet.routable()[k];
   }
 
   SimulationResult run() {
@@ -304,10 +407,18 @@ final class Engine implements EventLoop {
         case EventQueue.QUEUED -> instanceOf((EngineRequest) payload).onQueued((EngineRequest) payload);
         case EventQueue.LOADED -> instanceOf((EngineRequest) payload).onLoaded((EngineRequest) payload);
         case EventQueue.STEP -> ((Instance) payload).onStep();
-        case EventQueue.TIMEOUT -> instanceOf((EngineRequest) payload).onTimeout((EngineRequest) payload);
+        case EventQueue.TIMEOUT -> onTimeout((EngineRequest) payload);
         case EventQueue.CONTROL -> onControlEvent(payload);
         default -> throw new IllegalStateException("unknown event type " + events.poppedType());
       }
+    }
+  }
+
+  private void onTimeout(EngineRequest r) {
+    if (r.state == EngineRequest.State.HANDED_OFF) {
+      onHandedOffTimeout(r);
+    } else {
+      instanceOf(r).onTimeout(r);
     }
   }
 
@@ -355,7 +466,9 @@ final class Engine implements EventLoop {
     if (r == null || r.state == EngineRequest.State.FINISHED) {
       return false;
     }
-    if (r.instanceIndex >= 0) {
+    if (r.state == EngineRequest.State.HANDED_OFF) {
+      onHandedOffTimeout(r);
+    } else if (r.instanceIndex >= 0) {
       instances[r.instanceIndex].onTimeout(r);
     } else {
       r.aborted = true; // ends at its admission or routing decision
@@ -510,6 +623,9 @@ final class Engine implements EventLoop {
     if (fleet != null && Fleet.isFleetEvent(payload)) {
       return fleet.idle(payload);
     }
+    if (pd != null && PdCoordinator.isPdEvent(payload)) {
+      return pd.idle(payload);
+    }
     return gateway != null && Gateway.isGatewayEvent(payload) && gateway.consumeIfIdle(payload);
   }
 
@@ -519,6 +635,8 @@ final class Engine implements EventLoop {
       fleet.onEvent(payload);
     } else if (gateway != null && Gateway.isGatewayEvent(payload)) {
       gateway.onEvent(payload);
+    } else if (pd != null && PdCoordinator.isPdEvent(payload)) {
+      pd.onEvent(payload);
     } else {
       throw new IllegalStateException("unknown control event " + payload);
     }
@@ -531,7 +649,9 @@ final class Engine implements EventLoop {
     }
     Instance target = route(r);
     target.onRouted(r);
-    perInstance[target.index()].onInjected(nowUs);
+    if (!r.disaggregated) { // a disaggregated request counts at its decode instance
+      perInstance[target.index()].onInjected(nowUs);
+    }
     if (r.deadlineUs > 0) {
       events.push(r.deadlineUs, EventQueue.TIMEOUT, target.index(), r);
     }
@@ -597,6 +717,16 @@ final class Engine implements EventLoop {
       return instances[0];
     }
     refreshSnapshotsIfDue();
+    if (pd != null) {
+      r.disaggregated = decideDisaggregation(r);
+      Disaggregation d = config.disaggregation();
+      int choice = chooseInstance(r, r.disaggregated ? d.prefillRouter() : d.decodeRouter(),
+          r.disaggregated ? prefillCandidates : decodeCandidates);
+      if (config.traceDecisions()) {
+        traceRouting(r, choice, false); // the routers' scores are over their own instances
+      }
+      return instances[choice];
+    }
     countHolBlocking();
     routingRequest = r;
     boolean scored = config.traceDecisions() && router.score(r, cluster, scores);
@@ -617,6 +747,50 @@ final class Engine implements EventLoop {
   }
 
   /**
+   * The instance {@code router} chooses for {@code r} among {@code among} (refreshed snapshots),
+   * head-of-line blocking counted over them.
+   */
+  private int chooseInstance(EngineRequest r, Router router, int[] among) {
+    refreshSnapshotsIfDue();
+    candidates = among;
+    try {
+      countHolBlocking();
+      routingRequest = r;
+      int choice = router.route(r, cluster);
+      if (choice < 0 || choice >= among.length) {
+        throw new IllegalStateException("router chose instance " + choice + " of " + among.length);
+      }
+      return among[choice];
+    } finally {
+      candidates = null;
+      routingRequest = null;
+    }
+  }
+
+  /**
+   * Whether {@code r} is disaggregated: the decider's answer, unless no decode instance could
+   * ever hold it (it then goes whole to a decode instance, which refuses it as it would).
+   */
+  private boolean decideDisaggregation(EngineRequest r) {
+    boolean holdable = false;
+    for (int i : decodeCandidates) {
+      holdable |= instances[i].canHold(r);
+    }
+    if (!holdable) {
+      return false;
+    }
+    int cached = 0;
+    if (pd.needsCachedPrefix()) {
+      routingRequest = r;
+      for (int i : decodeCandidates) {
+        cached = Math.max(cached, instances[i].snapshot().cachedPrefixTokens());
+      }
+      routingRequest = null;
+    }
+    return pd.decide(r.inputTokens, cached);
+  }
+
+  /**
    * Counts a routing decision at which some instance's backlog (requests routed there and not
    * yet running: waiting, or on their way to the queue) is far above the cluster mean.
    */
@@ -625,7 +799,7 @@ final class Engine implements EventLoop {
     int max = 0;
     int n = cluster.size(); // the routable instances (all of them without autoscaling)
     for (int k = 0; k < n; k++) {
-      Instance inst = instances[fleet == null ? k : fleet.routable()[k]];
+      Instance inst = instances[member(k)];
       int q = inst.inFlight() - inst.running().size();
       total += q;
       max = Math.max(max, q);
@@ -703,6 +877,15 @@ final class Engine implements EventLoop {
     if (r.instanceIndex >= 0) {
       instances[r.instanceIndex].onEnded();
       perInstance[r.instanceIndex].onFinished(r, outcome, endUs, reason, metSlo);
+    }
+    if (pd != null) {
+      if (r.disaggregated && outcome == RequestOutcome.COMPLETED && r.transferEndUs >= 0) {
+        pd.onCompleted(r.firstScheduledUs - r.arrivalUs, r.prefillDoneUs - r.firstScheduledUs,
+            r.transferStartUs - r.prefillDoneUs, r.firstTokenClientUs - r.transferEndUs);
+      }
+      if (r.instanceIndex >= 0 && pd.role(r.instanceIndex).decodes()) {
+        pd.wake(); // its blocks are free: a request waiting for decode room may fit now
+      }
     }
     if (fleet != null) {
       boolean done = outcome == RequestOutcome.COMPLETED;
@@ -785,6 +968,9 @@ final class Engine implements EventLoop {
     if (gateway != null) {
       gateway.forEachQueued(r -> leftover(r, true));
     }
+    if (pd != null) {
+      pd.forEachPending(r -> leftover(r, false));
+    }
     long end = Math.max(nowUs, lastEndUs);
     if (!events.isEmpty() && horizonUs != Long.MAX_VALUE) {
       end = horizonUs;
@@ -807,7 +993,22 @@ final class Engine implements EventLoop {
         decisions.seal());
     return new SimulationResult(recs, overallSummary, stageSummaries, end, stats, report,
         config.fitness(), gateway == null ? null : gateway.report(),
-        fleet == null ? null : fleet.report(end));
+        fleet == null ? null : fleet.report(end), pd == null ? null : pd.report(poolUse(end)));
+  }
+
+  /** Each pool's role and the fraction of the run its instances spent in steps. */
+  private List<DisaggregationReport.Pool> poolUse(long endUs) {
+    Map<String, long[]> byPool = new java.util.LinkedHashMap<>(); // instances, busy microseconds
+    for (Instance inst : instances) {
+      long[] a = byPool.computeIfAbsent(inst.poolName(), k -> new long[2]);
+      a[0]++;
+      a[1] += inst.busyUs();
+    }
+    List<DisaggregationReport.Pool> out = new ArrayList<>();
+    byPool.forEach((name, a) -> out.add(new DisaggregationReport.Pool(name,
+        config.disaggregation().role(name).label(), (int) a[0],
+        endUs <= 0 ? 0 : Math.min(1.0, (double) a[1] / (a[0] * (double) endUs)))));
+    return out;
   }
 
   private List<InstanceResult> instanceResults() {

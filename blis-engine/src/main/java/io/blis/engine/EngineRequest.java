@@ -18,6 +18,8 @@ final class EngineRequest implements RequestView, CompletedRequest {
     ARRIVED,
     WAITING,
     RUNNING,
+    /** Disaggregated: prefilled, waiting for a decode instance with room or for its KV to move. */
+    HANDED_OFF,
     FINISHED
   }
 
@@ -70,6 +72,18 @@ final class EngineRequest implements RequestView, CompletedRequest {
   /** Client-visible inter-token intervals, one per token after the first. */
   long[] itlUs;
   int itlCount;
+  /** Disaggregated (prefilled on one instance, decoded on another). */
+  boolean disaggregated;
+  /** Disaggregated: the instance it was prefilled on; -1 before. */
+  int prefillInstance = -1;
+  /** Disaggregated: its blocks on the prefill instance, held until its KV moved; null after. */
+  BlockTable prefillTable;
+  /** Disaggregated: when its prefill ended, its KV started moving and arrived; -1 before. */
+  long prefillDoneUs = -1;
+  long transferStartUs = -1;
+  long transferEndUs = -1;
+  /** Disaggregated: prompt tokens whose KV moves to the decode instance. */
+  int tokensToMove;
 
   EngineRequest(RequestSpec spec, long arrivalUs, long deadlineUs) {
     this.spec = spec;

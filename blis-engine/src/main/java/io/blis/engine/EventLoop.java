@@ -39,4 +39,10 @@ interface EventLoop {
 
   /** The request being routed now (the prefix-cache lookups of the snapshots), or null. */
   EngineRequest routingRequest();
+
+  /**
+   * The disaggregated request {@code r} finished its prefill on its instance (state {@code
+   * HANDED_OFF}, still holding its blocks there): its KV goes on to a decode instance.
+   */
+  void prefilled(EngineRequest r);
 }

@@ -42,6 +42,8 @@ final class Instance {
   private long lastStepStartUs;
   private long preemptionEvents;
   private long steps;
+  /** Simulated time spent in steps, microseconds. */
+  private long busyUs;
   private int inFlightRequests;
   private long waitingPromptTokens;
   private double stepEstimateUs;
@@ -90,6 +92,11 @@ final class Instance {
 
   long steps() {
     return steps;
+  }
+
+  /** Simulated time this instance spent in steps, microseconds. */
+  long busyUs() {
+    return busyUs;
   }
 
   WaitingQueue waiting() {
@@ -277,6 +284,11 @@ final class Instance {
       loop.finish(r, RequestOutcome.REJECTED, loop.nowUs(), reason);
       return;
     }
+    enqueue(r);
+  }
+
+  /** {@code r} joins the waiting queue now; a step is scheduled if none is. */
+  private void enqueue(EngineRequest r) {
     r.state = EngineRequest.State.WAITING;
     r.queuedUs = loop.nowUs();
     r.priority = loop.priorityOf(r);
@@ -285,10 +297,7 @@ final class Instance {
     if (loop.listener() != null) {
       loop.listener().onQueued(index, r, loop.nowUs());
     }
-    if (!stepPending) {
-      stepPending = true;
-      loop.schedule(loop.nowUs(), EventQueue.STEP, this);
-    }
+    kick();
   }
 
   void onTimeout(EngineRequest r) {
@@ -306,6 +315,7 @@ final class Instance {
         pool.free(r.table);
       }
       case ARRIVED -> { }
+      case HANDED_OFF -> throw new IllegalStateException(r + " is between two instances; the engine ends it");
     }
     loop.finish(r, RequestOutcome.TIMED_OUT, loop.nowUs(), "");
   }
@@ -358,6 +368,11 @@ final class Instance {
       }
       r.progress += scheduled;
       if (r.progress >= r.prefillTarget) {
+        if (r.disaggregated && r.prefillDoneUs < 0) {
+          r.state = EngineRequest.State.HANDED_OFF; // its KV goes to a decode instance (the engine's)
+          loop.prefilled(r);
+          continue;
+        }
         emitToken(r);
         if (r.state == EngineRequest.State.FINISHED) {
           finished++;
@@ -481,16 +496,26 @@ final class Instance {
         r.table = pool.newTable(r.spec.promptTokens(), (long) r.inputTokens + r.outputTokens);
       }
       int target = r.inputTokens + r.generated;
-      int maxCachedBlocks = (target - 1) / blockSize;
-      int cachedBlocks = Math.min(pool.cachedPrefixBlocks(r.table), maxCachedBlocks);
-      int cpuBlocks = pool.cpuPrefixBlocks(r.table, cachedBlocks, maxCachedBlocks - cachedBlocks);
-      int start = (cachedBlocks + cpuBlocks) * blockSize;
-      int n = Math.min(capChunk(target - start, threshold), budget);
-      boolean admitted = cpuBlocks > 0
-          ? pool.admitLoading(r.table, cachedBlocks, cpuBlocks)
-          : pool.admit(r.table, cachedBlocks, start + n);
-      if (!admitted) {
-        break; // head of line: nothing behind it is admitted this step
+      int cpuBlocks = 0;
+      int start;
+      int n;
+      if (r.table.numBlocks() > 0) {
+        // a disaggregated request whose prompt KV arrived in the blocks reserved for it: it
+        // recomputes its last prompt token, which gives the first output token
+        start = target - 1;
+        n = 1;
+      } else {
+        int maxCachedBlocks = (target - 1) / blockSize;
+        int cachedBlocks = Math.min(pool.cachedPrefixBlocks(r.table), maxCachedBlocks);
+        cpuBlocks = pool.cpuPrefixBlocks(r.table, cachedBlocks, maxCachedBlocks - cachedBlocks);
+        start = (cachedBlocks + cpuBlocks) * blockSize;
+        n = Math.min(capChunk(target - start, threshold), budget);
+        boolean admitted = cpuBlocks > 0
+            ? pool.admitLoading(r.table, cachedBlocks, cpuBlocks)
+            : pool.admit(r.table, cachedBlocks, start + n);
+        if (!admitted) {
+          break; // head of line: nothing behind it is admitted this step
+        }
       }
       waiting.pollFirst();
       onWaitingRemoved(r);
@@ -549,6 +574,7 @@ final class Instance {
       stepUs = gate.align(loop.nowUs(), stepUs);
     }
     steps++;
+    busyUs += stepUs;
     stepStartUs = loop.nowUs();
     stepDurationUs = stepUs;
     stepRunning = running.size();
@@ -566,6 +592,58 @@ final class Instance {
     }
     stepPending = true;
     loop.schedule(SimulatedTime.later(loop.nowUs(), stepUs), EventQueue.STEP, this);
+  }
+
+  // ---------------------------------------------------------------- disaggregation
+
+  /**
+   * Reserves blocks for the prompt of the disaggregated request {@code r} (prefilled elsewhere):
+   * the blocks of its prompt this instance caches, and new ones for the rest. Its blocks on the
+   * prefill instance move to {@link EngineRequest#prefillTable}.
+   *
+   * @return the prompt tokens whose KV must move here (the uncached ones but the last, which this
+   *     instance recomputes), or -1 when the request cannot be held here or there is no room now
+   */
+  int reserve(EngineRequest r) {
+    if (rejectReason(r) != null) {
+      return -1;
+    }
+    int blockSize = pool.blockSizeTokens();
+    io.blis.kvcache.BlockTable t = pool.newTable(r.spec.promptTokens(), (long) r.inputTokens + r.outputTokens);
+    int cached = Math.min(pool.cachedPrefixBlocks(t), (r.inputTokens - 1) / blockSize);
+    if (!pool.admit(t, cached, r.inputTokens)) {
+      return -1;
+    }
+    changed();
+    r.prefillTable = r.table;
+    r.table = t;
+    return Math.max(0, r.inputTokens - 1 - cached * blockSize);
+  }
+
+  /** Whether this instance could ever hold {@code r} (its limits and KV capacity). */
+  boolean canHold(EngineRequest r) {
+    return rejectReason(r) == null;
+  }
+
+  /** The KV of the disaggregated request {@code r} arrived in its reserved blocks: it queues. */
+  void acceptArrived(EngineRequest r) {
+    changed();
+    enqueue(r);
+  }
+
+  /** Frees blocks a request that left this instance still held (its KV moved, or it ended on the way). */
+  void release(io.blis.kvcache.BlockTable table) {
+    changed();
+    pool.free(table);
+    kick();
+  }
+
+  /** Steps now if idle with requests waiting (blocks may have been freed outside a step). */
+  private void kick() {
+    if (!stepPending && !waiting.isEmpty()) {
+      stepPending = true;
+      loop.schedule(loop.nowUs(), EventQueue.STEP, this);
+    }
   }
 
   private boolean anyLoading() {

@@ -50,11 +50,11 @@ final class RequestList implements BatchView {
     return false;
   }
 
-  /** Drops every request in state FINISHED, keeping the order of the others. */
+  /** Drops every request no longer running (finished, or handed off to a decode instance), keeping the order of the others. */
   void removeFinished() {
     int w = 0;
     for (int i = 0; i < size; i++) {
-      if (items[i].state != EngineRequest.State.FINISHED) {
+      if (items[i].state == EngineRequest.State.RUNNING) {
         items[w++] = items[i];
       }
     }

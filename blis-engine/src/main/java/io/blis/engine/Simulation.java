@@ -160,6 +160,7 @@ public final class Simulation {
     private EngineListener listener;
     private io.blis.engine.flow.FlowControl flowControl;
     private Engine.Autoscaling autoscaling;
+    private io.blis.engine.disagg.Disaggregation disaggregation;
 
     private Builder() {}
 
@@ -307,6 +308,17 @@ public final class Simulation {
     }
 
     /** Receives every journey and step event (for tracing); default none. */
+    /**
+     * Splits requests between pools that prefill and pools that decode, moving their KV between
+     * instances ({@link io.blis.engine.disagg.Disaggregation}); its routers replace {@link
+     * #router}. The pools are named in {@code d}'s roles and KV figures; every pool must have KV
+     * figures. {@link SimulationResult#disaggregation()} says what it did.
+     */
+    public Builder disaggregation(io.blis.engine.disagg.Disaggregation d) {
+      this.disaggregation = Objects.requireNonNull(d, "disaggregation");
+      return this;
+    }
+
     public Builder listener(EngineListener l) {
       this.listener = Objects.requireNonNull(l, "listener");
       return this;
@@ -515,13 +527,20 @@ public final class Simulation {
         }
       }
       Router routing = router;
+      if (disaggregation != null && ranked) {
+        throw new IllegalArgumentException("disaggregation: pools of data-parallel ranks or pipeline stages"
+            + " are not supported; give each pool dp 1 and pp 1");
+      }
+      if (disaggregation != null && autoscaling != null) {
+        throw new IllegalArgumentException("disaggregation and autoscaling together are not supported");
+      }
       if (ranked) {
         firstRanks.add(configs.size());
         routing = new RankRouter(router, firstRanks.stream().mapToInt(Integer::intValue).toArray());
       }
       Engine.ClusterConfig cluster = new Engine.ClusterConfig(routing, admission, priority,
           admissionLatencyUs, routingLatencyUs, snapshotRefreshUs, Map.copyOf(slo),
-          traceDecisions, counterfactualK, fitness, listener, flowControl, autoscaling);
+          traceDecisions, counterfactualK, fitness, listener, flowControl, autoscaling, disaggregation);
       return new Engine(configs, cluster, source, recordRequests, streamingMetrics, horizonUs,
           maxBacklog, observer);
     }

@@ -86,11 +86,15 @@ record GridFile(
       @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<Integer> maxNumSeqs,
       @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<Integer> maxNumBatchedTokens,
       @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<String> router,
-      @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<String> scheduler) {}
+      @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<String> scheduler,
+      @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<Integer> prefillReplicas,
+      @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<Integer> decodeReplicas,
+      @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<String> pdDecider) {}
 
   /** One configuration given explicitly; a field left out takes the default of {@code blis run}. */
   record PointFile(String model, String gpu, Integer tp, Integer pp, Integer dp, Boolean expertParallel,
-      Integer replicas, Integer maxNumSeqs, Integer maxNumBatchedTokens, String router, String scheduler) {}
+      Integer replicas, Integer maxNumSeqs, Integer maxNumBatchedTokens, String router, String scheduler,
+      Integer prefillReplicas, Integer decodeReplicas, String pdDecider) {}
 
   /** Overrides of {@link CapacitySearch.Settings#defaults()}; every field optional. */
   record SearchFile(Double pointDurationS, Long minRequests, Long maxRequests, Double warmup, Double tolerance,

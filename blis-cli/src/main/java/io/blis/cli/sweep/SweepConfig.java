@@ -20,9 +20,20 @@ import java.util.Objects;
  * @param maxNumBatchedTokens vLLM {@code --max-num-batched-tokens}
  * @param router router provider name
  * @param scheduler scheduler provider name
+ * @param prefillReplicas of the replicas, those that prefill (prefill/decode disaggregation); 0 for none
+ * @param decodeReplicas of the replicas, those that decode; the rest of the replicas do both
+ * @param pdDecider which requests are disaggregated: never, always or prefix-threshold
  */
 public record SweepConfig(String model, String gpu, int tp, int pp, int dp, boolean expertParallel, int replicas,
-    int maxNumSeqs, int maxNumBatchedTokens, String router, String scheduler) {
+    int maxNumSeqs, int maxNumBatchedTokens, String router, String scheduler, int prefillReplicas,
+    int decodeReplicas, String pdDecider) {
+
+  /** A configuration without prefill/decode disaggregation. */
+  public SweepConfig(String model, String gpu, int tp, int pp, int dp, boolean expertParallel, int replicas,
+      int maxNumSeqs, int maxNumBatchedTokens, String router, String scheduler) {
+    this(model, gpu, tp, pp, dp, expertParallel, replicas, maxNumSeqs, maxNumBatchedTokens, router, scheduler, 0, 0,
+        "never");
+  }
 
   /** {@code blis run}'s defaults for an axis or a field left out. */
   public static final SweepConfig DEFAULTS =
@@ -43,6 +54,17 @@ public record SweepConfig(String model, String gpu, int tp, int pp, int dp, bool
       throw new IllegalArgumentException("tp, pp, dp, replicas, max_num_seqs and max_num_batched_tokens must be at"
           + " least 1: " + this);
     }
+    Objects.requireNonNull(pdDecider, "pdDecider");
+    io.blis.engine.disagg.Decider.parse(pdDecider);
+    if (prefillReplicas < 0 || decodeReplicas < 0 || prefillReplicas + decodeReplicas > replicas) {
+      throw new IllegalArgumentException("prefill_replicas " + prefillReplicas + " and decode_replicas "
+          + decodeReplicas + " must be >= 0 and together at most replicas " + replicas);
+    }
+  }
+
+  /** Whether some replicas prefill or decode only (prefill/decode disaggregation). */
+  public boolean disaggregated() {
+    return prefillReplicas > 0 || decodeReplicas > 0;
   }
 
   /**
@@ -55,7 +77,9 @@ public record SweepConfig(String model, String gpu, int tp, int pp, int dp, bool
   public String key() {
     return "model=" + model + ";gpu=" + gpu + ";tp=" + tp + (pp != 1 ? ";pp=" + pp : "") + (dp != 1 ? ";dp=" + dp : "")
         + (expertParallel ? ";expert_parallel=true" : "") + ";replicas=" + replicas + ";max_num_seqs=" + maxNumSeqs
-        + ";max_num_batched_tokens=" + maxNumBatchedTokens + ";router=" + router + ";scheduler=" + scheduler;
+        + ";max_num_batched_tokens=" + maxNumBatchedTokens + ";router=" + router + ";scheduler=" + scheduler
+        + (disaggregated() || !pdDecider.equals("never") ? ";prefill_replicas=" + prefillReplicas + ";decode_replicas="
+            + decodeReplicas + ";pd_decider=" + pdDecider : "");
   }
 
   /** The expert-parallel degree: {@code tp x dp} with expert parallelism, else 1. */

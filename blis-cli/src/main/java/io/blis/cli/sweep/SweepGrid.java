@@ -151,9 +151,17 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
         PoolSpec p = coeffs == null ? pool : pool(c, io.blis.latency.coeff.CoefficientFiles.toInline(coeffs));
         // the search measures the recorded requests; the engine's own summaries are not used, and
         // their exact percentiles (a sort of every sample) would cost most of the run
-        return Cluster.builder().defaults(p).instances(instances == 0 ? c.replicas() : instances)
-            .router(new PolicySpec(c.router(), Map.of())).scheduler(c.scheduler()).toSimulation()
-            .streamingMetrics(true);
+        Cluster.Builder b = Cluster.builder().defaults(p).instances(instances == 0 ? c.replicas() : instances)
+            .router(new PolicySpec(c.router(), Map.of())).scheduler(c.scheduler());
+        if (c.disaggregated() || !c.pdDecider().equals("never")) {
+          PoolSpec none = PoolSpec.builder("none").build();
+          if (c.disaggregated()) {
+            int n = instances == 0 ? c.replicas() : instances;
+            b.splitPools(c.prefillReplicas(), c.decodeReplicas(), n - c.prefillReplicas() - c.decodeReplicas(), none, none);
+          }
+          b.disaggregation(new io.blis.engine.cluster.PdSpec(c.pdDecider(), null, null, null, null, null, null));
+        }
+        return b.toSimulation().streamingMetrics(true);
       };
     }
 
@@ -393,8 +401,13 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
       List<Integer> tokens = v.axis(a.maxNumBatchedTokens(), "max_num_batched_tokens", dflt.maxNumBatchedTokens());
       List<String> routers = v.axis(a.router(), "router", dflt.router());
       List<String> schedulers = v.axis(a.scheduler(), "scheduler", dflt.scheduler());
+      List<Integer> prefills = v.axis(a.prefillReplicas(), "prefill_replicas", dflt.prefillReplicas());
+      List<Integer> decodes = v.axis(a.decodeReplicas(), "decode_replicas", dflt.decodeReplicas());
+      List<String> deciders = a.pdDecider() == null ? java.util.Collections.singletonList(null)
+          : v.axis(a.pdDecider(), "pd_decider", null); // left out: always when split, never otherwise
       long n = (long) models.size() * gpus.size() * tps.size() * pps.size() * dps.size() * eps.size() * replicas.size()
-          * seqs.size() * tokens.size() * routers.size() * schedulers.size();
+          * seqs.size() * tokens.size() * routers.size() * schedulers.size() * prefills.size() * decodes.size()
+          * deciders.size();
       if (n > MAX_CONFIGS) {
         throw new IllegalArgumentException(at.apply("/grid") + "the grid has " + n + " configurations, at most " + MAX_CONFIGS);
       }
@@ -410,7 +423,14 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
                       for (int t : tokens) {
                         for (String router : routers) {
                           for (String scheduler : schedulers) {
-                            configs.add(new SweepConfig(model, gpu, tp, pp, dp, ep, r, s, t, router, scheduler));
+                            for (int pr : prefills) {
+                              for (int dr : decodes) {
+                                for (String decider : deciders) {
+                                  configs.add(config(at, "/grid", new SweepConfig(model, gpu, tp, pp, dp, ep, r, s, t,
+                                      router, scheduler), pr, dr, decider));
+                                }
+                              }
+                            }
                           }
                         }
                       }
@@ -434,7 +454,7 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
         if (p == null) {
           throw new IllegalArgumentException(at.apply(here) + "points[" + i + "] is empty");
         }
-        configs.add(new SweepConfig(
+        configs.add(config(at, here, new SweepConfig(
             v.value(p.model(), here, "model", dflt.model()),
             v.value(p.gpu(), here, "gpu", dflt.gpu()),
             v.value(p.tp(), here, "tp", dflt.tp()),
@@ -445,7 +465,10 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
             v.value(p.maxNumSeqs(), here, "max_num_seqs", dflt.maxNumSeqs()),
             v.value(p.maxNumBatchedTokens(), here, "max_num_batched_tokens", dflt.maxNumBatchedTokens()),
             v.value(p.router(), here, "router", dflt.router()),
-            v.value(p.scheduler(), here, "scheduler", dflt.scheduler())));
+            v.value(p.scheduler(), here, "scheduler", dflt.scheduler())),
+            v.value(p.prefillReplicas(), here, "prefill_replicas", dflt.prefillReplicas()),
+            v.value(p.decodeReplicas(), here, "decode_replicas", dflt.decodeReplicas()),
+            v.value(p.pdDecider(), here, "pd_decider", null)));
       }
     }
     if (configs.isEmpty()) {
@@ -493,6 +516,25 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
   }
 
   /** Checks the values of the axes and points, naming the element of an error. */
+  /**
+   * {@code c} with its replicas split into {@code prefill} and {@code decode} ones (the rest do
+   * both) and the decider ({@code null}: always when split, never otherwise).
+   */
+  private static SweepConfig config(Function<String, String> at, String where, SweepConfig c, int prefill, int decode,
+      String decider) {
+    String d = decider != null ? decider : prefill > 0 || decode > 0 ? "always" : "never";
+    if (prefill + decode > c.replicas()) {
+      throw new IllegalArgumentException(at.apply(where) + "prefill_replicas " + prefill + " + decode_replicas " + decode
+          + " exceed replicas " + c.replicas() + " (" + c.key() + ")");
+    }
+    if (prefill + decode > 0 && c.replicas() - prefill - decode == 0 && (prefill == 0 || decode == 0)) {
+      throw new IllegalArgumentException(at.apply(where) + "with every replica prefill or decode, give both some ("
+          + c.key() + ")");
+    }
+    return new SweepConfig(c.model(), c.gpu(), c.tp(), c.pp(), c.dp(), c.expertParallel(), c.replicas(), c.maxNumSeqs(),
+        c.maxNumBatchedTokens(), c.router(), c.scheduler(), prefill, decode, d);
+  }
+
   private record Values(Function<String, String> at, Path baseDir) {
 
     <T> List<T> axis(List<T> values, String key, T dflt) {
@@ -567,6 +609,12 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
           case "router" -> known((String) value, "router", Providers.names(RouterProvider.class));
           case "scheduler" -> known((String) value, "scheduler", Providers.names(SchedulerProvider.class));
           case "expert_parallel" -> { } // true or false, which the binding checked
+          case "pd_decider" -> io.blis.engine.disagg.Decider.parse((String) value);
+          case "prefill_replicas", "decode_replicas" -> {
+            if ((Integer) value < 0) {
+              throw new IllegalArgumentException("must be a whole number of at least 0, got " + value);
+            }
+          }
           default -> {
             int n = (Integer) value;
             if (n < 1) {

@@ -125,7 +125,7 @@ final class SweepReport {
     List<Function<SweepConfig, String>> fields = List.of(c -> "model=" + c.model(), c -> "gpu=" + c.gpu(),
         SweepReport::layout, c -> "replicas=" + c.replicas(), c -> "max_num_seqs=" + c.maxNumSeqs(),
         c -> "max_num_batched_tokens=" + c.maxNumBatchedTokens(), c -> "router=" + c.router(),
-        c -> "scheduler=" + c.scheduler());
+        c -> "scheduler=" + c.scheduler(), SweepReport::split);
     List<Function<SweepConfig, String>> varying = new ArrayList<>();
     for (Function<SweepConfig, String> f : fields) {
       if (configs.stream().map(f).distinct().count() > 1) {
@@ -144,6 +144,12 @@ final class SweepReport {
       out.put(i, b.toString());
     }
     return out;
+  }
+
+  /** {@code pd=P+D} (prefill and decode replicas) and the decider, or {@code pd=none}. */
+  static String split(SweepConfig c) {
+    return c.disaggregated() || !c.pdDecider().equals("never")
+        ? "pd=" + c.prefillReplicas() + "+" + c.decodeReplicas() + " " + c.pdDecider() : "pd=none";
   }
 
   /** {@code tp=T}, then {@code pp=P}, {@code dp=D} and {@code ep=E} where they are not 1. */

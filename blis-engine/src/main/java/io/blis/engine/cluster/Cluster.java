@@ -101,8 +101,29 @@ public final class Cluster {
     private long seed = 42;
     private PolicySpec autoscaler;
     private io.blis.engine.autoscale.FleetConfig fleet;
+    private PdSpec pd = PdSpec.none();
+    private PdSplit split;
 
     private Builder() {}
+
+    /** Disaggregation settings that win over the bundle's {@code disaggregation} section (non-null fields). */
+    public Builder disaggregation(PdSpec settings) {
+      this.pd = Objects.requireNonNull(settings, "settings");
+      return this;
+    }
+
+    /**
+     * Splits the single pool of {@code --num-instances} instances as Go BLIS's flags do: {@code
+     * prefill} instances that prefill, {@code decode} that decode, and the rest (at least {@code
+     * shared}) doing both; {@code prefillOverrides} and {@code decodeOverrides} (non-null fields)
+     * set the first two pools apart (their GPU, TP, limits). Refused with a bundle of pools.
+     */
+    public Builder splitPools(int prefill, int decode, int shared, PoolSpec prefillOverrides,
+        PoolSpec decodeOverrides) {
+      this.split = new PdSplit(prefill, decode, shared, Objects.requireNonNull(prefillOverrides, "prefillOverrides"),
+          Objects.requireNonNull(decodeOverrides, "decodeOverrides"));
+      return this;
+    }
 
     /**
      * Scales the (single) pool with the autoscaler {@code spec} names (its parameters the
@@ -218,17 +239,24 @@ public final class Cluster {
       Context policyContext = null;
       Scheduler sched = null;
       String schedulerName = first(scheduler, bundle.scheduler(), "fcfs");
+      List<ResolvedPool> resolved = new ArrayList<>();
       for (PoolSpec spec : specs) {
         ResolvedPool p = resolve(spec, specs.size() > 1 ? spec.name() : "",
-            bundle.pools().isEmpty() ? "" : "pool '" + spec.name() + "': ");
+            bundle.pools().isEmpty() && split == null ? "" : "pool '" + spec.name() + "': ");
         if (policyContext == null) {
           policyContext = p.context();
           sched = Providers.select(SchedulerProvider.class, schedulerName).create(p.context());
         }
         b.addPool(p.pool());
+        resolved.add(p);
       }
       b.scheduler(sched);
       PolicySpec r = first(router, bundle.router(), new PolicySpec("round-robin", Map.of()));
+      PdSpec settings = pd.over(bundle.disaggregation() == null ? PdSpec.none() : bundle.disaggregation());
+      boolean roles = specs.stream().anyMatch(s -> s.disaggregationRole() != io.blis.engine.disagg.Role.BOTH);
+      if (roles || !settings.equals(PdSpec.none())) {
+        b.disaggregation(disaggregation(settings, specs, resolved, r, policyContext));
+      }
       PolicySpec a = first(admission, bundle.admission(), new PolicySpec("always-admit", Map.of()));
       PolicySpec pr = first(priority, bundle.priority(), new PolicySpec("slo-based", Map.of()));
       b.router(Providers.select(RouterProvider.class, r.name()).create(withOptions(policyContext, r)));
@@ -259,6 +287,39 @@ public final class Cluster {
             Providers.canonicalName(AutoscalerProvider.class, autoscaler.name()));
       }
       return b;
+    }
+
+    /** The cluster's disaggregation from its settings and its resolved pools. */
+    private io.blis.engine.disagg.Disaggregation disaggregation(PdSpec settings, List<PoolSpec> specs,
+        List<ResolvedPool> resolved, PolicySpec router, Context policyContext) {
+      Map<String, io.blis.engine.disagg.Role> roleOf = new TreeMap<>();
+      Map<String, io.blis.engine.disagg.Disaggregation.PoolKv> kv = new TreeMap<>();
+      String model = null;
+      for (int i = 0; i < specs.size(); i++) {
+        ResolvedPool p = resolved.get(i);
+        if (p.pool().ranks() > 1) {
+          throw new IllegalArgumentException("disaggregation: pool '" + specs.get(i).name() + "' has data-parallel"
+              + " ranks or pipeline stages; disaggregated pools take dp 1 and pp 1");
+        }
+        if (model != null && !model.equals(p.context().model().name())) {
+          throw new IllegalArgumentException("disaggregation moves KV between pools of one model; pool '"
+              + specs.get(i).name() + "' serves " + p.context().model().name() + ", another " + model);
+        }
+        model = p.context().model().name();
+        roleOf.put(p.pool().name(), specs.get(i).disaggregationRole());
+        kv.put(p.pool().name(), p.kv());
+      }
+      io.blis.engine.disagg.Disaggregation.Transfer transfer = new io.blis.engine.disagg.Disaggregation.Transfer(
+          settings.transferBandwidthGBps(),
+          first(settings.transferBaseLatencyUs(), io.blis.engine.disagg.Disaggregation.Transfer.DEFAULT_BASE_LATENCY_US),
+          Boolean.TRUE.equals(settings.transferContention()));
+      PolicySpec prefillRouter = first(settings.prefillRouter(), router);
+      PolicySpec decodeRouter = first(settings.decodeRouter(), router);
+      return new io.blis.engine.disagg.Disaggregation(
+          io.blis.engine.disagg.Decider.parse(first(settings.decider(), "never")),
+          first(settings.prefixThreshold(), 16), roleOf, kv, transfer,
+          Providers.select(RouterProvider.class, prefillRouter.name()).create(withOptions(policyContext, prefillRouter)),
+          Providers.select(RouterProvider.class, decodeRouter.name()).create(withOptions(policyContext, decodeRouter)));
     }
 
     /**
@@ -295,14 +356,26 @@ public final class Cluster {
             + instancesOverride);
       }
       List<PoolSpec> out = new ArrayList<>();
-      if (fromBundle.isEmpty()) {
+      if (split != null && !fromBundle.isEmpty()) {
+        throw new IllegalArgumentException("--prefill-instances and --decode-instances split the single pool of"
+            + " --num-instances; the policy bundle has pools of its own (give them a role instead)");
+      }
+      if (fromBundle.isEmpty() && split != null) {
+        int n = instancesOverride != null ? instancesOverride : defaults.instances();
+        PoolSpec base = merge(overrides, merge(defaults, BUILT_IN_DEFAULTS, defaults.name(), n), "default", n);
+        for (PoolSpec p : split.pools(n)) {
+          PoolSpec own = p.name().equals("prefill") ? split.prefillOverrides()
+              : p.name().equals("decode") ? split.decodeOverrides() : emptyPool();
+          out.add(withRole(merge(own, base, p.name(), p.instances()), p.role()));
+        }
+      } else if (fromBundle.isEmpty()) {
         int n = instancesOverride != null ? instancesOverride : defaults.instances();
         out.add(merge(overrides, merge(defaults, BUILT_IN_DEFAULTS, defaults.name(), n), "default", n));
       } else {
         for (PoolSpec p : fromBundle) {
           int n = instancesOverride != null ? instancesOverride : p.instances();
-          out.add(merge(overrides, merge(p, merge(defaults, BUILT_IN_DEFAULTS, p.name(), n), p.name(), n),
-              p.name(), n));
+          out.add(withRole(merge(overrides, merge(p, merge(defaults, BUILT_IN_DEFAULTS, p.name(), n), p.name(), n),
+              p.name(), n), p.role()));
         }
       }
       long total = out.stream().mapToLong(PoolSpec::instances).sum();
@@ -358,6 +431,10 @@ public final class Cluster {
         InstancePool pool = new InstancePool(name, s.instances(),
             i -> i == 0 ? first : lmp.create(context), limits, kvBlocks, blockSize, cpuBlocks, loadUs,
             layout.dp(), layout.pp(), model.isMoe());
+        io.blis.engine.disagg.Disaggregation.PoolKv kv = new io.blis.engine.disagg.Disaggregation.PoolKv(
+            tp * layout.pp() * layout.dp(), ModelSizes.kvBytesPerTokenPerGpu(model, tp), ModelSizes.kvBytesPerToken(model),
+            hw.name(), hw.gpusPerNode(), hw.interconnectBandwidthBytesPerS(), hw.interNodeBandwidthBytesPerS(),
+            Math.round(hw.interconnectLatencyS() * 1e6), Math.round(hw.interNodeLatencyS() * 1e6));
         if (LOG.isInfoEnabled()) {
           LOG.info("{}{} x {} on {} {}: max_num_seqs {}, max_num_batched_tokens {}, max_model_len {} ({}), async"
               + " scheduling {}", name.isEmpty() ? "" : "pool " + name + ": ", s.instances(), model.name(), hw.name(),
@@ -375,14 +452,52 @@ public final class Cluster {
               s.coefficients() == null ? "the model's bundled ones"
                   : s.coefficients().contains("=") ? "given inline" : "file " + s.coefficients());
         }
-        return new ResolvedPool(pool, context);
+        return new ResolvedPool(pool, context, kv);
       } catch (IllegalArgumentException e) {
         throw where.isEmpty() ? e : new IllegalArgumentException(where + e.getMessage(), e);
       }
     }
   }
 
-  private record ResolvedPool(InstancePool pool, Context context) {}
+  private record ResolvedPool(InstancePool pool, Context context,
+      io.blis.engine.disagg.Disaggregation.PoolKv kv) {}
+
+  /** Go BLIS's split of the single pool into prefill, decode and shared instances. */
+  private record PdSplit(int prefill, int decode, int shared, PoolSpec prefillOverrides, PoolSpec decodeOverrides) {
+
+    /** The pools of {@code n} instances: name, count and role only. */
+    List<PoolSpec> pools(int n) {
+      if (prefill < 0 || decode < 0 || shared < 0) {
+        throw new IllegalArgumentException("--prefill-instances, --decode-instances and --prefill-decode-instances"
+            + " must be >= 0, got " + prefill + ", " + decode + " and " + shared);
+      }
+      if (shared == 0 && (prefill == 0 || decode == 0)) {
+        throw new IllegalArgumentException("disaggregation needs both --prefill-instances and --decode-instances"
+            + " (or --prefill-decode-instances), got prefill " + prefill + " and decode " + decode);
+      }
+      if (prefill + decode + shared > n) {
+        throw new IllegalArgumentException("--prefill-instances " + prefill + " + --decode-instances " + decode
+            + " + --prefill-decode-instances " + shared + " exceed --num-instances " + n);
+      }
+      List<PoolSpec> out = new ArrayList<>();
+      if (prefill > 0) {
+        out.add(PoolSpec.builder("prefill").instances(prefill).role("prefill").build());
+      }
+      if (decode > 0) {
+        out.add(PoolSpec.builder("decode").instances(decode).role("decode").build());
+      }
+      if (n - prefill - decode > 0) { // the rest of the instances do both
+        out.add(PoolSpec.builder("shared").instances(n - prefill - decode).role("both").build());
+      }
+      return out;
+    }
+  }
+
+  private static PoolSpec withRole(PoolSpec p, String role) {
+    return new PoolSpec(p.name(), p.instances(), p.model(), p.gpu(), p.tp(), p.latencyModel(), p.coefficients(),
+        p.maxNumSeqs(), p.maxNumBatchedTokens(), p.longPrefillTokenThreshold(), p.maxModelLen(), p.blockSize(),
+        p.totalKvBlocks(), p.gpuMemoryUtilization(), p.pp(), p.dp(), p.ep(), role);
+  }
 
   /**
    * What one pool serves, on what.

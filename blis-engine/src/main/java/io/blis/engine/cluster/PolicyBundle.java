@@ -69,6 +69,23 @@ import java.util.TreeMap;
  *   standard: {ttft_ms: 1000, e2e_ms: 20000}
  * </pre>
  *
+ * <p>Prefill/decode disaggregation: each pool may have a {@code role} (prefill, decode or both,
+ * the default), and a {@code disaggregation} section sets the rest ({@link PdSpec}):
+ *
+ * <pre>
+ * pools:
+ *   - {name: prefill, instances: 3, role: prefill}
+ *   - {name: decode, instances: 5, role: decode}
+ * disaggregation:
+ *   decider: always               # never, always, prefix-threshold
+ *   prefix_threshold: 16
+ *   transfer_bandwidth_gb_s: 25   # leave out for the links between the instances (GPU catalog)
+ *   transfer_base_latency_ms: 0.05
+ *   transfer_contention: true     # with a fixed bandwidth: concurrent transfers share it
+ *   prefill_router: {policy: least-loaded}
+ *   decode_router: {policy: weighted, scorers: {kv-utilization: 1, load: 1}}
+ * </pre>
+ *
  * <p>Every problem is one {@link IllegalArgumentException} naming the file, line and column and
  * what was expected: unknown keys (with the accepted ones), unknown policy names (with the
  * available ones), unknown SLO classes (with the known ones: critical, standard, batch, sheddable,
@@ -79,16 +96,26 @@ import java.util.TreeMap;
  */
 public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec admission,
     PolicySpec priority, String scheduler, Long admissionLatencyUs, Long routingLatencyUs,
-    Long snapshotRefreshUs, Map<String, SloTarget> slo) {
+    Long snapshotRefreshUs, Map<String, SloTarget> slo, PdSpec disaggregation) {
+
+  /** A bundle without a disaggregation section. */
+  public PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec admission,
+      PolicySpec priority, String scheduler, Long admissionLatencyUs, Long routingLatencyUs,
+      Long snapshotRefreshUs, Map<String, SloTarget> slo) {
+    this(pools, router, admission, priority, scheduler, admissionLatencyUs, routingLatencyUs,
+        snapshotRefreshUs, slo, null);
+  }
 
   private static final YAMLFactory YAML = new YAMLFactory();
   private static final List<String> TOP = List.of("pools", "router", "admission", "priority",
-      "scheduler", "cluster", "slo");
+      "scheduler", "cluster", "slo", "disaggregation");
+  private static final List<String> PD = List.of("decider", "prefix_threshold", "transfer_bandwidth_gb_s",
+      "transfer_base_latency_ms", "transfer_contention", "prefill_router", "decode_router");
   private static final List<String> POOL = List.of("name", "instances", "model", "gpu", "tp",
       "latency_model", "coefficients", "max_num_seqs", "max_num_batched_tokens",
       "long_prefill_token_threshold", "max_model_len", "block_size", "total_kv_blocks",
       "gpu_memory_utilization", "pp", "pipeline_parallel_size", "dp", "data_parallel_size", "ep",
-      "enable_expert_parallel");
+      "enable_expert_parallel", "role");
   private static final List<String> CLUSTER = List.of("admission_latency_us", "routing_latency_us",
       "snapshot_refresh_us");
   private static final List<String> SLO = List.of("ttft_ms", "e2e_ms");
@@ -215,6 +242,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
         } else {
           field(y, "ep", p.ep());
         }
+        field(y, "role", p.role());
       }
     }
     policy(y, "router", router);
@@ -240,6 +268,27 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       slo.forEach((k, v) -> y.append("  ").append(StrictYaml.quote(k)).append(": {ttft_ms: ")
           .append(v.ttftMs()).append(", e2e_ms: ").append(v.e2eMs()).append("}\n"));
     }
+    if (disaggregation != null) {
+      PdSpec d = disaggregation;
+      y.append("disaggregation:\n");
+      if (d.decider() != null) {
+        y.append("  decider: ").append(StrictYaml.quote(d.decider())).append('\n');
+      }
+      if (d.prefixThreshold() != null) {
+        y.append("  prefix_threshold: ").append(d.prefixThreshold()).append('\n');
+      }
+      if (d.transferBandwidthGBps() != null) {
+        y.append("  transfer_bandwidth_gb_s: ").append(d.transferBandwidthGBps()).append('\n');
+      }
+      if (d.transferBaseLatencyUs() != null) {
+        y.append("  transfer_base_latency_ms: ").append(d.transferBaseLatencyUs() / 1000.0).append('\n');
+      }
+      if (d.transferContention() != null) {
+        y.append("  transfer_contention: ").append(d.transferContention()).append('\n');
+      }
+      subPolicy(y, "prefill_router", d.prefillRouter());
+      subPolicy(y, "decode_router", d.decodeRouter());
+    }
     return y.toString();
   }
 
@@ -247,6 +296,13 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
     if (v != null) {
       y.append("    ").append(key).append(": ")
           .append(v instanceof String s ? StrictYaml.quote(s) : v.toString()).append('\n');
+    }
+  }
+
+  private static void subPolicy(StringBuilder y, String key, PolicySpec p) {
+    if (p != null) {
+      y.append("  ").append(key).append(":\n    policy: ").append(StrictYaml.quote(p.name())).append('\n');
+      p.params().forEach((k, v) -> y.append("    ").append(k).append(": ").append(StrictYaml.quote(v)).append('\n'));
     }
   }
 
@@ -304,8 +360,52 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
           }
         }
       }
+      PdSpec pd = top.containsKey("disaggregation") ? disaggregation(top.get("disaggregation")) : null;
       return new PolicyBundle(pools, router, admission, priority, scheduler, admissionLatency,
-          routingLatency, refresh, slo);
+          routingLatency, refresh, slo, pd);
+    }
+
+    private PdSpec disaggregation(YamlNode n) {
+      Map<String, YamlNode> m = mapping(n, "disaggregation", PD);
+      String decider = null;
+      if (m.containsKey("decider")) {
+        YamlNode d = m.get("decider");
+        decider = string(d, "decider");
+        try {
+          io.blis.engine.disagg.Decider.parse(decider);
+        } catch (IllegalArgumentException e) {
+          throw error(d, "disaggregation.decider: " + e.getMessage().replace("PD decider ", ""));
+        }
+      }
+      Integer threshold = optInt(m, "prefix_threshold");
+      Double bandwidth = null;
+      if (m.containsKey("transfer_bandwidth_gb_s")) {
+        YamlNode b = m.get("transfer_bandwidth_gb_s");
+        bandwidth = number(b, "transfer_bandwidth_gb_s");
+        if (!(bandwidth > 0 && bandwidth < 1e6)) {
+          throw error(b, "transfer_bandwidth_gb_s must be in (0, 1e6) GB/s, got " + b.text());
+        }
+      }
+      Long latencyUs = null;
+      if (m.containsKey("transfer_base_latency_ms")) {
+        YamlNode l = m.get("transfer_base_latency_ms");
+        double ms = number(l, "transfer_base_latency_ms");
+        if (!(ms >= 0 && ms * 1000 <= SimulatedTime.MAX_DELAY_US)) {
+          throw error(l, "transfer_base_latency_ms must be in [0, 3600000] (one hour), got " + l.text());
+        }
+        latencyUs = Math.round(ms * 1000);
+      }
+      Boolean contention = null;
+      if (m.containsKey("transfer_contention")) {
+        YamlNode c = m.get("transfer_contention");
+        if (c.token() != JsonToken.VALUE_TRUE && c.token() != JsonToken.VALUE_FALSE) {
+          throw error(c, "transfer_contention must be true or false, got " + describe(c));
+        }
+        contention = c.token() == JsonToken.VALUE_TRUE;
+      }
+      PolicySpec prefill = policy(m.get("prefill_router"), "disaggregation.prefill_router", RouterProvider.class, true);
+      PolicySpec decode = policy(m.get("decode_router"), "disaggregation.decode_router", RouterProvider.class, true);
+      return new PdSpec(decider, threshold, bandwidth, latencyUs, contention, prefill, decode);
     }
 
     private List<PoolSpec> pools(YamlNode n) {
@@ -347,7 +447,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
               m.containsKey("gpu_memory_utilization")
                   ? number(m.get("gpu_memory_utilization"), "gpu_memory_utilization") : null,
               either(m, "pp", "pipeline_parallel_size"), either(m, "dp", "data_parallel_size"),
-              expertParallel(m)));
+              expertParallel(m), optString(m, "role")));
         } catch (YamlNode.Problem p) {
           throw p;
         } catch (IllegalArgumentException e) {

@@ -24,11 +24,22 @@ import java.util.regex.Pattern;
  * @param dp data-parallel degree (vLLM --data-parallel-size)
  * @param ep expert-parallel degree: 1 (off), {@code tp x dp}, or {@link #EP_ENABLED} for {@code tp x
  *     dp} whatever they resolve to (vLLM --enable-expert-parallel)
+ * @param role under prefill/decode disaggregation: {@code prefill}, {@code decode} or {@code
+ *     both} ({@link io.blis.engine.disagg.Role}); null for both
  */
 public record PoolSpec(String name, int instances, String model, String gpu, Integer tp,
     String latencyModel, String coefficients, Integer maxNumSeqs, Integer maxNumBatchedTokens,
     Integer longPrefillTokenThreshold, Integer maxModelLen, Integer blockSize, Long totalKvBlocks,
-    Double gpuMemoryUtilization, Integer pp, Integer dp, Integer ep) {
+    Double gpuMemoryUtilization, Integer pp, Integer dp, Integer ep, String role) {
+
+  /** A pool without a disaggregation role of its own. */
+  public PoolSpec(String name, int instances, String model, String gpu, Integer tp,
+      String latencyModel, String coefficients, Integer maxNumSeqs, Integer maxNumBatchedTokens,
+      Integer longPrefillTokenThreshold, Integer maxModelLen, Integer blockSize, Long totalKvBlocks,
+      Double gpuMemoryUtilization, Integer pp, Integer dp, Integer ep) {
+    this(name, instances, model, gpu, tp, latencyModel, coefficients, maxNumSeqs, maxNumBatchedTokens,
+        longPrefillTokenThreshold, maxModelLen, blockSize, totalKvBlocks, gpuMemoryUtilization, pp, dp, ep, null);
+  }
 
   /** {@link #ep()}: expert parallelism over all {@code tp x dp} GPUs, as vLLM enables it. */
   public static final int EP_ENABLED = -1;
@@ -64,6 +75,14 @@ public record PoolSpec(String name, int instances, String model, String gpu, Int
     check(totalKvBlocks == null || totalKvBlocks >= 1, "total_kv_blocks must be at least 1, got " + totalKvBlocks);
     check(gpuMemoryUtilization == null || (gpuMemoryUtilization > 0 && gpuMemoryUtilization <= 1),
         "gpu_memory_utilization must be in (0, 1], got " + gpuMemoryUtilization);
+    if (role != null) {
+      role = io.blis.engine.disagg.Role.parse(role).label();
+    }
+  }
+
+  /** The pool's disaggregation role ({@link io.blis.engine.disagg.Role#BOTH} when not set). */
+  public io.blis.engine.disagg.Role disaggregationRole() {
+    return role == null ? io.blis.engine.disagg.Role.BOTH : io.blis.engine.disagg.Role.parse(role);
   }
 
   private static void check(boolean ok, String message) {
@@ -102,6 +121,7 @@ public record PoolSpec(String name, int instances, String model, String gpu, Int
     private Integer pp;
     private Integer dp;
     private Integer ep;
+    private String role;
 
     private Builder(String name) {
       this.name = name;
@@ -284,6 +304,17 @@ public record PoolSpec(String name, int instances, String model, String gpu, Int
     }
 
     /**
+     * Sets role.
+     *
+     * @param r prefill, decode or both (prefill/decode disaggregation)
+     * @return this builder
+     */
+    public Builder role(String r) {
+      role = r;
+      return this;
+    }
+
+    /**
      * The spec, checked as its constructor checks it.
      *
      * @return the pool spec
@@ -292,7 +323,7 @@ public record PoolSpec(String name, int instances, String model, String gpu, Int
     public PoolSpec build() {
       return new PoolSpec(name, instances, model, gpu, tp, latencyModel, coefficients, maxNumSeqs,
           maxNumBatchedTokens, longPrefillTokenThreshold, maxModelLen, blockSize, totalKvBlocks,
-          gpuMemoryUtilization, pp, dp, ep);
+          gpuMemoryUtilization, pp, dp, ep, role);
     }
   }
 }

@@ -35,7 +35,8 @@ final class ResultJson {
    */
   record Parts(long simulatedDurationUs, MetricsSummary overall, List<MetricsSummary> stages,
       EngineStats engine, ClusterReport cluster, Fitness.Result fitness,
-      List<RequestRecord> requests, GatewayReport gateway, AutoscaleReport autoscale) {}
+      List<RequestRecord> requests, GatewayReport gateway, AutoscaleReport autoscale,
+      DisaggregationReport disaggregation) {}
 
   /**
    * Streams the result to {@code out} (never whole in memory: a million per-request records or
@@ -78,6 +79,9 @@ final class ResultJson {
       }
       if (result.autoscale() != null) {
         autoscale(g, result.autoscale());
+      }
+      if (result.disaggregation() != null) {
+        disaggregation(g, result.disaggregation());
       }
       if (result.fitness() != null) {
         fitness(g, result.fitness());
@@ -217,6 +221,39 @@ final class ResultJson {
       g.writeEndObject();
     }
     g.writeEndObject();
+    g.writeEndObject();
+  }
+
+  private static void disaggregation(JsonGenerator g, DisaggregationReport d) throws IOException {
+    g.writeObjectFieldStart("disaggregation");
+    g.writeStringField("decider", d.decider());
+    g.writeStringField("transfer", d.transfer());
+    g.writeNumberField("disaggregated", d.disaggregated());
+    g.writeNumberField("kept_whole", d.keptWhole());
+    g.writeNumberField("transferred", d.transferred());
+    g.writeNumberField("waited_for_decode_room", d.waitedForDecode());
+    g.writeNumberField("pending_at_end", d.pendingAtEnd());
+    g.writeNumberField("peak_concurrent_transfers", d.peakConcurrentTransfers());
+    g.writeFieldName("transferred_gb");
+    number(g, d.transferredGb(), 4);
+    g.writeObjectFieldStart("ttft_phases");
+    distribution(g, "prefill_queue_ms", d.prefillQueueUs());
+    distribution(g, "prefill_ms", d.prefillUs());
+    distribution(g, "decode_room_wait_ms", d.decodeWaitUs());
+    distribution(g, "first_decode_ms", d.firstDecodeUs());
+    g.writeEndObject();
+    distribution(g, "transfer_ms", d.transferUs());
+    g.writeArrayFieldStart("pools");
+    for (DisaggregationReport.Pool p : d.pools()) {
+      g.writeStartObject();
+      g.writeStringField("pool", p.name());
+      g.writeStringField("role", p.role());
+      g.writeNumberField("instances", p.instances());
+      g.writeFieldName("utilization");
+      number(g, p.utilization(), 4);
+      g.writeEndObject();
+    }
+    g.writeEndArray();
     g.writeEndObject();
   }
 

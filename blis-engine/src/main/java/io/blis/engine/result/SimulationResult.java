@@ -17,6 +17,7 @@ public final class SimulationResult {
   private final Fitness.Result fitness;
   private final GatewayReport gateway;
   private final AutoscaleReport autoscale;
+  private final DisaggregationReport disaggregation;
 
   /**
    * A result as the engine assembles it at the end of a run ({@code fitness}, when not null,
@@ -35,6 +36,14 @@ public final class SimulationResult {
   public SimulationResult(List<RequestRecord> requests, MetricsSummary overall,
       List<MetricsSummary> stages, long simulatedDurationUs, EngineStats engine,
       ClusterReport cluster, Fitness fitness, GatewayReport gateway, AutoscaleReport autoscale) {
+    this(requests, overall, stages, simulatedDurationUs, engine, cluster, fitness, gateway, autoscale, null);
+  }
+
+  /** As above, with what prefill/decode disaggregation did ({@code disaggregation}, null without it). */
+  public SimulationResult(List<RequestRecord> requests, MetricsSummary overall,
+      List<MetricsSummary> stages, long simulatedDurationUs, EngineStats engine,
+      ClusterReport cluster, Fitness fitness, GatewayReport gateway, AutoscaleReport autoscale,
+      DisaggregationReport disaggregation) {
     // a run's own records stay as they are: in files past their first run, read back in order
     this.requests = requests instanceof SpilledList ? requests : List.copyOf(requests);
     this.overall = overall;
@@ -45,6 +54,7 @@ public final class SimulationResult {
     this.fitness = fitness == null ? null : fitness.evaluate(overall);
     this.gateway = gateway;
     this.autoscale = autoscale;
+    this.disaggregation = disaggregation;
   }
 
   /** Per-request records sorted by arrival then id; empty unless requested. */
@@ -90,6 +100,11 @@ public final class SimulationResult {
     return java.util.Optional.ofNullable(autoscale);
   }
 
+  /** What prefill/decode disaggregation did, when the cluster had it. */
+  public java.util.Optional<DisaggregationReport> disaggregation() {
+    return java.util.Optional.ofNullable(disaggregation);
+  }
+
   /** The fitness score, when the simulation was given fitness weights. */
   public java.util.Optional<Fitness.Result> fitness() {
     return java.util.Optional.ofNullable(fitness);
@@ -114,6 +129,6 @@ public final class SimulationResult {
 
   private ResultJson.Parts jsonParts() {
     return new ResultJson.Parts(simulatedDurationUs, overall, stages, engine, cluster, fitness,
-        requests, gateway, autoscale);
+        requests, gateway, autoscale, disaggregation);
   }
 }
