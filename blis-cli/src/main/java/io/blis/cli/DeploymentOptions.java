@@ -340,6 +340,11 @@ final class DeploymentOptions {
     return min == Integer.MAX_VALUE ? 0 : min;
   }
 
+  /** The catalog names of the models the deployment's pools serve, each once, in pool order. */
+  java.util.List<String> servedModels(long seed) {
+    return clusterBuilder(seed, coefficients).deployments().stream().map(p -> p.model().name()).distinct().toList();
+  }
+
   /** Whether --per-request was given. */
   boolean perRequest() {
     return perRequest;

@@ -141,7 +141,8 @@ final class RunCommand implements Callable<Integer> {
     Path tmp = OutputFiles.temporary(Cli.parentsCreated("--trace-out", traceOut));
     try {
       return new TracingSource(source,
-          TraceWriter.create(OutputFiles.open(tmp), header, traceOut.getFileName().toString().endsWith(".gz")),
+          TraceWriter.create(OutputFiles.open(tmp), header, traceOut.getFileName().toString().endsWith(".gz"),
+              workload.namesModels()),
           "--trace-out", traceOut);
     } catch (java.io.IOException e) {
       OutputFiles.discard(tmp);

@@ -133,14 +133,21 @@ final class ServeCommand implements Callable<Integer>, RefusedOptions {
     DeploymentOptions.require(spec.commandLine(), ioThreads >= 1 && ioThreads <= 64,
         "--io-threads must be in 1..64, got " + ioThreads);
     // given but empty (',,' splits to nothing) is refused by ServeConfig, not replaced by the default
-    List<String> names = servedModelNames == null ? List.of(deployment.server.model) : servedModelNames;
+    // a fleet of several models (a policy bundle's pools) answers to each by its catalog name
+    List<String> fleetModels = deployment.servedModels(seed);
+    boolean routeByModel = fleetModels.size() > 1;
+    DeploymentOptions.require(spec.commandLine(), !routeByModel || servedModelNames == null,
+        "--served-model-name names one deployment; this fleet serves " + String.join(", ", fleetModels)
+            + ", each under its name");
+    List<String> names = servedModelNames != null ? servedModelNames
+        : routeByModel ? fleetModels : List.of(deployment.server.model);
     ServeConfig config;
     try {
       ServeConfig.Limits limits = new ServeConfig.Limits(maxBodyBytes, maxRequestLineBytes, maxHeaderBytes,
           ServeConfig.Limits.seconds("--idle-timeout-s", idleTimeoutS),
           ServeConfig.Limits.seconds("--request-read-timeout-s", requestReadTimeoutS), maxConnections,
           ServeConfig.Limits.seconds("--shutdown-timeout-s", shutdownTimeoutS));
-      config = new ServeConfig(host, port, names, ioThreads, limits);
+      config = new ServeConfig(host, port, names, ioThreads, limits, routeByModel);
     } catch (IllegalArgumentException e) {
       DeploymentOptions.require(spec.commandLine(), false, e.getMessage());
       return 2;

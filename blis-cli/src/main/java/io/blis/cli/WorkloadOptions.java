@@ -253,6 +253,15 @@ final class WorkloadOptions {
     DeploymentOptions.require(cl, ok, message);
   }
 
+  /**
+   * Whether the workload's requests may name models (a workload spec with a client's {@code
+   * model}, or a trace with a model column): its trace then gets a model column.
+   */
+  boolean namesModels() {
+    return workloadSpec != null && specFile().spec() != null
+        && specFile().spec().clients().stream().anyMatch(c -> !c.model().isEmpty());
+  }
+
   /** --seed when given; for a workload spec without --seed, the spec's own seed. */
   long effectiveSeed(CommandLine cl) {
     if (workloadSpec != null && !cl.getParseResult().hasMatchedOption("--seed")) {

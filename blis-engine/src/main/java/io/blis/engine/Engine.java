@@ -63,7 +63,7 @@ final class Engine implements EventLoop {
       long admissionLatencyUs, long routingLatencyUs, long snapshotRefreshUs,
       Map<String, SloTarget> slo, boolean traceDecisions, int counterfactualK, Fitness fitness,
       EngineListener listener, FlowControl flowControl, Autoscaling autoscaling,
-      Disaggregation disaggregation) {}
+      Disaggregation disaggregation, io.blis.engine.models.ModelRouting models) {}
 
   /** An autoscaled cluster: how it may grow, and what decides. */
   record Autoscaling(FleetConfig config, Autoscaler scaler, String name) {}
@@ -125,8 +125,18 @@ final class Engine implements EventLoop {
   /** With disaggregation: the instances that prefill, and those that decode. */
   private final int[] prefillCandidates;
   private final int[] decodeCandidates;
+  /** With disaggregation and several models: each model's instances that prefill, and that decode. */
+  private final int[][] prefillByModel;
+  private final int[][] decodeByModel;
   /** With disaggregation: the instances the router in use sees, by its index; null for all routable ones. */
   private int[] candidates;
+  /** Several models: the served models by the names requests give them; null for one model. */
+  private final Map<String, Integer> modelByName;
+  /** Several models: each served model's instances. */
+  private final int[][] modelInstances;
+  /** Several models: each served model's own SLO targets, or null for its requests' class's. */
+  private final SloTarget[] modelTargets;
+  private final Map<String, ScopeMetrics> perModel = new TreeMap<>();
 
   Engine(List<InstanceConfig> configs, ClusterConfig config, RequestSource source,
       boolean recordRequests, boolean streamingMetrics, long horizonUs, long maxBacklog,
@@ -166,6 +176,29 @@ final class Engine implements EventLoop {
     if (fleet != null) {
       fleet.start(); // the initial replicas ready at time 0, the first tick scheduled
     }
+    io.blis.engine.models.ModelRouting mr = config.models();
+    if (mr == null) {
+      this.modelByName = null;
+      this.modelInstances = null;
+      this.modelTargets = null;
+    } else {
+      this.modelByName = mr.byName();
+      this.modelInstances = new int[mr.models().size()][];
+      this.modelTargets = new SloTarget[mr.models().size()];
+      for (int m = 0; m < modelTargets.length; m++) {
+        io.blis.engine.models.ModelRouting.Targets t = mr.models().get(m).slo();
+        modelTargets[m] = t == null ? null : new SloTarget(t.ttftMs(), t.e2eMs());
+      }
+      for (int m = 0; m < modelInstances.length; m++) {
+        java.util.Set<String> pools = mr.models().get(m).pools();
+        modelInstances[m] = java.util.stream.IntStream.range(0, instances.length)
+            .filter(i -> pools.contains(configs.get(i).pool())).toArray();
+        if (modelInstances[m].length == 0) {
+          throw new IllegalArgumentException("model " + mr.models().get(m).name() + ": no instance of pools "
+              + new java.util.TreeSet<>(pools));
+        }
+      }
+    }
     Disaggregation d = config.disaggregation();
     if (d == null) {
       this.pd = null;
@@ -179,19 +212,51 @@ final class Engine implements EventLoop {
       this.decodeCandidates = java.util.stream.IntStream.range(0, instances.length)
           .filter(i -> pd.role(i).decodes()).toArray();
     }
+    if (pd != null && modelInstances != null && modelInstances.length > 1) {
+      prefillByModel = new int[modelInstances.length][];
+      decodeByModel = new int[modelInstances.length][];
+      for (int m = 0; m < modelInstances.length; m++) {
+        java.util.Set<Integer> own = java.util.Arrays.stream(modelInstances[m]).boxed()
+            .collect(java.util.stream.Collectors.toSet());
+        prefillByModel[m] = java.util.Arrays.stream(prefillCandidates).filter(own::contains).toArray();
+        decodeByModel[m] = java.util.Arrays.stream(decodeCandidates).filter(own::contains).toArray();
+        if (decodeByModel[m].length == 0) {
+          throw new IllegalArgumentException("disaggregation: no pool of model " + mr.models().get(m).name()
+              + " decodes (give one the role decode or both)");
+        }
+      }
+    } else {
+      prefillByModel = null;
+      decodeByModel = null;
+    }
+  }
+
+  /**
+   * The instances that prefill for {@code r}: those of the model it names when the fleet serves
+   * several; none for a request naming no model there (it is kept whole: its prefill and decode
+   * instances would otherwise serve other models).
+   */
+  private int[] prefillAmong(EngineRequest r) {
+    return prefillByModel == null ? prefillCandidates : r.model >= 0 ? prefillByModel[r.model] : new int[0];
+  }
+
+  /** The instances that decode for {@code r} (of its model when the fleet serves several). */
+  private int[] decodeAmong(EngineRequest r) {
+    return decodeByModel == null || r.model < 0 ? decodeCandidates : decodeByModel[r.model];
   }
 
   /** What prefill/decode disaggregation sees of the engine. */
   private final class PdHost extends ControlHost implements PdCoordinator.Host<EngineRequest> {
     @Override
     public int placeDecode(EngineRequest r) {
-      int d = chooseInstance(r, config.disaggregation().decodeRouter(), decodeCandidates);
+      int[] among = decodeAmong(r);
+      int d = chooseInstance(r, config.disaggregation().decodeRouter(), among);
       int moved = instances[d].reserve(r);
-      for (int k = 0; moved < 0 && k < decodeCandidates.length; k++) {
-        if (decodeCandidates[k] != d) { // the router's choice has no room: any other that has
-          moved = instances[decodeCandidates[k]].reserve(r);
+      for (int k = 0; moved < 0 && k < among.length; k++) {
+        if (among[k] != d) { // the router's choice has no room: any other that has
+          moved = instances[among[k]].reserve(r);
           if (moved >= 0) {
-            d = decodeCandidates[k];
+            d = among[k];
           }
         }
       }
@@ -493,6 +558,19 @@ final class Engine implements EventLoop {
     return gateway == null ? -1 : gateway.queued();
   }
 
+  /** The name of the model each instance serves, by index; null for every instance without model routing. */
+  List<String> servedModels() {
+    String[] out = new String[instances.length];
+    if (modelInstances != null) {
+      for (int m = 0; m < modelInstances.length; m++) {
+        for (int i : modelInstances[m]) {
+          out[i] = config.models().models().get(m).name();
+        }
+      }
+    }
+    return java.util.Arrays.asList(out);
+  }
+
   /** Live mode: what each instance holds now. */
   List<InstanceStatus> status() {
     List<InstanceStatus> out = new ArrayList<>(instances.length);
@@ -574,6 +652,11 @@ final class Engine implements EventLoop {
     if (!spec.tenant().isEmpty()) {
       breakdown(perTenant, spec.tenant()).onInjected(nowUs);
     }
+    if (modelByName != null && !spec.model().isEmpty()) {
+      Integer m = modelByName.get(io.blis.engine.models.ModelRouting.key(spec.model()));
+      r.model = m == null ? -1 : m;
+      breakdown(perModel, modelKey(r)).onInjected(nowUs);
+    }
     if (config.admissionLatencyUs() > 0) {
       events.push(SimulatedTime.later(nowUs, config.admissionLatencyUs()), EventQueue.ADMIT, r);
     } else {
@@ -647,6 +730,10 @@ final class Engine implements EventLoop {
     if (timedOutBeforeRouting(r)) {
       return;
     }
+    if (modelByName != null && r.model < 0 && !r.spec.model().isEmpty()) {
+      finish(r, RequestOutcome.REJECTED, nowUs, io.blis.engine.models.ModelRouting.NOT_SERVED);
+      return;
+    }
     Instance target = route(r);
     target.onRouted(r);
     if (!r.disaggregated) { // a disaggregated request counts at its decode instance
@@ -712,7 +799,7 @@ final class Engine implements EventLoop {
     if (instances.length == 1) {
       if (config.traceDecisions()) {
         refreshSnapshotsIfDue();
-        traceRouting(r, 0, false);
+        traceRouting(r, 0, false, null);
       }
       return instances[0];
     }
@@ -720,10 +807,17 @@ final class Engine implements EventLoop {
     if (pd != null) {
       r.disaggregated = decideDisaggregation(r);
       Disaggregation d = config.disaggregation();
-      int choice = chooseInstance(r, r.disaggregated ? d.prefillRouter() : d.decodeRouter(),
-          r.disaggregated ? prefillCandidates : decodeCandidates);
+      int[] among = r.disaggregated ? prefillAmong(r) : decodeAmong(r);
+      int choice = chooseInstance(r, r.disaggregated ? d.prefillRouter() : d.decodeRouter(), among);
       if (config.traceDecisions()) {
-        traceRouting(r, choice, false); // the routers' scores are over their own instances
+        traceRouting(r, choice, false, among); // the routers' scores are over their own instances
+      }
+      return instances[choice];
+    }
+    if (r.model >= 0) { // among the instances serving the model it names, by that model's router
+      int choice = chooseInstance(r, config.models().models().get(r.model).router(), modelInstances[r.model]);
+      if (config.traceDecisions()) {
+        traceRouting(r, choice, false, modelInstances[r.model]);
       }
       return instances[choice];
     }
@@ -740,7 +834,7 @@ final class Engine implements EventLoop {
       choice = fleet.routable()[choice];
     }
     if (config.traceDecisions()) {
-      traceRouting(r, choice, scored);
+      traceRouting(r, choice, scored, null);
     }
     routingRequest = null;
     return instances[choice];
@@ -773,16 +867,17 @@ final class Engine implements EventLoop {
    */
   private boolean decideDisaggregation(EngineRequest r) {
     boolean holdable = false;
-    for (int i : decodeCandidates) {
+    for (int i : decodeAmong(r)) {
       holdable |= instances[i].canHold(r);
     }
-    if (!holdable) {
+    if (!holdable || prefillAmong(r).length == 0) {
+      pd.keepWhole(); // nothing to split it onto
       return false;
     }
     int cached = 0;
     if (pd.needsCachedPrefix()) {
       routingRequest = r;
-      for (int i : decodeCandidates) {
+      for (int i : decodeAmong(r)) {
         cached = Math.max(cached, instances[i].snapshot().cachedPrefixTokens());
       }
       routingRequest = null;
@@ -810,15 +905,19 @@ final class Engine implements EventLoop {
     }
   }
 
-  /** Records a routing decision with every candidate's score and estimated wait, and the regret. */
-  private void traceRouting(EngineRequest r, int choice, boolean scored) {
-    int n = instances.length;
+  /**
+   * Records a routing decision with every candidate's score and estimated wait, and the regret;
+   * the candidates are {@code among} (instance indices), or every instance when null.
+   */
+  private void traceRouting(EngineRequest r, int choice, boolean scored, int[] among) {
+    int n = among == null ? instances.length : among.length;
     double fallbackStepUs = 0;
     for (Instance inst : instances) {
       fallbackStepUs = Math.max(fallbackStepUs, ((Instance.Snapshot) inst.snapshot()).stepEstimateUs());
     }
     List<RoutingDecision.Candidate> candidates = new ArrayList<>(n);
-    for (int i = 0; i < n; i++) {
+    for (int k = 0; k < n; k++) {
+      int i = among == null ? k : among[k];
       waitEstimates[i] = estimatedWaitUs(r, (Instance.Snapshot) instances[i].snapshot(), fallbackStepUs);
       candidates.add(new RoutingDecision.Candidate(i, scored ? scores[i] : Double.NaN, waitEstimates[i]));
     }
@@ -827,9 +926,9 @@ final class Engine implements EventLoop {
     long regret = -1;
     if (k > 0) {
       List<Integer> others = new ArrayList<>(n);
-      for (int i = 0; i < n; i++) {
-        if (i != choice) {
-          others.add(i);
+      for (RoutingDecision.Candidate c : candidates) {
+        if (c.instance() != choice) {
+          others.add(c.instance());
         }
       }
       others.sort((a, b) -> a.equals(b) ? 0 : waitEstimates[a] != waitEstimates[b]
@@ -868,8 +967,9 @@ final class Engine implements EventLoop {
     r.table = null;
     r.promptBlockHashes = null;
     lastEndUs = Math.max(lastEndUs, endUs);
+    SloTarget modelTarget = r.model >= 0 ? modelTargets[r.model] : null;
     boolean metSlo = outcome == RequestOutcome.COMPLETED
-        && config.slo().getOrDefault(r.spec.sloClass(), SloTarget.NONE)
+        && (modelTarget != null ? modelTarget : config.slo().getOrDefault(r.spec.sloClass(), SloTarget.NONE))
             .met(r.firstTokenClientUs - r.arrivalUs, r.lastTokenClientUs - r.arrivalUs);
     if (listener != null) {
       listener.onFinished(r.instanceIndex, r, outcome, nowUs, endUs);
@@ -899,6 +999,9 @@ final class Engine implements EventLoop {
     breakdown(perClass, r.spec.sloClass()).onFinished(r, outcome, endUs, reason, metSlo);
     if (!r.spec.tenant().isEmpty()) {
       breakdown(perTenant, r.spec.tenant()).onFinished(r, outcome, endUs, reason, metSlo);
+    }
+    if (modelByName != null && !r.spec.model().isEmpty()) {
+      breakdown(perModel, modelKey(r)).onFinished(r, outcome, endUs, reason, metSlo);
     }
     if (recordRequests) {
       records.append(record(r, outcome, endUs, reason));
@@ -984,7 +1087,7 @@ final class Engine implements EventLoop {
     List<RequestRecord> recs = records.seal();
     MetricsSummary overallSummary = overall.summarize();
     ClusterReport report = new ClusterReport(instanceResults(), summaries(perClass),
-        summaries(perTenant),
+        summaries(perTenant), summaries(perModel),
         new Anomalies(inversions, holBlockingEvents, overallSummary.rejectedByReason()),
         config.traceDecisions()
             ? new DecisionSummary(admissionDecisions, admissionRejections, routingDecisions,
@@ -1039,10 +1142,16 @@ final class Engine implements EventLoop {
     }
   }
 
+  /** The per-model scope's key of a request naming a model: the served model's name, or the name as given. */
+  private String modelKey(EngineRequest r) {
+    return r.model >= 0 ? config.models().models().get(r.model).name() : r.spec.model();
+  }
+
   private void leftover(EngineRequest r, boolean queued) {
     ScopeMetrics[] scopes = {overall, scope(r.spec.stage()), breakdown(perClass, r.spec.sloClass()),
         r.spec.tenant().isEmpty() ? null : breakdown(perTenant, r.spec.tenant()),
-        r.instanceIndex < 0 ? null : perInstance[r.instanceIndex]};
+        r.instanceIndex < 0 ? null : perInstance[r.instanceIndex],
+        modelByName == null || r.spec.model().isEmpty() ? null : breakdown(perModel, modelKey(r))};
     for (ScopeMetrics s : scopes) {
       if (s == null) {
         continue;

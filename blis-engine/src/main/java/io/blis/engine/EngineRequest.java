@@ -72,6 +72,8 @@ final class EngineRequest implements RequestView, CompletedRequest {
   /** Client-visible inter-token intervals, one per token after the first. */
   long[] itlUs;
   int itlCount;
+  /** The served model it names (an index of the engine's model routing); -1 when it names none. */
+  int model = -1;
   /** Disaggregated (prefilled on one instance, decoded on another). */
   boolean disaggregated;
   /** Disaggregated: the instance it was prefilled on; -1 before. */

@@ -79,6 +79,14 @@ public final class LiveSimulation {
     return n < 0 ? java.util.OptionalInt.empty() : java.util.OptionalInt.of(n);
   }
 
+  /**
+   * The name of the model each instance serves, in instance order, when the fleet routes by model
+   * ({@link Simulation.Builder#models}); null entries otherwise.
+   */
+  public List<String> servedModels() {
+    return engine.servedModels();
+  }
+
   /** What each instance holds now, in instance order. */
   public List<InstanceStatus> status() {
     return engine.status();

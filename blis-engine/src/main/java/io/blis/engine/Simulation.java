@@ -161,6 +161,7 @@ public final class Simulation {
     private io.blis.engine.flow.FlowControl flowControl;
     private Engine.Autoscaling autoscaling;
     private io.blis.engine.disagg.Disaggregation disaggregation;
+    private io.blis.engine.models.ModelRouting models;
 
     private Builder() {}
 
@@ -316,6 +317,16 @@ public final class Simulation {
      */
     public Builder disaggregation(io.blis.engine.disagg.Disaggregation d) {
       this.disaggregation = Objects.requireNonNull(d, "disaggregation");
+      return this;
+    }
+
+    /**
+     * Several models on the fleet: requests naming a model go to the pools serving it, by its own
+     * router; requests naming a model nobody serves are refused ({@link
+     * io.blis.engine.models.ModelRouting#NOT_SERVED}); the result has metrics per model.
+     */
+    public Builder models(io.blis.engine.models.ModelRouting m) {
+      this.models = Objects.requireNonNull(m, "models");
       return this;
     }
 
@@ -540,7 +551,7 @@ public final class Simulation {
       }
       Engine.ClusterConfig cluster = new Engine.ClusterConfig(routing, admission, priority,
           admissionLatencyUs, routingLatencyUs, snapshotRefreshUs, Map.copyOf(slo),
-          traceDecisions, counterfactualK, fitness, listener, flowControl, autoscaling, disaggregation);
+          traceDecisions, counterfactualK, fitness, listener, flowControl, autoscaling, disaggregation, models);
       return new Engine(configs, cluster, source, recordRequests, streamingMetrics, horizonUs,
           maxBacklog, observer);
     }

@@ -196,6 +196,24 @@ class DisaggregationTest {
   }
 
   @Test
+  void aDecisionTraceListsThePhasesInstancesOnly() {
+    // instance 0 prefills, 1 and 2 decode: a split request's routing decision weighs instance 0
+    // only, a request kept whole instances 1 and 2
+    for (Decider decider : new Decider[] {Decider.ALWAYS, Decider.NEVER}) {
+      SimulationResult r = Simulation.builder().source(RequestSource.of(List.of(req(1, 0, 161, 4))))
+          .addPool(linear("p", 1, 1000)).addPool(linear("d", 2, 1000))
+          .disaggregation(pd(decider, Disaggregation.Transfer.links())).traceDecisions(0).build().run();
+      List<Integer> seen = new ArrayList<>();
+      r.cluster().decisions().forEach(d -> {
+        if (d.kind().equals("routing")) {
+          d.candidates().forEach(c -> seen.add(c.instance()));
+        }
+      });
+      assertEquals(decider == Decider.ALWAYS ? List.of(0) : List.of(1, 2), seen);
+    }
+  }
+
+  @Test
   void refusesWhatItCannotDo() {
     assertThrows(IllegalArgumentException.class, () -> run(
         new Disaggregation(Decider.ALWAYS, 16, Map.of("p", Role.PREFILL, "d", Role.PREFILL),

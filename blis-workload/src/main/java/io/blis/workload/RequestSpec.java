@@ -21,6 +21,8 @@ import java.util.Objects;
  * @param round round index within the session (0 for the first round or no session)
  * @param timeoutUs client timeout measured from arrival; 0 means no timeout
  * @param stage load stage the request belongs to (0 for single-stage workloads)
+ * @param model the model the request names (the OpenAI API's {@code model}), empty when it names
+ *     none (any instance serves it); never null
  */
 public record RequestSpec(
     long id,
@@ -34,7 +36,15 @@ public record RequestSpec(
     long sessionId,
     int round,
     long timeoutUs,
-    int stage) {
+    int stage,
+    String model) {
+
+  /** A request that names no model. */
+  public RequestSpec(long id, long arrivalTimeUs, int[] promptTokens, int outputTokens, String sloClass,
+      String tenant, String prefixGroup, int prefixLength, long sessionId, int round, long timeoutUs, int stage) {
+    this(id, arrivalTimeUs, promptTokens, outputTokens, sloClass, tenant, prefixGroup, prefixLength, sessionId,
+        round, timeoutUs, stage, "");
+  }
 
   /**
    * The most tokens a request's prompt, or its output, may have: 10,000,000. This is the longest
@@ -60,6 +70,7 @@ public record RequestSpec(
     Objects.requireNonNull(sloClass, "sloClass");
     Objects.requireNonNull(tenant, "tenant");
     Objects.requireNonNull(prefixGroup, "prefixGroup");
+    Objects.requireNonNull(model, "model");
     if (arrivalTimeUs < 0) {
       throw new IllegalArgumentException("request " + id + ": negative arrival time " + arrivalTimeUs);
     }
@@ -105,7 +116,14 @@ public record RequestSpec(
   public RequestSpec withArrivalTimeUs(long newArrivalTimeUs) {
     return new RequestSpec(
         id, newArrivalTimeUs, promptTokens, outputTokens, sloClass, tenant, prefixGroup,
-        prefixLength, sessionId, round, timeoutUs, stage);
+        prefixLength, sessionId, round, timeoutUs, stage, model);
+  }
+
+  /** A copy that names {@code newModel} (empty for none). */
+  public RequestSpec withModel(String newModel) {
+    return new RequestSpec(
+        id, arrivalTimeUs, promptTokens, outputTokens, sloClass, tenant, prefixGroup,
+        prefixLength, sessionId, round, timeoutUs, stage, newModel);
   }
 
   @Override
@@ -122,6 +140,7 @@ public record RequestSpec(
         && sloClass.equals(r.sloClass)
         && tenant.equals(r.tenant)
         && prefixGroup.equals(r.prefixGroup)
+        && model.equals(r.model)
         && Arrays.equals(promptTokens, r.promptTokens);
   }
 
@@ -139,6 +158,7 @@ public record RequestSpec(
         + (prefixGroup.isEmpty() ? "" : ", prefix=" + prefixGroup + "/" + prefixLength)
         + (sessionId < 0 ? "" : ", session=" + sessionId + "#" + round)
         + (timeoutUs == 0 ? "" : ", timeoutUs=" + timeoutUs)
+        + (model.isEmpty() ? "" : ", model=" + model)
         + ", stage=" + stage + "]";
   }
 }

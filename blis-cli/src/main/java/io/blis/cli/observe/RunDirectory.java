@@ -220,6 +220,7 @@ public final class RunDirectory implements ObservationListener, AutoCloseable {
   @Override
   public void onSent(long seq, RequestSpec asSent, long scheduledUs) {
     // ids in send order, so that row i of the trace is row i of requests.csv
+    // every request goes to the server as --model (observe sends no model of a workload's own)
     workload.write(new RequestSpec(seq, asSent.arrivalTimeUs(), asSent.promptTokens(),
         asSent.outputTokens(), asSent.sloClass(), asSent.tenant(), asSent.prefixGroup(),
         asSent.prefixLength(), asSent.sessionId(), asSent.round(), asSent.timeoutUs(), asSent.stage()));

@@ -764,8 +764,13 @@ public final class OpenAiProtocol {
   /** The version of BLIS the simulated server reports. */
   static final String VERSION = "0.1.0";
 
-  /** The {@code /v1/models} list. */
+  /** The {@code /v1/models} list, every model of one context limit. */
   static String models(List<String> names, long created, int maxModelLen) {
+    return models(names, created, name -> maxModelLen);
+  }
+
+  /** The {@code /v1/models} list, each model with its own context limit (0: none given). */
+  static String models(List<String> names, long created, java.util.function.ToIntFunction<String> maxModelLenOf) {
     ObjectNode root = JSON.createObjectNode();
     root.put("object", "list");
     ArrayNode data = root.putArray("data");
@@ -776,6 +781,7 @@ public final class OpenAiProtocol {
       m.put("created", created);
       m.put("owned_by", "blis");
       m.put("root", name);
+      int maxModelLen = maxModelLenOf.applyAsInt(name);
       if (maxModelLen > 0) {
         m.put("max_model_len", maxModelLen);
       }

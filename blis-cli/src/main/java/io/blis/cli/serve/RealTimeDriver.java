@@ -153,9 +153,24 @@ final class RealTimeDriver implements AutoCloseable {
    * As {@link #RealTimeDriver(Simulation.Builder)}; {@code afterDeliveries} runs on the simulation
    * thread after each pass that handed something to a sink (to flush what the sinks batched).
    */
+  /** Whether requests keep the model they name (a fleet of several models); set before the first request. */
+  private volatile boolean routeByModel;
+
+  void routeByModel(boolean on) {
+    routeByModel = on;
+  }
+
+  /** The model each instance serves (null entries without model routing); fixed at construction. */
+  java.util.List<String> servedModels() {
+    return servedModels;
+  }
+
+  private java.util.List<String> servedModels;
+
   RealTimeDriver(Simulation.Builder builder, Runnable afterDeliveries) {
     this.afterDeliveries = afterDeliveries;
     this.sim = builder.listener(new Listener()).streamingMetrics(true).buildLive();
+    this.servedModels = sim.servedModels();
     this.originNanos = System.nanoTime();
     int instances = sim.status().size();
     this.enginePromptTokens = new long[instances];
@@ -347,6 +362,9 @@ final class RealTimeDriver implements AutoCloseable {
         sim.advanceTo(arrival);
         int max = s.request().maxTokens();
         RequestSpec spec = RequestSpec.simple(s.id(), arrival, s.request().promptTokens(), max);
+        if (routeByModel) { // several models: the engine routes by the name the request gave
+          spec = spec.withModel(s.request().model());
+        }
         Live l = new Live(s.request(), s.sink(), max);
         live.put(s.id(), l);
         sim.submit(spec);

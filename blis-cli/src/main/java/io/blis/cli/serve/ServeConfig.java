@@ -13,7 +13,17 @@ import java.util.List;
  * @param ioThreads Netty event-loop threads writing the answers
  * @param limits the HTTP limits and the shutdown drain, as a production server has them
  */
-public record ServeConfig(String host, int port, List<String> servedModelNames, int ioThreads, Limits limits) {
+public record ServeConfig(String host, int port, List<String> servedModelNames, int ioThreads, Limits limits,
+    boolean routeByModel) {
+
+  /**
+   * One deployment answering to every name in {@code servedModelNames}; {@code routeByModel} false
+   * (see the canonical constructor: with it, each name is a model of its own, and a request goes
+   * to the pools serving the model it names).
+   */
+  public ServeConfig(String host, int port, List<String> servedModelNames, int ioThreads, Limits limits) {
+    this(host, port, servedModelNames, ioThreads, limits, false);
+  }
 
   public ServeConfig {
     if (port < 0 || port > 65_535) {
@@ -44,7 +54,7 @@ public record ServeConfig(String host, int port, List<String> servedModelNames, 
 
   /** This config with other limits. */
   public ServeConfig withLimits(Limits other) {
-    return new ServeConfig(host, port, servedModelNames, ioThreads, other);
+    return new ServeConfig(host, port, servedModelNames, ioThreads, other, routeByModel);
   }
 
   /**

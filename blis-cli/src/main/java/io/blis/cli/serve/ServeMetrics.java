@@ -63,6 +63,7 @@ final class ServeMetrics {
   private final PrometheusRegistry registry = new PrometheusRegistry();
   private final PrometheusTextFormatWriter writer = PrometheusTextFormatWriter.create();
   private final String model;
+  private final java.util.function.IntFunction<String> engineModel;
   private final Supplier<RealTimeDriver.Snapshot> status;
   private final List<Engine> engines = new ArrayList<>();
 
@@ -127,7 +128,17 @@ final class ServeMetrics {
   private final Counter success;
 
   ServeMetrics(String model, Supplier<RealTimeDriver.Snapshot> status) {
+    this(model, i -> model, status);
+  }
+
+  /**
+   * With {@code engineModel} naming the model of each engine's labels (a fleet of several models);
+   * {@code model} labels the pool-wide figures.
+   */
+  ServeMetrics(String model, java.util.function.IntFunction<String> engineModel,
+      Supplier<RealTimeDriver.Snapshot> status) {
     this.model = model;
+    this.engineModel = engineModel;
     this.status = status;
     gauge("vllm:num_requests_running", "Number of requests in model execution batches.",
         InstanceStatus::running);
@@ -215,7 +226,7 @@ final class ServeMetrics {
         "How late each streamed token was written to its connection, against its simulated time.",
         LATENESS_BUCKETS);
     for (InstanceStatus s : instances) {
-      engines.add(new Engine(this, model, String.valueOf(s.index())));
+      engines.add(new Engine(this, engineModel.apply(s.index()), String.valueOf(s.index())));
     }
     if (engines.isEmpty()) {
       engines.add(new Engine(this, model, "0"));
@@ -307,7 +318,7 @@ final class ServeMetrics {
     GaugeWithCallback.builder().name(name).help(help).labelNames("model_name", "engine")
         .callback(cb -> {
           for (InstanceStatus s : status.get().instances()) {
-            cb.call(value.applyAsDouble(s), model, String.valueOf(s.index()));
+            cb.call(value.applyAsDouble(s), engineModel.apply(s.index()), String.valueOf(s.index()));
           }
         }).register(registry);
   }
@@ -316,7 +327,7 @@ final class ServeMetrics {
     CounterWithCallback.builder().name(name).help(help).labelNames("model_name", "engine")
         .callback(cb -> {
           for (InstanceStatus s : status.get().instances()) {
-            cb.call(value.applyAsDouble(s), model, String.valueOf(s.index()));
+            cb.call(value.applyAsDouble(s), engineModel.apply(s.index()), String.valueOf(s.index()));
           }
         }).register(registry);
   }
@@ -327,7 +338,7 @@ final class ServeMetrics {
         .callback(cb -> {
           List<RealTimeDriver.EngineCounts> counts = status.get().engines();
           for (int i = 0; i < counts.size(); i++) {
-            cb.call(value.applyAsLong(counts.get(i)), model, String.valueOf(i));
+            cb.call(value.applyAsLong(counts.get(i)), engineModel.apply(i), String.valueOf(i));
           }
         }).register(registry);
   }
@@ -343,9 +354,9 @@ final class ServeMetrics {
     String name = "vllm:iteration_tokens_total";
     out.append("# HELP ").append(name).append(" Histogram of number of tokens per engine_step.\n");
     out.append("# TYPE ").append(name).append(" histogram\n");
-    String escapedModel = model.replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
     List<RealTimeDriver.EngineCounts> counts = status.get().engines();
     for (int i = 0; i < counts.size(); i++) {
+      String escapedModel = engineModel.apply(i).replace("\\", "\\\\").replace("\"", "\\\"").replace("\n", "\\n");
       long[] buckets = counts.get(i).stepTokenBuckets();
       String labels = "engine=\"" + i + "\",model_name=\"" + escapedModel + "\"";
       long cumulative = 0;

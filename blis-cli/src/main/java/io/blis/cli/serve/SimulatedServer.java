@@ -128,7 +128,11 @@ public final class SimulatedServer implements AutoCloseable {
   private SimulatedServer(Simulation.Builder simulation, ServeConfig config) throws InterruptedException {
     this.config = config;
     this.driver = new RealTimeDriver(simulation, this::flushBatches);
-    this.metrics = new ServeMetrics(config.servedModelNames().get(0), driver::snapshot);
+    driver.routeByModel(config.routeByModel());
+    String first = config.servedModelNames().get(0);
+    java.util.List<String> engineModels = driver.servedModels();
+    this.metrics = new ServeMetrics(first, i -> config.routeByModel() && i >= 0 && i < engineModels.size()
+        && engineModels.get(i) != null ? engineModels.get(i) : first, driver::snapshot);
     // Linux's epoll transport where its native library loads (fewer system calls per write), else NIO
     boolean epoll = io.netty.channel.epoll.Epoll.isAvailable();
     io.netty.channel.IoHandlerFactory ioFactory = epoll ? io.netty.channel.epoll.EpollIoHandler.newFactory()
@@ -335,10 +339,16 @@ public final class SimulatedServer implements AutoCloseable {
   }
 
   /** The smallest max_model_len of the instances (0 when none is limited). */
-  private int maxModelLen() {
+  /**
+   * The context limit requests of {@code model} meet: the smallest of the instances serving it
+   * (every instance's when the fleet does not route by model); 0 for none.
+   */
+  private int maxModelLen(String model) {
     int min = 0;
+    java.util.List<String> served = driver.servedModels();
     for (InstanceStatus s : driver.snapshot().instances()) {
-      if (s.maxModelLen() > 0) {
+      boolean serves = !config.routeByModel() || s.index() >= served.size() || model.equals(served.get(s.index()));
+      if (serves && s.maxModelLen() > 0) {
         min = min == 0 ? s.maxModelLen() : Math.min(min, s.maxModelLen());
       }
     }
@@ -669,7 +679,7 @@ public final class SimulatedServer implements AutoCloseable {
         json(ctx, keepAlive, HttpResponseStatus.OK, OpenAiProtocol.version());
       } else if (m.equals(HttpMethod.GET) && path.equals("/v1/models")) {
         json(ctx, keepAlive, HttpResponseStatus.OK,
-            OpenAiProtocol.models(config.servedModelNames(), createdEpochS, maxModelLen()));
+            OpenAiProtocol.models(config.servedModelNames(), createdEpochS, SimulatedServer.this::maxModelLen));
       } else if (path.equals("/v1/completions") || path.equals("/v1/chat/completions")) {
         if (!m.equals(HttpMethod.POST)) {
           error(ctx, keepAlive, 405, "use POST for " + path);
@@ -710,7 +720,7 @@ public final class SimulatedServer implements AutoCloseable {
         error(ctx, keepAlive, 404, "The model `" + model + "` does not exist.");
         return;
       }
-      int maxLen = maxModelLen();
+      int maxLen = maxModelLen(model);
       int prompt = r.promptTokens().length;
       int maxTokens = r.maxTokens();
       if (maxLen > 0 && prompt >= maxLen) {

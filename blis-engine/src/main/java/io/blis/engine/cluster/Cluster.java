@@ -257,6 +257,10 @@ public final class Cluster {
       if (roles || !settings.equals(PdSpec.none())) {
         b.disaggregation(disaggregation(settings, specs, resolved, r, policyContext));
       }
+      // with one model (and no targets of its own) every request goes to it, whatever it names, as before
+      if (resolved.stream().map(p -> p.context().model().name()).distinct().count() > 1 || !bundle.modelSlo().isEmpty()) {
+        b.models(modelRouting(specs, resolved, r, policyContext));
+      }
       PolicySpec a = first(admission, bundle.admission(), new PolicySpec("always-admit", Map.of()));
       PolicySpec pr = first(priority, bundle.priority(), new PolicySpec("slo-based", Map.of()));
       b.router(Providers.select(RouterProvider.class, r.name()).create(withOptions(policyContext, r)));
@@ -289,23 +293,57 @@ public final class Cluster {
       return b;
     }
 
+    /**
+     * Which pools serve which model, under every name a request may give it (as the pool gave it,
+     * the catalog's name and its aliases), each model with its own router and the bundle's SLO
+     * targets for it.
+     */
+    private io.blis.engine.models.ModelRouting modelRouting(List<PoolSpec> specs, List<ResolvedPool> resolved,
+        PolicySpec router, Context policyContext) {
+      Map<String, java.util.Set<String>> names = new java.util.LinkedHashMap<>();
+      Map<String, java.util.Set<String>> pools = new java.util.LinkedHashMap<>();
+      for (int i = 0; i < specs.size(); i++) {
+        String model = resolved.get(i).context().model().name();
+        java.util.Set<String> n = names.computeIfAbsent(model, k -> new java.util.TreeSet<>());
+        n.add(model);
+        n.add(specs.get(i).model());
+        n.addAll(ModelCatalog.namesOf(model));
+        pools.computeIfAbsent(model, k -> new java.util.TreeSet<>()).add(resolved.get(i).pool().name());
+      }
+      Map<String, SloTarget> slo = bundle.modelSlo();
+      for (String given : slo.keySet()) {
+        boolean known = names.values().stream().anyMatch(n -> n.stream().anyMatch(x -> x.equalsIgnoreCase(given)));
+        if (!known) {
+          throw new IllegalArgumentException("model_slo: no pool serves model '" + given + "' (served: "
+              + String.join(", ", names.keySet()) + ")");
+        }
+      }
+      List<io.blis.engine.models.ModelRouting.Served> served = new ArrayList<>();
+      for (Map.Entry<String, java.util.Set<String>> e : names.entrySet()) {
+        SloTarget target = null;
+        for (Map.Entry<String, SloTarget> t : slo.entrySet()) {
+          if (e.getValue().stream().anyMatch(x -> x.equalsIgnoreCase(t.getKey()))) {
+            target = t.getValue();
+          }
+        }
+        served.add(new io.blis.engine.models.ModelRouting.Served(e.getKey(), e.getValue(), pools.get(e.getKey()),
+            Providers.select(RouterProvider.class, router.name()).create(withOptions(policyContext, router)),
+            target == null ? null : new io.blis.engine.models.ModelRouting.Targets(target.ttftMs(), target.e2eMs())));
+      }
+      return new io.blis.engine.models.ModelRouting(served);
+    }
+
     /** The cluster's disaggregation from its settings and its resolved pools. */
     private io.blis.engine.disagg.Disaggregation disaggregation(PdSpec settings, List<PoolSpec> specs,
         List<ResolvedPool> resolved, PolicySpec router, Context policyContext) {
       Map<String, io.blis.engine.disagg.Role> roleOf = new TreeMap<>();
       Map<String, io.blis.engine.disagg.Disaggregation.PoolKv> kv = new TreeMap<>();
-      String model = null;
       for (int i = 0; i < specs.size(); i++) {
         ResolvedPool p = resolved.get(i);
         if (p.pool().ranks() > 1) {
           throw new IllegalArgumentException("disaggregation: pool '" + specs.get(i).name() + "' has data-parallel"
               + " ranks or pipeline stages; disaggregated pools take dp 1 and pp 1");
         }
-        if (model != null && !model.equals(p.context().model().name())) {
-          throw new IllegalArgumentException("disaggregation moves KV between pools of one model; pool '"
-              + specs.get(i).name() + "' serves " + p.context().model().name() + ", another " + model);
-        }
-        model = p.context().model().name();
         roleOf.put(p.pool().name(), specs.get(i).disaggregationRole());
         kv.put(p.pool().name(), p.kv());
       }

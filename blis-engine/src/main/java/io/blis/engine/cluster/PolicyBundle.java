@@ -96,19 +96,20 @@ import java.util.TreeMap;
  */
 public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec admission,
     PolicySpec priority, String scheduler, Long admissionLatencyUs, Long routingLatencyUs,
-    Long snapshotRefreshUs, Map<String, SloTarget> slo, PdSpec disaggregation) {
+    Long snapshotRefreshUs, Map<String, SloTarget> slo, PdSpec disaggregation,
+    Map<String, SloTarget> modelSlo) {
 
-  /** A bundle without a disaggregation section. */
+  /** A bundle without a disaggregation section or targets per model. */
   public PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec admission,
       PolicySpec priority, String scheduler, Long admissionLatencyUs, Long routingLatencyUs,
       Long snapshotRefreshUs, Map<String, SloTarget> slo) {
     this(pools, router, admission, priority, scheduler, admissionLatencyUs, routingLatencyUs,
-        snapshotRefreshUs, slo, null);
+        snapshotRefreshUs, slo, null, Map.of());
   }
 
   private static final YAMLFactory YAML = new YAMLFactory();
   private static final List<String> TOP = List.of("pools", "router", "admission", "priority",
-      "scheduler", "cluster", "slo", "disaggregation");
+      "scheduler", "cluster", "slo", "disaggregation", "model_slo");
   private static final List<String> PD = List.of("decider", "prefix_threshold", "transfer_bandwidth_gb_s",
       "transfer_base_latency_ms", "transfer_contention", "prefill_router", "decode_router");
   private static final List<String> POOL = List.of("name", "instances", "model", "gpu", "tp",
@@ -124,6 +125,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
   public PolicyBundle {
     pools = List.copyOf(pools);
     slo = Collections.unmodifiableMap(new TreeMap<>(slo));
+    modelSlo = Collections.unmodifiableMap(new TreeMap<>(modelSlo));
   }
 
   /** A bundle that sets nothing. */
@@ -268,6 +270,11 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       slo.forEach((k, v) -> y.append("  ").append(StrictYaml.quote(k)).append(": {ttft_ms: ")
           .append(v.ttftMs()).append(", e2e_ms: ").append(v.e2eMs()).append("}\n"));
     }
+    if (!modelSlo.isEmpty()) {
+      y.append("model_slo:\n");
+      modelSlo.forEach((k, v) -> y.append("  ").append(StrictYaml.quote(k)).append(": {ttft_ms: ")
+          .append(v.ttftMs()).append(", e2e_ms: ").append(v.e2eMs()).append("}\n"));
+    }
     if (disaggregation != null) {
       PdSpec d = disaggregation;
       y.append("disaggregation:\n");
@@ -350,19 +357,32 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
         Map<String, YamlNode> classes = mapping(sloNode, "slo", ClientSpec.SLO_CLASSES, "SLO class",
             "known classes");
         for (Map.Entry<String, YamlNode> e : classes.entrySet()) {
-          Map<String, YamlNode> t = mapping(e.getValue(), "slo." + e.getKey(), SLO);
-          double ttft = t.containsKey("ttft_ms") ? number(t.get("ttft_ms"), "ttft_ms") : 0;
-          double e2e = t.containsKey("e2e_ms") ? number(t.get("e2e_ms"), "e2e_ms") : 0;
-          try {
-            slo.put(e.getKey(), new SloTarget(ttft, e2e));
-          } catch (IllegalArgumentException ex) {
-            throw error(e.getValue(), "slo." + e.getKey() + ": " + ex.getMessage());
-          }
+          slo.put(e.getKey(), target(e.getValue(), "slo." + e.getKey()));
         }
       }
       PdSpec pd = top.containsKey("disaggregation") ? disaggregation(top.get("disaggregation")) : null;
+      Map<String, SloTarget> modelSlo = new TreeMap<>();
+      if (top.containsKey("model_slo")) {
+        YamlNode n = top.get("model_slo");
+        Map<String, YamlNode> models = mapping(n, "model_slo", null);
+        for (Map.Entry<String, YamlNode> e : models.entrySet()) {
+          modelSlo.put(e.getKey(), target(e.getValue(), "model_slo." + e.getKey()));
+        }
+      }
       return new PolicyBundle(pools, router, admission, priority, scheduler, admissionLatency,
-          routingLatency, refresh, slo, pd);
+          routingLatency, refresh, slo, pd, modelSlo);
+    }
+
+    /** A {@code {ttft_ms, e2e_ms}} target. */
+    private SloTarget target(YamlNode n, String where) {
+      Map<String, YamlNode> t = mapping(n, where, SLO);
+      double ttft = t.containsKey("ttft_ms") ? number(t.get("ttft_ms"), "ttft_ms") : 0;
+      double e2e = t.containsKey("e2e_ms") ? number(t.get("e2e_ms"), "e2e_ms") : 0;
+      try {
+        return new SloTarget(ttft, e2e);
+      } catch (IllegalArgumentException ex) {
+        throw error(n, where + ": " + ex.getMessage());
+      }
     }
 
     private PdSpec disaggregation(YamlNode n) {

@@ -164,6 +164,11 @@ public final class PdCoordinator<T> {
     return split;
   }
 
+  /** Counts a request served whole without asking the decider (no instance could take its prefill or decode). */
+  public void keepWhole() {
+    keptWhole++;
+  }
+
   /** The decider needs the decode instances' cached prefixes of each request. */
   public boolean needsCachedPrefix() {
     return config.decider() == Decider.PREFIX_THRESHOLD;

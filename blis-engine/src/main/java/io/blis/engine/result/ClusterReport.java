@@ -12,19 +12,29 @@ import java.util.TreeMap;
  * @param instances one result per instance, by index
  * @param sloClasses metrics per SLO class, sorted by class name
  * @param tenants metrics per tenant (requests without a tenant are left out), sorted by name
+ * @param models metrics per model named by requests (those naming none are left out), sorted by
+ *     name: a served model under its name, one nobody serves under the name requests gave
  * @param anomalies counters of behaviour a policy should not produce
  * @param decisionSummary summary of the decision trace, or null without one
  * @param decisions every admission and routing decision (empty without a decision trace); a run's
  *     own is a {@link SpilledList}, beyond its first decisions on disk: iterate it
  */
 public record ClusterReport(List<InstanceResult> instances, Map<String, MetricsSummary> sloClasses,
-    Map<String, MetricsSummary> tenants, Anomalies anomalies, DecisionSummary decisionSummary,
-    List<RoutingDecision> decisions) {
+    Map<String, MetricsSummary> tenants, Map<String, MetricsSummary> models, Anomalies anomalies,
+    DecisionSummary decisionSummary, List<RoutingDecision> decisions) {
+
+  /** A report without metrics per model. */
+  public ClusterReport(List<InstanceResult> instances, Map<String, MetricsSummary> sloClasses,
+      Map<String, MetricsSummary> tenants, Anomalies anomalies, DecisionSummary decisionSummary,
+      List<RoutingDecision> decisions) {
+    this(instances, sloClasses, tenants, Map.of(), anomalies, decisionSummary, decisions);
+  }
 
   public ClusterReport {
     instances = List.copyOf(instances);
     sloClasses = Collections.unmodifiableMap(new TreeMap<>(sloClasses));
     tenants = Collections.unmodifiableMap(new TreeMap<>(tenants));
+    models = Collections.unmodifiableMap(new TreeMap<>(models));
     // a run's own log stays as it is: spilled to a file past its first decisions, read-only
     decisions = decisions instanceof SpilledList ? decisions : List.copyOf(decisions);
   }

@@ -13,7 +13,8 @@ import java.util.List;
  * @param decider the decider's name
  * @param transfer the transfer settings, as words
  * @param disaggregated requests whose prefill ended on a prefill instance
- * @param keptWhole requests the decider kept on one instance
+ * @param keptWhole requests served on one instance: those the decider kept whole, and those with
+ *     no instance to split them onto
  * @param transferred requests whose KV reached a decode instance
  * @param waitedForDecode requests that found no decode instance with room when their prefill ended
  * @param pendingAtEnd disaggregated requests waiting for room or moving when the run ended

@@ -127,19 +127,12 @@ final class ResultJson {
       }
       g.writeEndArray();
     }
-    g.writeObjectFieldStart("slo_classes");
-    for (Map.Entry<String, MetricsSummary> e : c.sloClasses().entrySet()) {
-      g.writeFieldName(e.getKey());
-      summary(g, e.getValue(), false);
+    summaries(g, "slo_classes", c.sloClasses());
+    if (!c.models().isEmpty()) {
+      summaries(g, "models", c.models());
     }
-    g.writeEndObject();
     if (!c.tenants().isEmpty()) {
-      g.writeObjectFieldStart("tenants");
-      for (Map.Entry<String, MetricsSummary> e : c.tenants().entrySet()) {
-        g.writeFieldName(e.getKey());
-        summary(g, e.getValue(), false);
-      }
-      g.writeEndObject();
+      summaries(g, "tenants", c.tenants());
       g.writeFieldName("tenant_fairness_jain");
       number(g, c.tenantFairness(), 6);
     }
@@ -221,6 +214,16 @@ final class ResultJson {
       g.writeEndObject();
     }
     g.writeEndObject();
+    g.writeEndObject();
+  }
+
+  /** An object of one summary per key. */
+  private static void summaries(JsonGenerator g, String name, Map<String, MetricsSummary> byKey) throws IOException {
+    g.writeObjectFieldStart(name);
+    for (Map.Entry<String, MetricsSummary> e : byKey.entrySet()) {
+      g.writeFieldName(e.getKey());
+      summary(g, e.getValue(), false);
+    }
     g.writeEndObject();
   }
 

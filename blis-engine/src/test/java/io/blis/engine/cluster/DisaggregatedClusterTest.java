@@ -142,14 +142,46 @@ class DisaggregatedClusterTest {
     assertThatThrownBy(() -> run(bundle("""
         pools:
           - {name: p, instances: 1, role: prefill}
-          - {name: d, instances: 1, role: decode, model: qwen/qwen3-14b}
+          - {name: d, instances: 1, role: decode}
+          - {name: q, instances: 1, role: prefill, model: qwen/qwen3-14b}
         disaggregation: {decider: always}
-        """), workload(1, 1, 100, 2, 1))).hasMessageContaining("pools of one model");
+        """), workload(1, 1, 100, 2, 1))).hasMessageContaining("no pool of model Qwen/Qwen3-14B decodes");
     assertThatThrownBy(() -> run(bundle("""
         pools:
           - {name: p, instances: 1, role: prefill}
           - {name: d, instances: 1, role: prefill}
         """), workload(1, 1, 100, 2, 1))).hasMessageContaining("no pool decodes");
+  }
+
+  @Test
+  void eachModelSplitsOnItsOwnPools() {
+    // Llama prefills on instance 0 and decodes on 1; Qwen's one instance does both (its KV stays
+    // where it is); a request naming no model is kept whole, on any instance that decodes
+    PolicyBundle b = bundle("""
+        pools:
+          - {name: lp, instances: 1, role: prefill}
+          - {name: ld, instances: 1, role: decode}
+          - {name: q, instances: 1, model: qwen/qwen3-14b}
+        disaggregation: {decider: always}
+        """);
+    List<RequestSpec> reqs = new ArrayList<>();
+    for (RequestSpec s : workload(30, 2, 500, 10, 9)) {
+      reqs.add(s.withModel(s.id() % 3 == 0 ? "llama-3.1-8b" : s.id() % 3 == 1 ? "qwen3-14b" : ""));
+    }
+    SimulationResult r = Cluster.builder().bundle(b).defaults(PoolSpec.builder("default").model(MODEL).build())
+        .toSimulation().source(RequestSource.of(reqs)).recordRequests(true).build().run();
+    assertThat(r.overall().completedRequests()).isEqualTo(30);
+    for (io.blis.engine.result.RequestRecord rec : r.requests()) {
+      switch ((int) (rec.id() % 3)) {
+        case 0 -> assertThat(rec.instance()).isEqualTo(1);
+        case 1 -> assertThat(rec.instance()).isEqualTo(2);
+        default -> assertThat(rec.instance()).isIn(1, 2);
+      }
+    }
+    DisaggregationReport d = r.disaggregation().orElseThrow();
+    assertThat(d.disaggregated()).isEqualTo(20);
+    assertThat(d.keptWhole()).isEqualTo(10); // the unnamed ten: nothing to split them onto
+    assertThat(r.cluster().models().get("Qwen/Qwen3-14B").completedRequests()).isEqualTo(10);
   }
 
   @Test

@@ -99,6 +99,21 @@ public final class ModelCatalog {
   }
 
   /**
+   * Every name (lower case) {@link #byName} takes for the bundled model whose HF name is {@code
+   * full}: the full name, the part after the slash, and the short aliases; empty for a model that
+   * is not bundled.
+   */
+  public static java.util.SortedSet<String> namesOf(String full) {
+    java.util.SortedSet<String> out = new java.util.TreeSet<>();
+    LOOKUP.forEach((name, target) -> {
+      if (target.equalsIgnoreCase(full)) {
+        out.add(name);
+      }
+    });
+    return out;
+  }
+
+  /**
    * The bundled model called {@code name} (case-insensitive; full HF name, the part after the
    * slash, or a short alias such as {@code llama-2-7b}).
    *

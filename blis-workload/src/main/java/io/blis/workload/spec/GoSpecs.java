@@ -232,7 +232,7 @@ final class GoSpecs {
   private record Member(String path, String id, String tenant, String sloClass, double fraction,
       GoSpecFile.Arrival arrival, GoSpecFile.Dist input, GoSpecFile.Dist output, String prefixGroup,
       Integer prefixLength, List<GoSpecFile.Window> windows, String windowsPath, long timeoutUs,
-      SessionSpec session) {}
+      SessionSpec session, String model) {}
 
   private Member client(GoSpecFile.Client c, String path, int index, String version) {
     if (c == null) {
@@ -258,7 +258,7 @@ final class GoSpecs {
     return new Member(path, id, nz(c.tenantId()), sloClass(path, c.sloClass(), version),
         c.rateFraction(), c.arrival(), c.inputDistribution(), c.outputDistribution(),
         nz(c.prefixGroup()), c.prefixLength(), windows, path + ".lifecycle.windows",
-        timeout(path, c.timeout(), session), session);
+        timeout(path, c.timeout(), session), session, nz(c.model()));
   }
 
   private void common(String path, String model, String adapter, Boolean streaming,
@@ -267,8 +267,6 @@ final class GoSpecs {
       throw error(path + ".multimodal", "multimodal requests (image, audio and video tokens) are not"
           + " simulated here");
     }
-    noMeaning(path + ".model", model, "the simulated model comes from --model or the policy"
-        + " config's pools, and requests are not routed by model");
     noMeaning(path + ".adapter", adapter, "LoRA adapters are not simulated");
     noMeaning(path + ".streaming", streaming, "the simulation times the server, whose work is the"
         + " same streamed or not");
@@ -397,7 +395,7 @@ final class GoSpecs {
       }
       out.add(new Member(path, c.id() + "-" + j, nz(c.tenantId()), sloClass, fraction, c.arrival(),
           c.inputDistribution(), c.outputDistribution(), group, c.prefixLength(), windows, patternPath,
-          timeout, session));
+          timeout, session, nz(c.model())));
     }
     return out;
   }
@@ -608,7 +606,7 @@ final class GoSpecs {
       windows.sort((a, b) -> Long.compare(a.startUs(), b.startUs()));
       String id = groups.size() == 1 ? m.id() : m.id() + "/w" + idx.get(0);
       out.add(locate(m.path(), () -> new ClientSpec(id, m.tenant(), m.sloClass(), arrival, input, output,
-          m.prefixGroup(), prefixLength, m.timeoutUs(), m.session(), windows)));
+          m.prefixGroup(), prefixLength, m.timeoutUs(), m.session(), windows, io.blis.workload.synthetic.RateCurve.NONE, m.model())));
     }
     return out;
   }

@@ -86,7 +86,8 @@ record SpecFile(
       Double timeoutS,
       SessionFile session,
       List<WindowFile> lifecycle,
-      List<Double> rateByHour) {
+      List<Double> rateByHour,
+      String model) {
 
     ClientFile {
       if (id == null || id.isBlank()) {

@@ -38,6 +38,9 @@ public final class SpecWriter {
         y.append("    tenant: ").append(StrictYaml.quote(c.tenant())).append('\n');
       }
       y.append("    slo_class: ").append(c.sloClass()).append('\n');
+      if (!c.model().isEmpty()) {
+        y.append("    model: ").append(StrictYaml.quote(c.model())).append('\n');
+      }
       y.append("    rate: ").append(c.arrival().rateRps()).append('\n');
       y.append("    arrival: ").append(arrival(c.arrival())).append('\n');
       y.append("    input: ").append(length(c.input())).append('\n');

@@ -57,7 +57,7 @@ public record WorkloadFile(Format format, String goVersion, WorkloadSpec spec,
   private static final List<String> GO_TOP = List.of("category", "horizon", "cohorts",
       "servegen_data", "inference_perf", "goodput_slo_targets");
   /** Client keys only Go BLIS's spec has. */
-  private static final Set<String> GO_CLIENT = Set.of("tenant_id", "model", "adapter", "concurrency",
+  private static final Set<String> GO_CLIENT = Set.of("tenant_id", "adapter", "concurrency",
       "think_time_us", "input_distribution", "output_distribution", "streaming", "network",
       "multimodal", "reasoning", "timeout", "slo_target_us", "closed_loop");
   /** Top-level keys only this project's spec has. */

@@ -87,7 +87,8 @@ public record WorkloadSpec(long seed, List<ClientSpec> clients, long maxRequests
           c.session() == null ? SessionSpec.NONE : c.session().spec(),
           windows,
           c.rateByHour() != null ? RateCurve.hourly(c.rateByHour())
-              : f.rateByHour() != null ? RateCurve.hourly(f.rateByHour()) : RateCurve.NONE));
+              : f.rateByHour() != null ? RateCurve.hourly(f.rateByHour()) : RateCurve.NONE,
+          c.model() == null ? "" : c.model()));
     }
     return new WorkloadSpec(
         f.seed() == null ? 0 : f.seed(),

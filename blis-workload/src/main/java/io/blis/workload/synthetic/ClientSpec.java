@@ -37,7 +37,16 @@ public record ClientSpec(
     long timeoutUs,
     SessionSpec session,
     List<ActiveWindow> windows,
-    RateCurve curve) {
+    RateCurve curve,
+    String model) {
+
+  /** A client whose requests name no model. */
+  public ClientSpec(String id, String tenant, String sloClass, ArrivalProcess arrival,
+      LengthDistribution input, LengthDistribution output, String prefixGroup, int prefixLength,
+      long timeoutUs, SessionSpec session, List<ActiveWindow> windows, RateCurve curve) {
+    this(id, tenant, sloClass, arrival, input, output, prefixGroup, prefixLength, timeoutUs, session,
+        windows, curve, "");
+  }
 
   /** SLO classes the engine knows. */
   public static final List<String> SLO_CLASSES =
@@ -52,6 +61,7 @@ public record ClientSpec(
     Objects.requireNonNull(prefixGroup, "prefixGroup");
     Objects.requireNonNull(session, "session");
     Objects.requireNonNull(curve, "curve");
+    Objects.requireNonNull(model, "model");
     if (!SLO_CLASSES.contains(sloClass)) {
       throw new IllegalArgumentException(
           "client " + id + ": unknown SLO class '" + sloClass + "', expected one of " + SLO_CLASSES);
@@ -69,7 +79,7 @@ public record ClientSpec(
       throw new IllegalArgumentException("client " + id + ": timeout must be in [0, "
           + RequestSpec.MAX_TIME_US + "] us, got " + timeoutUs);
     }
-    for (String name : List.of(id, tenant, prefixGroup)) {
+    for (String name : List.of(id, tenant, prefixGroup, model)) {
       if (name.contains(",") || name.contains("\"") || name.contains("\n") || name.contains("\r")) {
         throw new IllegalArgumentException("client " + id + ": name '" + name
             + "' must not contain commas, quotes or line breaks (traces store it unquoted)");

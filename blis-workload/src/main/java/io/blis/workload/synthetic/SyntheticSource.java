@@ -86,7 +86,7 @@ final class SyntheticSource implements RequestSource {
     }
     RequestSpec r = new RequestSpec(
         id, g.arrivalUs, prompt, g.outputTokens, c.sloClass(), c.tenant(), c.prefixGroup(),
-        c.prefixLength(), sessionId, 0, c.timeoutUs(), 0);
+        c.prefixLength(), sessionId, 0, c.timeoutUs(), 0, c.model());
     g.advance();
     if (g.done()) {
       if (g.beyondTime && beyondTime == null) {
@@ -141,7 +141,7 @@ final class SyntheticSource implements RequestSource {
     }
     return List.of(new RequestSpec(
         id, arrival, prompt, output, c.sloClass(), c.tenant(), c.prefixGroup(), c.prefixLength(),
-        request.sessionId(), round, c.timeoutUs(), 0));
+        request.sessionId(), round, c.timeoutUs(), 0, c.model()));
   }
 
   private boolean less(ClientGenerator a, ClientGenerator b) {

@@ -14,14 +14,26 @@ final class TraceFormat {
 
   static final String TOKEN_COLUMN = "token_ids";
 
+  /** The column of the model each request names, after {@code timeout_us}, in traces of such workloads. */
+  static final String MODEL_COLUMN = "model";
+
   private TraceFormat() {}
 
   static List<String> columns(boolean tokenIds) {
-    if (!tokenIds) {
+    return columns(tokenIds, false);
+  }
+
+  static List<String> columns(boolean tokenIds, boolean models) {
+    if (!tokenIds && !models) {
       return COLUMNS;
     }
     List<String> all = new ArrayList<>(COLUMNS);
-    all.add(TOKEN_COLUMN);
+    if (models) {
+      all.add(MODEL_COLUMN);
+    }
+    if (tokenIds) {
+      all.add(TOKEN_COLUMN);
+    }
     return List.copyOf(all);
   }
 }

@@ -217,6 +217,8 @@ public final class TraceReader {
     private final LineReader lines;
     final TraceHeader header;
     private final List<String> columns;
+    /** Whether the trace has a model column. */
+    private final boolean models;
     private final Map<String, String> names = new HashMap<>();
 
     Rows(Path file) {
@@ -234,8 +236,9 @@ public final class TraceReader {
         lines.close();
         throw e;
       }
-      columns = TraceFormat.columns(header.tokenIds());
       String cols = lines.line();
+      models = cols != null && List.of(cols.strip().split(",", -1)).equals(TraceFormat.columns(header.tokenIds(), true));
+      columns = TraceFormat.columns(header.tokenIds(), models);
       if (cols == null || !List.of(cols.strip().split(",", -1)).equals(columns)) {
         lines.close();
         throw new IllegalArgumentException(file + ":2: "
@@ -355,6 +358,8 @@ public final class TraceReader {
       String tenant = intern(f.string(10));
       int stage = f.intValue(11, 0);
       long timeout = f.longValue(12, 0, RequestSpec.MAX_TIME_US, "the longest timeout, us");
+      String model = models ? intern(f.string(13).strip()) : "";
+      int tokenColumn = models ? 14 : 13;
       this.id = id;
       arrivalUs = arrival;
       sessionId = session;
@@ -362,16 +367,16 @@ public final class TraceReader {
       openLoop = session < 0 || round == 0;
       int[] tokens;
       if (header.tokenIds()) {
-        String[] parts = f.string(13).strip().split(" ", -1);
+        String[] parts = f.string(tokenColumn).strip().split(" ", -1);
         if (parts.length != input) {
-          throw f.error(13, "expected " + input + " token ids (input_tokens), got " + parts.length);
+          throw f.error(tokenColumn, "expected " + input + " token ids (input_tokens), got " + parts.length);
         }
         tokens = new int[input];
         for (int i = 0; i < input; i++) {
           try {
             tokens[i] = Integer.parseInt(parts[i]);
           } catch (NumberFormatException e) {
-            throw f.error(13, "token " + i + " '" + TextFiles.quote(parts[i]) + "' is not an integer");
+            throw f.error(tokenColumn, "token " + i + " '" + TextFiles.quote(parts[i]) + "' is not an integer");
           }
         }
       } else if (buildOpenLoop || !openLoop) {
@@ -383,7 +388,7 @@ public final class TraceReader {
         return null;
       }
       return new RequestSpec(
-          id, arrival, tokens, output, slo, tenant, group, prefix, session, round, timeout, stage);
+          id, arrival, tokens, output, slo, tenant, group, prefix, session, round, timeout, stage, model);
     }
 
     private String intern(String s) {

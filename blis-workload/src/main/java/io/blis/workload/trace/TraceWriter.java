@@ -31,13 +31,23 @@ public final class TraceWriter implements AutoCloseable {
 
   private final Writer out;
   private final boolean tokenIds;
+  private final boolean models;
   private final StringBuilder line = new StringBuilder(256);
   private long rows;
 
-  /** Writes to {@code out} (closed by {@link #close}). */
+  /** Writes to {@code out} (closed by {@link #close}); its requests name no model. */
   public TraceWriter(Writer out, TraceHeader header) {
+    this(out, header, false);
+  }
+
+  /**
+   * Writes to {@code out} (closed by {@link #close}), with a {@code model} column when {@code
+   * models} (the workload's requests name models).
+   */
+  public TraceWriter(Writer out, TraceHeader header, boolean models) {
     this.out = out;
     this.tokenIds = header.tokenIds();
+    this.models = models;
     ObjectNode json = new ObjectMapper().createObjectNode();
     json.put("version", header.version());
     json.put("time_unit", "us");
@@ -48,7 +58,7 @@ public final class TraceWriter implements AutoCloseable {
       out.write(TraceFormat.MAGIC);
       out.write(json.toString());
       out.write('\n');
-      out.write(String.join(",", TraceFormat.columns(tokenIds)));
+      out.write(String.join(",", TraceFormat.columns(tokenIds, models)));
       out.write('\n');
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write trace header: " + e.getMessage(), e);
@@ -60,9 +70,15 @@ public final class TraceWriter implements AutoCloseable {
    * a destination the caller opened itself (a device, a FIFO, standard output).
    */
   public static TraceWriter create(OutputStream raw, TraceHeader header, boolean gzip) throws IOException {
+    return create(raw, header, gzip, false);
+  }
+
+  /** As {@link #create(OutputStream, TraceHeader, boolean)}, with a {@code model} column when {@code models}. */
+  public static TraceWriter create(OutputStream raw, TraceHeader header, boolean gzip, boolean models)
+      throws IOException {
     OutputStream os = gzip ? new GZIPOutputStream(raw, 1 << 16) : raw;
     return new TraceWriter(
-        new BufferedWriter(new OutputStreamWriter(os, StandardCharsets.UTF_8), 1 << 16), header);
+        new BufferedWriter(new OutputStreamWriter(os, StandardCharsets.UTF_8), 1 << 16), header, models);
   }
 
   /** Creates {@code file} (gzip-compressed when the name ends in {@code .gz}). */
@@ -102,6 +118,12 @@ public final class TraceWriter implements AutoCloseable {
         .append(name("tenant", r.tenant(), r)).append(',')
         .append(r.stage()).append(',')
         .append(r.timeoutUs());
+    if (models) {
+      line.append(',').append(name("model", r.model(), r));
+    } else if (!r.model().isEmpty()) {
+      throw new IllegalArgumentException("request " + r.id() + " names model '" + r.model()
+          + "', and this trace has no model column (open it with models)");
+    }
     if (tokenIds) {
       line.append(',');
       for (int i = 0; i < p.length; i++) {
