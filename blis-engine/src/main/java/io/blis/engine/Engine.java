@@ -125,6 +125,8 @@ final class Engine implements EventLoop {
   /** With disaggregation: the instances that prefill, and those that decode. */
   private final int[] prefillCandidates;
   private final int[] decodeCandidates;
+  /** With disaggregation: requests between two instances holding blocks on each instance. */
+  private final int[] handOffs;
   /** With disaggregation and several models: each model's instances that prefill, and that decode. */
   private final int[][] prefillByModel;
   private final int[][] decodeByModel;
@@ -199,6 +201,7 @@ final class Engine implements EventLoop {
         }
       }
     }
+    this.handOffs = config.disaggregation() == null ? null : new int[instances.length];
     Disaggregation d = config.disaggregation();
     if (d == null) {
       this.pd = null;
@@ -251,6 +254,13 @@ final class Engine implements EventLoop {
     public int placeDecode(EngineRequest r) {
       int[] among = decodeAmong(r);
       int d = chooseInstance(r, config.disaggregation().decodeRouter(), among);
+      if (d == r.prefillInstance) { // prefilled where it decodes: its blocks stay, nothing moves
+        r.tokensToMove = 0;
+        r.transferStartUs = nowUs;
+        instances[d].onRouted(r);
+        perInstance[d].onInjected(nowUs);
+        return d;
+      }
       int moved = instances[d].reserve(r);
       for (int k = 0; moved < 0 && k < among.length; k++) {
         if (among[k] != d) { // the router's choice has no room: any other that has
@@ -263,6 +273,7 @@ final class Engine implements EventLoop {
       if (moved < 0) {
         return -1;
       }
+      handOffs[d]++;
       r.tokensToMove = moved;
       r.transferStartUs = nowUs;
       instances[d].onRouted(r);
@@ -283,13 +294,23 @@ final class Engine implements EventLoop {
     @Override
     public void arrived(EngineRequest r) {
       r.transferEndUs = nowUs;
+      if (r.prefillTable != null) {
+        handOffs[r.instanceIndex]--; // its reserved blocks, now in use where it decodes
+      }
       releasePrefill(r);
       instances[r.instanceIndex].acceptArrived(r);
     }
   }
 
-  /** Frees the disaggregated request's blocks on its prefill instance. */
+  /**
+   * The disaggregated request no longer holds its blocks on its prefill instance: they are freed,
+   * or (decoding there too) they are its blocks where it decodes.
+   */
   private void releasePrefill(EngineRequest r) {
+    handOffs[r.prefillInstance]--;
+    if (r.prefillTable == null) {
+      return;
+    }
     instances[r.prefillInstance].release(r.prefillTable);
     r.prefillTable = null;
     if (pd.role(r.prefillInstance).decodes()) {
@@ -298,7 +319,13 @@ final class Engine implements EventLoop {
   }
 
   @Override
+  public boolean holdsHandOffs(int index) {
+    return handOffs != null && handOffs[index] > 0;
+  }
+
+  @Override
   public void prefilled(EngineRequest r) {
+    handOffs[r.instanceIndex]++; // its prefill blocks, held until its KV moved
     instances[r.instanceIndex].onEnded();
     r.prefillInstance = r.instanceIndex;
     r.instanceIndex = -1; // on no instance's count until a decode instance reserves its blocks
@@ -310,13 +337,14 @@ final class Engine implements EventLoop {
   private void onHandedOffTimeout(EngineRequest r) {
     boolean reserved = !pd.waitingForRoom(r);
     pd.cancel(r);
-    if (reserved) {
+    if (reserved && r.prefillTable != null) { // its blocks reserved where it decodes
+      handOffs[r.instanceIndex]--;
       instances[r.instanceIndex].release(r.table);
-      r.table = null;
+    } else { // waiting for room, or decoding where it was prefilled: its one table is its prefill blocks
+      r.prefillTable = r.table;
     }
-    // its prefill blocks, still held until its KV moved
-    instances[r.prefillInstance].release(r.prefillTable);
-    r.prefillTable = null;
+    r.table = null;
+    releasePrefill(r); // its prefill blocks, held until its KV moved
     finish(r, RequestOutcome.TIMED_OUT, nowUs, "");
   }
 

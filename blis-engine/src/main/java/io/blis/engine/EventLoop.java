@@ -45,4 +45,11 @@ interface EventLoop {
    * HANDED_OFF}, still holding its blocks there): its KV goes on to a decode instance.
    */
   void prefilled(EngineRequest r);
+
+  /**
+   * Whether instance {@code index} holds blocks for disaggregated requests between two instances
+   * (prefilled there and not yet moved, or reserved there and not yet arrived): it may wait for
+   * them with nothing to step.
+   */
+  boolean holdsHandOffs(int index);
 }

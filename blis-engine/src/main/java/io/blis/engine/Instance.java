@@ -284,15 +284,26 @@ final class Instance {
       loop.finish(r, RequestOutcome.REJECTED, loop.nowUs(), reason);
       return;
     }
-    enqueue(r);
+    enqueue(r, false);
   }
 
-  /** {@code r} joins the waiting queue now; a step is scheduled if none is. */
-  private void enqueue(EngineRequest r) {
+  /**
+   * {@code r} joins the waiting queue now, at its end or (first) at its head; a step is scheduled
+   * if none is.
+   */
+  private void enqueue(EngineRequest r, boolean first) {
     r.state = EngineRequest.State.WAITING;
     r.queuedUs = loop.nowUs();
     r.priority = loop.priorityOf(r);
-    waiting.addLast(r);
+    if (first) { // behind the others whose KV arrived (first come, first served among them)
+      int k = 0;
+      while (k < waiting.size() && holdsBlocks(waiting.get(k))) {
+        k++;
+      }
+      waiting.insert(k, r);
+    } else {
+      waiting.addLast(r);
+    }
     onWaitingAdded(r);
     if (loop.listener() != null) {
       loop.listener().onQueued(index, r, loop.nowUs());
@@ -499,7 +510,7 @@ final class Instance {
       int cpuBlocks = 0;
       int start;
       int n;
-      if (r.table.numBlocks() > 0) {
+      if (holdsBlocks(r)) {
         // a disaggregated request whose prompt KV arrived in the blocks reserved for it: it
         // recomputes its last prompt token, which gives the first output token
         start = target - 1;
@@ -553,6 +564,9 @@ final class Instance {
     if (batch.isEmpty()) {
       if (!preempted && anyLoading()) {
         return; // the next LOADED event resumes stepping
+      }
+      if (!preempted && loop.holdsHandOffs(index)) {
+        return; // blocks held by requests between two instances: their arrival or release resumes stepping
       }
       if (!preempted) {
         throw new IllegalStateException("engine stalled at " + loop.nowUs() + " us: " + running.size()
@@ -620,15 +634,25 @@ final class Instance {
     return Math.max(0, r.inputTokens - 1 - cached * blockSize);
   }
 
+  /** Whether the waiting request {@code r} already holds its blocks (its KV arrived from a prefill instance). */
+  private static boolean holdsBlocks(EngineRequest r) {
+    return r.table != null && r.table.numBlocks() > 0;
+  }
+
   /** Whether this instance could ever hold {@code r} (its limits and KV capacity). */
   boolean canHold(EngineRequest r) {
     return rejectReason(r) == null;
   }
 
-  /** The KV of the disaggregated request {@code r} arrived in its reserved blocks: it queues. */
+  /**
+   * The KV of the disaggregated request {@code r} arrived in its reserved blocks: it queues ahead of
+   * every request waiting for blocks, behind those whose KV arrived before it. It holds its blocks
+   * and needs none more for its first step, so it must not wait behind a request waiting for
+   * blocks (which its own could be).
+   */
   void acceptArrived(EngineRequest r) {
     changed();
-    enqueue(r);
+    enqueue(r, true);
   }
 
   /** Frees blocks a request that left this instance still held (its KV moved, or it ended on the way). */

@@ -42,6 +42,16 @@ final class WaitingQueue {
     size++;
   }
 
+  /** Inserts {@code r} at position {@code index} (0 = the head), shifting the rest back. */
+  void insert(int index, EngineRequest r) {
+    grow();
+    for (int j = size; j > index; j--) {
+      set(j, get(j - 1));
+    }
+    set(index, r);
+    size++;
+  }
+
   EngineRequest peekFirst() {
     return size == 0 ? null : ring[head];
   }

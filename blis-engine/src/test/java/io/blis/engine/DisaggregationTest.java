@@ -162,6 +162,47 @@ class DisaggregationTest {
   }
 
   @Test
+  void anInstanceDoingBothDecodesWhatItPrefilledWithoutACopy() {
+    // instances of 13 blocks doing both, both routers choosing instance 0: a request of 161 + 20
+    // tokens needs 12 blocks; a copy of its prompt's 11 beside the prefilled ones would never fit
+    // there, so it decodes in the blocks it has (and, queued first, is not stuck behind the next
+    // request's wait for blocks)
+    io.blis.api.Router first = (req, view) -> 0;
+    io.blis.api.Router alsoFirst = (req, view) -> 0;
+    Disaggregation shared = new Disaggregation(Decider.ALWAYS, 16, Map.of("s", Role.BOTH), Map.of("s", KV),
+        Disaggregation.Transfer.links(), first, alsoFirst);
+    List<RequestSpec> reqs = List.of(req(1, 0, 161, 20), req(2, 0, 161, 20), req(3, 0, 161, 20));
+    SimulationResult r = Simulation.builder().source(RequestSource.of(reqs)).addPool(linear("s", 2, 13))
+        .disaggregation(shared).recordRequests(true).build().run();
+    assertTrue(r.requests().stream().allMatch(q -> q.instance() == 0));
+    DisaggregationReport d = r.disaggregation().orElseThrow();
+    assertEquals(3, r.overall().completedRequests());
+    assertEquals(3, d.transferred());
+    assertEquals(0, d.transferUs().p99Us());
+    assertEquals(0, d.transferredGb());
+    assertEquals(0, d.pendingAtEnd());
+  }
+
+  @Test
+  void requestsTimedOutBetweenTheirInstancesFreeTheirBlocks() {
+    // the decode instance takes one request at a time; the others' deadlines pass while they wait
+    // for its room (holding their prefill blocks) or move: every block comes back, and a request
+    // arriving after them is served by both instances
+    List<RequestSpec> reqs = new ArrayList<>();
+    for (int i = 1; i <= 4; i++) {
+      reqs.add(withTimeout(req(i, 0, 161, 20), 12_000));
+    }
+    reqs.add(req(9, 200_000, 161, 20));
+    SimulationResult r = run(pd(Decider.ALWAYS, Disaggregation.Transfer.links()), reqs,
+        linear("p", 1, 48), linear("d", 1, 12));
+    DisaggregationReport d = r.disaggregation().orElseThrow();
+    assertTrue(d.waitedForDecode() >= 2, "requests waited for decode room: " + d.waitedForDecode());
+    assertEquals(5, r.overall().completedRequests() + r.overall().timedOutRequests());
+    assertEquals(RequestOutcome.COMPLETED, r.requests().get(4).outcome());
+    assertEquals(0, d.pendingAtEnd());
+  }
+
+  @Test
   void conservationUnderLoad() {
     SplittableRandom rnd = new SplittableRandom(7);
     List<RequestSpec> reqs = new ArrayList<>();
