@@ -72,6 +72,13 @@ class DisaggregationCliTest {
     assertThat(pools.get(2).path("pool").asText()).isEqualTo("shared");
     assertThat(pools.get(2).path("role").asText()).isEqualTo("both");
     assertThat(pools.get(2).path("instances").asInt()).isEqualTo(2);
+    // the decode instance (index 1) is TP 2: twice the GPUs' memory, more KV blocks than a TP 1 one
+    JsonNode instances = JSON.readTree(r.out()).path("instances");
+    assertThat(instances.get(1).path("pool").asText()).isEqualTo("decode");
+    assertThat(instances.get(1).path("kv_total_blocks").asLong())
+        .isGreaterThan(instances.get(0).path("kv_total_blocks").asLong());
+    assertThat(instances.get(2).path("kv_total_blocks").asLong())
+        .isEqualTo(instances.get(0).path("kv_total_blocks").asLong());
   }
 
   @Test

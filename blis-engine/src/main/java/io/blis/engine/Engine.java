@@ -253,7 +253,7 @@ final class Engine implements EventLoop {
     @Override
     public int placeDecode(EngineRequest r) {
       int[] among = decodeAmong(r);
-      int d = chooseInstance(r, config.disaggregation().decodeRouter(), among);
+      int d = chooseInstance(r, config.disaggregation().decodeRouter(), among, false);
       if (d == r.prefillInstance) { // prefilled where it decodes: its blocks stay, nothing moves
         r.tokensToMove = 0;
         r.transferStartUs = nowUs;
@@ -831,58 +831,41 @@ final class Engine implements EventLoop {
       }
       return instances[0];
     }
-    refreshSnapshotsIfDue();
+    Router chosen = router;
+    int[] among = null; // every routable instance
     if (pd != null) {
       r.disaggregated = decideDisaggregation(r);
-      Disaggregation d = config.disaggregation();
-      int[] among = r.disaggregated ? prefillAmong(r) : decodeAmong(r);
-      int choice = chooseInstance(r, r.disaggregated ? d.prefillRouter() : d.decodeRouter(), among);
-      if (config.traceDecisions()) {
-        traceRouting(r, choice, false, among); // the routers' scores are over their own instances
-      }
-      return instances[choice];
+      chosen = r.disaggregated ? config.disaggregation().prefillRouter() : config.disaggregation().decodeRouter();
+      among = r.disaggregated ? prefillAmong(r) : decodeAmong(r);
+    } else if (r.model >= 0) { // among the instances serving the model it names, by that model's router
+      chosen = config.models().models().get(r.model).router();
+      among = modelInstances[r.model];
     }
-    if (r.model >= 0) { // among the instances serving the model it names, by that model's router
-      int choice = chooseInstance(r, config.models().models().get(r.model).router(), modelInstances[r.model]);
-      if (config.traceDecisions()) {
-        traceRouting(r, choice, false, modelInstances[r.model]);
-      }
-      return instances[choice];
-    }
-    countHolBlocking();
-    routingRequest = r;
-    boolean scored = config.traceDecisions() && router.score(r, cluster, scores);
-    int choice = router.route(r, cluster);
-    if (choice < 0 || choice >= cluster.size()) {
-      routingRequest = null;
-      throw new IllegalStateException(
-          "router chose instance " + choice + " of " + cluster.size());
-    }
-    if (fleet != null) {
-      choice = fleet.routable()[choice];
-    }
-    if (config.traceDecisions()) {
-      traceRouting(r, choice, scored, null);
-    }
-    routingRequest = null;
-    return instances[choice];
+    return instances[chooseInstance(r, chosen, among, config.traceDecisions())];
   }
 
   /**
-   * The instance {@code router} chooses for {@code r} among {@code among} (refreshed snapshots),
-   * head-of-line blocking counted over them.
+   * The instance {@code router} chooses for {@code r} among {@code among} (instance indices; null
+   * for every routable instance), on refreshed snapshots, head-of-line blocking counted over them;
+   * with {@code trace}, the decision recorded, with the router's scores when it chose among every
+   * instance (a phase's or a model's routers score over their own instances).
    */
-  private int chooseInstance(EngineRequest r, Router router, int[] among) {
+  private int chooseInstance(EngineRequest r, Router router, int[] among, boolean trace) {
     refreshSnapshotsIfDue();
     candidates = among;
     try {
       countHolBlocking();
       routingRequest = r;
+      boolean scored = trace && among == null && router.score(r, cluster, scores);
       int choice = router.route(r, cluster);
-      if (choice < 0 || choice >= among.length) {
-        throw new IllegalStateException("router chose instance " + choice + " of " + among.length);
+      if (choice < 0 || choice >= cluster.size()) {
+        throw new IllegalStateException("router chose instance " + choice + " of " + cluster.size());
       }
-      return among[choice];
+      choice = member(choice);
+      if (trace) { // while the request is the one being routed: the candidates' cached prefixes are its
+        traceRouting(r, choice, scored, among);
+      }
+      return choice;
     } finally {
       candidates = null;
       routingRequest = null;

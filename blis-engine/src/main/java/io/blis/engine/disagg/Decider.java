@@ -1,30 +1,22 @@
 package io.blis.engine.disagg;
 
+import io.blis.engine.flow.FlowControl;
+
 /**
  * Decides per request whether it is disaggregated (prefilled on a prefill instance, decoded on a
- * decode instance) or served whole by a decode instance.
+ * decode instance) or served whole by a decode instance. Its names ({@link #label()}) are
+ * {@code never}, {@code always} and {@code prefix-threshold}.
  */
-public enum Decider {
+public enum Decider implements FlowControl.Labeled {
   /** Every request is served whole. */
-  NEVER("never"),
+  NEVER,
   /** Every request is disaggregated. */
-  ALWAYS("always"),
+  ALWAYS,
   /**
    * A request is disaggregated when more than the threshold of its prompt tokens are not already
    * cached on the decode instance holding the longest cached prefix (llm-d's P/D decider).
    */
-  PREFIX_THRESHOLD("prefix-threshold");
-
-  private final String label;
-
-  Decider(String label) {
-    this.label = label;
-  }
-
-  /** The name in flags and policy bundles. */
-  public String label() {
-    return label;
-  }
+  PREFIX_THRESHOLD;
 
   /**
    * Whether a request of {@code promptTokens} tokens, of which {@code cachedOnDecode} are cached on
@@ -44,11 +36,10 @@ public enum Decider {
    * @throws IllegalArgumentException naming the accepted values
    */
   public static Decider parse(String s) {
-    for (Decider d : values()) {
-      if (d.label.equals(s)) {
-        return d;
-      }
+    try {
+      return FlowControl.parse(Decider.class, s, "PD decider");
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("PD decider must be never, always or prefix-threshold, got '" + s + "'", e);
     }
-    throw new IllegalArgumentException("PD decider must be never, always or prefix-threshold, got '" + s + "'");
   }
 }

@@ -20,13 +20,14 @@ final class Links<T> {
     final double bytesPerS;
     final int[] ports;
     final long latencyUs;
-    final long bytes;
+    /** When the transfer started (its decode blocks reserved), microseconds. */
+    final long startUs;
     double remaining;
     double rate;
 
-    Flow(T request, long bytes, double bytesPerS, int[] ports, long latencyUs) {
+    Flow(T request, long bytes, double bytesPerS, int[] ports, long latencyUs, long startUs) {
       this.request = request;
-      this.bytes = bytes;
+      this.startUs = startUs;
       this.remaining = bytes;
       this.bytesPerS = bytesPerS;
       this.ports = ports;

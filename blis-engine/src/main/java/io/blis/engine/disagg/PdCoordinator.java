@@ -61,7 +61,6 @@ public final class PdCoordinator<T> {
   private final ArrayDeque<T> waiting = new ArrayDeque<>();
   /** Transfers by request, in the order they started (requests are compared by identity). */
   private final Map<T, Links.Flow<T>> moving = new LinkedHashMap<>();
-  private final Map<Links.Flow<T>, Long> started = new LinkedHashMap<>();
   private boolean retryPending;
   private long generation;
   private long disaggregated;
@@ -210,10 +209,10 @@ public final class PdCoordinator<T> {
     long wholeBytes = (long) tokens * kv[p].kvBytesPerToken();
     Links.Flow<T> f;
     if (p == d) {
-      f = new Links.Flow<>(r, 0, 1, new int[0], 0); // prefilled where it decodes: nothing moves
+      f = new Links.Flow<>(r, 0, 1, new int[0], 0, now); // prefilled where it decodes: nothing moves
     } else if (t.bandwidthGBps() != null) {
       f = new Links.Flow<>(r, wholeBytes, t.bandwidthGBps() * 1e9,
-          t.contention() ? new int[] {globalPort} : new int[0], t.baseLatencyUs());
+          t.contention() ? new int[] {globalPort} : new int[0], t.baseLatencyUs(), now);
     } else {
       boolean sameNode = node[p] == node[d];
       double bw = sameNode ? Math.min(kv[p].nvlinkBytesPerS(), kv[d].nvlinkBytesPerS())
@@ -224,11 +223,10 @@ public final class PdCoordinator<T> {
       long laneBytes = (long) tokens * Math.max(kv[p].kvBytesPerTokenPerGpu(), kv[d].kvBytesPerTokenPerGpu());
       int port = sameNode ? 0 : 1;
       f = new Links.Flow<>(r, laneBytes, bw, new int[] {2 * p + port, 2 * d + port},
-          t.baseLatencyUs() + latency);
+          t.baseLatencyUs() + latency, now);
     }
     transferredBytes += p == d ? 0 : wholeBytes;
     moving.put(r, f);
-    started.put(f, now);
     if (p == d) {
       host.schedule(now, new Done(f));
       return;
@@ -278,8 +276,7 @@ public final class PdCoordinator<T> {
     } else if (event instanceof Done d) {
       Links.Flow<T> f = (Links.Flow<T>) d.flow();
       moving.remove(f.request);
-      Long from = started.remove(f);
-      transfer.add(host.nowUs() - from);
+      transfer.add(host.nowUs() - f.startUs);
       transferred++;
       host.arrived(f.request);
     } else {
@@ -300,7 +297,6 @@ public final class PdCoordinator<T> {
     if (f == null) {
       return false;
     }
-    started.remove(f);
     if (links.cancel(f, host.nowUs())) {
       reschedule();
     }

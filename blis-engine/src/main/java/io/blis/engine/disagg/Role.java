@@ -1,20 +1,18 @@
 package io.blis.engine.disagg;
 
-import java.util.Locale;
+import io.blis.engine.flow.FlowControl;
 
-/** What a pool's instances do under prefill/decode disaggregation. */
-public enum Role {
+/**
+ * What a pool's instances do under prefill/decode disaggregation; its names ({@link #label()}) are
+ * {@code prefill}, {@code decode} and {@code both}.
+ */
+public enum Role implements FlowControl.Labeled {
   /** Prefills the prompts of disaggregated requests; their KV then moves to a decode instance. */
   PREFILL,
   /** Decodes disaggregated requests after their KV arrived, and serves requests kept whole. */
   DECODE,
   /** Both: a request may be prefilled or decoded here, or served whole (an instance without PD). */
   BOTH;
-
-  /** The name in flags and policy bundles: {@code prefill}, {@code decode}, {@code both}. */
-  public String label() {
-    return name().toLowerCase(Locale.ROOT);
-  }
 
   /** Whether prefill sub-requests may run here. */
   public boolean prefills() {
@@ -32,15 +30,14 @@ public enum Role {
    * @throws IllegalArgumentException naming the accepted values
    */
   public static Role parse(String s) {
-    String v = s == null ? "" : s.trim().toLowerCase(Locale.ROOT);
+    String v = s == null ? "" : s.trim().toLowerCase(java.util.Locale.ROOT);
     if (v.equals("prefill-decode") || v.equals("shared")) {
       return BOTH;
     }
-    for (Role r : values()) {
-      if (r.label().equals(v)) {
-        return r;
-      }
+    try {
+      return FlowControl.parse(Role.class, v, "role");
+    } catch (IllegalArgumentException e) {
+      throw new IllegalArgumentException("role must be prefill, decode or both, got '" + s + "'", e);
     }
-    throw new IllegalArgumentException("role must be prefill, decode or both, got '" + s + "'");
   }
 }
