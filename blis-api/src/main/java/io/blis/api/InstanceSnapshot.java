@@ -59,4 +59,25 @@ public interface InstanceSnapshot {
   default long refreshedAtUs() {
     return 0;
   }
+
+  /**
+   * Whether the instance has the LoRA adapter {@code adapter} at hand, as a gateway learns it
+   * from vLLM's {@code vllm:lora_requests_info} metric: loaded on its GPU, or named by a request
+   * running or waiting there. Refreshed with the queue and batch figures ({@link #refreshedAtUs()}).
+   *
+   * @param adapter an adapter name; empty (the base model) is never held
+   * @return false by default, and when the instance serves no adapters
+   */
+  default boolean holdsAdapter(String adapter) {
+    return false;
+  }
+
+  /**
+   * {@return how many more LoRA adapters the instance could load without evicting one} Its
+   * {@code max_loras} GPU slots less those in use, as of {@link #refreshedAtUs()}; 0 by default
+   * and when the instance serves no adapters.
+   */
+  default int freeAdapterSlots() {
+    return 0;
+  }
 }

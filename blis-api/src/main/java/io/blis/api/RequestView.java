@@ -75,4 +75,12 @@ public interface RequestView {
   default long[] promptBlockHashes(int blockSizeTokens) {
     return new long[0];
   }
+
+  /**
+   * {@return the LoRA adapter the request names, as vLLM serves it under a model name of its own;
+   * empty for the base model} Never null. Empty by default.
+   */
+  default String adapter() {
+    return "";
+  }
 }

@@ -45,6 +45,11 @@ final class ClusterOptions {
       description = "Go BLIS: weight of the weighted router's load scorer (default 0.4 when only --routing-cache-weight is given).")
   Double routingLoadWeight;
 
+  @Option(names = "--lora-scorer-weight", paramLabel = "W",
+      description = "Go BLIS: adds the lora-affinity scorer at weight W to the weighted router's scorers (those given, or"
+          + " the default ones): requests go where their LoRA adapter is held, then where a slot is free.")
+  Double loraScorerWeight;
+
   @Option(names = "--summarize-trace",
       description = "With --trace-level decisions: print the decision trace's summary to stderr after the run.")
   boolean summarizeTrace;
@@ -102,6 +107,8 @@ final class ClusterOptions {
       DeploymentOptions.require(cl, w == null || (w >= 0 && Double.isFinite(w)),
           "--routing-cache-weight and --routing-load-weight must be finite numbers >= 0, got " + w);
     }
+    DeploymentOptions.require(cl, loraScorerWeight == null || (loraScorerWeight > 0 && Double.isFinite(loraScorerWeight)),
+        "--lora-scorer-weight must be a finite number > 0, got " + loraScorerWeight);
     DeploymentOptions.require(cl,
         !goWeights || PolicyBundle.goWeightedScorers(routingCacheWeight, routingLoadWeight) != null,
         "--routing-cache-weight and --routing-load-weight cannot both be 0");
@@ -163,6 +170,20 @@ final class ClusterOptions {
   void apply(Cluster.Builder b, PolicyBundle bundle, String routingPolicy, boolean routerGiven,
       String scheduler, boolean schedulerGiven) {
     String routingScorers = scorers();
+    if (loraScorerWeight != null) {
+      String name = routerGiven ? routingPolicy : bundle.router() != null ? bundle.router().name() : "weighted";
+      if (!name.equals("weighted")) {
+        throw new IllegalArgumentException("--lora-scorer-weight adds the lora-affinity scorer to the weighted router;"
+            + " the router is " + name + " (give --routing-policy weighted)");
+      }
+      String base = routingScorers != null ? routingScorers
+          : sameName(bundle.router(), name).getOrDefault("scorers", io.blis.engine.policy.Routers.DEFAULT_WEIGHTED_SCORERS);
+      if (base.contains("lora-affinity")) {
+        throw new IllegalArgumentException("lora-affinity is already among the scorers (" + base + "); set its weight"
+            + " there or with --lora-scorer-weight, not both");
+      }
+      routingScorers = base + ",lora-affinity:" + loraScorerWeight;
+    }
     if (routerGiven || routingScorers != null) {
       String name = routerGiven ? routingPolicy
           : bundle.router() != null ? bundle.router().name() : "weighted";

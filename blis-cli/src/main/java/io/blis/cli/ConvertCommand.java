@@ -214,19 +214,21 @@ final class ConvertCommand implements Callable<Integer> {
     // a TraceV2's prompts are generated in the form a trace without token ids rebuilds exactly
     // (about 30 times smaller); a token-array trace's ids are real and written out
     boolean ids = TokenArrayTraceReader.isTokenArrayTrace(input);
+    boolean adapters = false;
     if (ids) {
       s = TokenArrayTraceReader.open(input);
       what = "Go BLIS trace CSV with token arrays";
     } else {
       Path[] pair = data != null ? new Path[] {input, data} : TraceV2Reader.pair(input);
       s = TraceV2Reader.open(pair[0], pair[1], seed);
+      adapters = TraceV2Reader.hasAdapterColumn(pair[1]);
       what = "Go BLIS TraceV2 " + pair[0].getFileName() + " + " + pair[1].getFileName();
     }
     notes.addAll(s.notes());
     Path tmp = OutputFiles.temporary(Cli.parentsCreated("--out", out));
     long rows = 0;
     TraceHeader th = TraceHeader.of(seed, ids, BlisCli.oneLine(String.join(" ", header(what, notes))));
-    try (RequestSource source = s.source(); TraceWriter w = TraceWriter.create(OutputFiles.open(tmp), th, out.getFileName().toString().endsWith(".gz"));
+    try (RequestSource source = s.source(); TraceWriter w = TraceWriter.create(OutputFiles.open(tmp), th, out.getFileName().toString().endsWith(".gz"), false, adapters);
         TerminalProgress progress = TerminalProgress.of("blis convert", spec.commandLine().getErr())) {
       RequestSpec r;
       while ((r = source.next()) != null) {

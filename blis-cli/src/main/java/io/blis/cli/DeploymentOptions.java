@@ -113,6 +113,8 @@ final class DeploymentOptions {
 
   @Mixin DisaggregationOptions disaggregation;
 
+  @Mixin LoraOptions lora;
+
   @Option(names = "--max-backlog", paramLabel = "N",
       description = "Stop with an error when more than N requests are in the simulation at once (arrived, not yet"
           + " finished), as when requests arrive faster than the deployment serves them; each holds its prompt,"
@@ -148,6 +150,7 @@ final class DeploymentOptions {
     cluster.validate(cl);
     autoscale.validate(cl, cluster.goAutoscaling());
     disaggregation.validate(cl, !cluster.bundle().pools().isEmpty(), autoscale.enabled());
+    lora.validate(cl);
     if (autoscale.enabled()) {
       require(cl, cluster.traceLevel.equals("none"),
           "--trace-level decisions does not apply to an autoscaled pool (its candidates come and go)");
@@ -403,6 +406,7 @@ final class DeploymentOptions {
       autoscale.apply(cb, numInstances, server.tp, server.model, server.gpu);
     }
     disaggregation.apply(cb);
+    lora.apply(cb);
     return cb;
   }
 

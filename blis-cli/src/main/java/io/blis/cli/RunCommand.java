@@ -114,6 +114,10 @@ final class RunCommand implements Callable<Integer> {
     if (traceOut != null) {
       Cli.requireWritable("--trace-out", traceOut);
     }
+    if (workload.namesAdapters() && deployment.lora.spec() == null) {
+      Cli.printNotes(spec.commandLine(), List.of("the workload names LoRA adapters and LoRA is off: their requests are"
+          + " refused (adapter_not_served); give --enable-lora, --max-loras or --lora-config to serve them"));
+    }
   }
 
   private void require(boolean ok, String message) {
@@ -142,7 +146,7 @@ final class RunCommand implements Callable<Integer> {
     try {
       return new TracingSource(source,
           TraceWriter.create(OutputFiles.open(tmp), header, traceOut.getFileName().toString().endsWith(".gz"),
-              workload.namesModels()),
+              workload.namesModels(), workload.namesAdapters()),
           "--trace-out", traceOut);
     } catch (java.io.IOException e) {
       OutputFiles.discard(tmp);

@@ -45,6 +45,12 @@ final class ServeCommand implements Callable<Integer>, RefusedOptions {
       description = "Model name(s) the server answers to (default: the --model value).")
   List<String> servedModelNames;
 
+  @Option(names = "--lora-modules", split = ",", arity = "1..*", paramLabel = "NAME[=PATH]",
+      description = "LoRA adapters the server answers to, as vLLM's (a path after = is ignored): a request whose model"
+          + " names one runs on the base model with that adapter. Needs --enable-lora, --max-loras or --lora-config;"
+          + " adapters of a --lora-config registry are answered to without it.")
+  List<String> loraModules;
+
   @Option(names = "--seed", description = "Seed handed to the latency models and policies (default: ${DEFAULT-VALUE}).")
   long seed = 42;
 
@@ -147,7 +153,7 @@ final class ServeCommand implements Callable<Integer>, RefusedOptions {
           ServeConfig.Limits.seconds("--idle-timeout-s", idleTimeoutS),
           ServeConfig.Limits.seconds("--request-read-timeout-s", requestReadTimeoutS), maxConnections,
           ServeConfig.Limits.seconds("--shutdown-timeout-s", shutdownTimeoutS));
-      config = new ServeConfig(host, port, names, ioThreads, limits, routeByModel);
+      config = new ServeConfig(host, port, names, ioThreads, limits, routeByModel, adapterNames());
     } catch (IllegalArgumentException e) {
       DeploymentOptions.require(spec.commandLine(), false, e.getMessage());
       return 2;
@@ -238,5 +244,27 @@ final class ServeCommand implements Callable<Integer>, RefusedOptions {
     spec.commandLine().getErr().flush();
     deployment.emit(spec.commandLine(), result);
     spec.commandLine().getOut().flush();
+  }
+
+  /** The adapter names the server answers to: the registry's, then --lora-modules' (without paths). */
+  private List<String> adapterNames() {
+    io.blis.engine.lora.LoraSpec lora = deployment.lora.spec();
+    DeploymentOptions.require(spec.commandLine(), loraModules == null || lora != null,
+        "--lora-modules needs LoRA turned on: give --enable-lora, --max-loras or --lora-config");
+    java.util.LinkedHashSet<String> out = new java.util.LinkedHashSet<>();
+    if (lora != null) {
+      out.addAll(lora.adapters().keySet());
+    }
+    if (loraModules != null) {
+      for (String m : loraModules) {
+        String name = m.contains("=") ? m.substring(0, m.indexOf('=')) : m;
+        if (lora != null && !lora.adapters().isEmpty()) {
+          DeploymentOptions.require(spec.commandLine(), lora.adapters().containsKey(name),
+              "--lora-modules: adapter '" + name + "' is not in the --lora-config registry");
+        }
+        out.add(name.trim());
+      }
+    }
+    return List.copyOf(out);
   }
 }

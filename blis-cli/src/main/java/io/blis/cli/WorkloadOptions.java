@@ -8,6 +8,7 @@ import io.blis.workload.spec.WorkloadFile;
 import io.blis.workload.spec.WorkloadSpec;
 import io.blis.workload.trace.NotedSource;
 import io.blis.workload.trace.TokenArrayTraceReader;
+import io.blis.workload.synthetic.AdapterPopularity;
 import io.blis.workload.synthetic.LengthSpec;
 import io.blis.workload.synthetic.SyntheticWorkload;
 import java.nio.file.Path;
@@ -63,6 +64,20 @@ final class WorkloadOptions {
       description = "Tokens of a prefix shared by every prompt (default: ${DEFAULT-VALUE}).")
   int prefixTokens = 0;
 
+  @Option(names = "--lora-adapters", paramLabel = "N",
+      description = "LoRA adapters the requests name, adapter-0 to adapter-(N-1), one drawn for each request by"
+          + " --lora-zipf popularity (default: ${DEFAULT-VALUE}: every request names the base model).")
+  int loraAdapters = 0;
+
+  @Option(names = "--lora-zipf", paramLabel = "S",
+      description = "With --lora-adapters: popularity exponent, adapter-k named with probability proportional to"
+          + " 1/(k+1)^S; 0 makes every adapter equally popular (default: ${DEFAULT-VALUE}).")
+  double loraZipf = AdapterPopularity.DEFAULT_ZIPF;
+
+  @Option(names = "--lora-base-share", paramLabel = "F",
+      description = "With --lora-adapters: share of the requests that name no adapter (default: ${DEFAULT-VALUE}).")
+  double loraBaseShare = 0;
+
   // ---- other workload kinds (at most one) ----
 
   @Option(names = "--workload-spec", paramLabel = "FILE",
@@ -105,7 +120,8 @@ final class WorkloadOptions {
         : String.format(java.util.Locale.ROOT, "Poisson arrivals, prompts %s +- %s tokens, outputs %s +- %s tokens%s",
             SloSet.trim(promptTokens), SloSet.trim(promptTokensStdev), SloSet.trim(outputTokens),
             SloSet.trim(outputTokensStdev),
-            prefixTokens > 0 ? ", a shared prefix of " + prefixTokens + " tokens" : "");
+            prefixTokens > 0 ? ", a shared prefix of " + prefixTokens + " tokens" : "")
+            + (loraAdapters > 0 ? ", " + lora() : "");
     return String.format(java.util.Locale.ROOT, "%s: %d requests at %s req/s, seed %d", what, numRequests, SloSet.trim(rate), seed);
   }
 
@@ -127,6 +143,9 @@ final class WorkloadOptions {
   private static final List<String> SYNTHETIC_FLAGS = List.of("--prompt-tokens",
       "--prompt-tokens-stdev", "--prompt-tokens-min", "--prompt-tokens-max", "--output-tokens",
       "--output-tokens-stdev", "--output-tokens-min", "--output-tokens-max", "--prefix-tokens");
+
+  /** The LoRA flags of the default synthetic workload, refused together with another workload kind. */
+  private static final List<String> LORA_FLAGS = List.of("--lora-adapters", "--lora-zipf", "--lora-base-share");
 
   /**
    * Checks the values and the selection: at most one workload kind (counting {@code otherKinds},
@@ -160,6 +179,18 @@ final class WorkloadOptions {
     require(cl, outputTokensMin >= 1 && outputTokensMin <= outputTokensMax,
         "--output-tokens-min must be >= 1 and <= --output-tokens-max, got " + outputTokensMin + " and " + outputTokensMax);
     require(cl, promptTokensStdev >= 0 && outputTokensStdev >= 0, "length standard deviations must be >= 0");
+    require(cl, loraAdapters >= 0 && loraAdapters <= AdapterPopularity.MAX_ADAPTERS, "--lora-adapters must be"
+        + " in [0, " + AdapterPopularity.MAX_ADAPTERS + "] (0: the requests name no adapter), got " + loraAdapters);
+    require(cl, loraZipf >= 0 && Double.isFinite(loraZipf),
+        "--lora-zipf must be a finite number >= 0 (0: every adapter equally popular), got " + loraZipf);
+    require(cl, loraBaseShare >= 0 && loraBaseShare <= 1,
+        "--lora-base-share must be in [0, 1] (the share of the requests that name no adapter), got " + loraBaseShare);
+    if (!"run".equals(cl.getCommandName())) {
+      for (String flag : LORA_FLAGS) {
+        require(cl, !cl.getParseResult().hasMatchedOption(flag), flag + " applies to blis run only (blis "
+            + cl.getCommandName() + " builds its requests without LoRA adapters)");
+      }
+    }
     List<String> kinds = new ArrayList<>(otherKinds);
     if (workloadSpec != null) {
       kinds.add("--workload-spec");
@@ -176,6 +207,10 @@ final class WorkloadOptions {
     require(cl, kinds.size() <= 1, "give at most one workload kind (" + String.join(", ", allKinds(otherKinds))
         + "), got " + String.join(" and ", kinds));
     if (kinds.isEmpty()) {
+      for (String flag : List.of("--lora-zipf", "--lora-base-share")) {
+        require(cl, loraAdapters > 0 || !cl.getParseResult().hasMatchedOption(flag),
+            flag + " goes with --lora-adapters N (it shapes the popularity of the N adapters the requests name)");
+      }
       return;
     }
     String kind = kinds.get(0);
@@ -189,6 +224,13 @@ final class WorkloadOptions {
           flag + " does not apply to " + kind + (workloadPreset == null
               ? " (the file defines the rate, lengths and number of requests)"
               : " (the preset defines the lengths; --rate and --num-requests apply)"));
+    }
+    for (String flag : LORA_FLAGS) {
+      require(cl, !cl.getParseResult().hasMatchedOption(flag), flag + " does not apply to " + kind
+          + (workloadSpec != null
+              ? " (the spec's clients name their adapters: adapter: NAME, or adapters: {count: N, zipf: S,"
+                  + " base_share: F})"
+              : " (the LoRA flags draw adapters for the default workload of --rate and --prompt-tokens only)"));
     }
     if (workloadSpec != null) {
       Cli.requireFile("--workload-spec", workloadSpec);
@@ -262,6 +304,30 @@ final class WorkloadOptions {
         && specFile().spec().clients().stream().anyMatch(c -> !c.model().isEmpty());
   }
 
+  /**
+   * Whether the workload's requests may name LoRA adapters (--lora-adapters, or a workload spec
+   * with a client's {@code adapter} or {@code adapters}): its trace then gets an adapter column.
+   */
+  boolean namesAdapters() {
+    if (workloadSpec != null) {
+      return specFile().spec() != null && specFile().spec().clients().stream()
+          .anyMatch(c -> !c.adapter().isEmpty() || !c.adapters().isNone());
+    }
+    return loraAdapters > 0; // validate() allows it with the default workload only
+  }
+
+  /** The adapters --lora-adapters, --lora-zipf and --lora-base-share name. */
+  private AdapterPopularity loraPopularity() {
+    return loraAdapters == 0 ? AdapterPopularity.NONE : AdapterPopularity.numbered(
+        AdapterPopularity.DEFAULT_PREFIX, loraAdapters, loraZipf, loraBaseShare);
+  }
+
+  /** The LoRA flags in words. */
+  private String lora() {
+    return String.format(java.util.Locale.ROOT, "%d LoRA adapters (Zipf %s%s)", loraAdapters, SloSet.trim(loraZipf),
+        loraBaseShare > 0 ? ", base model share " + SloSet.trim(loraBaseShare) : "");
+  }
+
   /** --seed when given; for a workload spec without --seed, the spec's own seed. */
   long effectiveSeed(CommandLine cl) {
     if (workloadSpec != null && !cl.getParseResult().hasMatchedOption("--seed")) {
@@ -291,7 +357,7 @@ final class WorkloadOptions {
     return SyntheticWorkload.poissonGaussian(rate, numRequests,
         new LengthSpec(promptTokens, promptTokensStdev, promptTokensMin, promptTokensMax),
         new LengthSpec(outputTokens, outputTokensStdev, outputTokensMin, outputTokensMax),
-        prefixTokens, seed);
+        prefixTokens, seed, loraPopularity());
   }
 
   /**
@@ -342,7 +408,8 @@ final class WorkloadOptions {
     } else if (inferencePerf != null) {
       what = "inference-perf profile " + inferencePerf.getFileName();
     } else {
-      what = "poisson-gaussian at " + rate + " req/s, " + numRequests + " requests";
+      what = "poisson-gaussian at " + rate + " req/s, " + numRequests + " requests"
+          + (loraAdapters > 0 ? ", " + lora() : "");
     }
     return what + ", seed " + effectiveSeed(cl);
   }

@@ -56,7 +56,8 @@ final class Engine implements EventLoop {
 
   /** Everything an instance is built from; one per instance. */
   record InstanceConfig(String pool, LatencyModel model, Scheduler scheduler, KvBlockPool kv,
-      EngineLimits limits, double cpuLoadUsPerBlock, StepGate gate) {}
+      EngineLimits limits, double cpuLoadUsPerBlock, StepGate gate,
+      io.blis.engine.lora.AdapterSlots adapters) {}
 
   /** Cluster-level settings: policies, latencies, snapshot refresh, analysis. */
   record ClusterConfig(Router router, AdmissionPolicy admission, PriorityPolicy priority,
@@ -139,6 +140,9 @@ final class Engine implements EventLoop {
   /** Several models: each served model's own SLO targets, or null for its requests' class's. */
   private final SloTarget[] modelTargets;
   private final Map<String, ScopeMetrics> perModel = new TreeMap<>();
+  /** Whether any instance serves LoRA adapters; then metrics are kept per adapter too. */
+  private final boolean lora;
+  private final Map<String, ScopeMetrics> perAdapter = new TreeMap<>();
 
   Engine(List<InstanceConfig> configs, ClusterConfig config, RequestSource source,
       boolean recordRequests, boolean streamingMetrics, long horizonUs, long maxBacklog,
@@ -152,10 +156,11 @@ final class Engine implements EventLoop {
     for (int i = 0; i < instances.length; i++) {
       InstanceConfig c = configs.get(i);
       instances[i] = new Instance(this, i, c.pool(), c.model(), c.scheduler(), c.limits(), c.kv(),
-          c.cpuLoadUsPerBlock(), observer, c.gate());
+          c.cpuLoadUsPerBlock(), observer, c.gate(), c.adapters());
       perInstance[i] = new ScopeMetrics(-1, streamingMetrics, false);
     }
     this.multiPool = configs.stream().map(InstanceConfig::pool).distinct().count() > 1;
+    this.lora = configs.stream().anyMatch(c -> c.adapters() != null);
     this.config = config;
     this.router = config.router();
     this.admission = config.admission();
@@ -607,9 +612,23 @@ final class Engine implements EventLoop {
       out.add(new InstanceStatus(inst.index(), inst.poolName(), inst.running().size(),
           inst.waiting().size(), inst.inFlight(), pool.usedBlocks(), pool.totalBlocks(),
           pool.blockSizeTokens(), inst.preemptionEvents(), inst.steps(), pool.queriedTokens(),
-          pool.hitTokens(), inst.limits().maxModelLen(), inst.limits().maxNumSeqs()));
+          pool.hitTokens(), inst.limits().maxModelLen(), inst.limits().maxNumSeqs(),
+          inst.adapters() == null ? 0 : inst.adapters().maxLoras(), adapterNames(inst.running()::get,
+              inst.running().size()), adapterNames(inst.waiting()::get, inst.waiting().size())));
     }
     return out;
+  }
+
+  /** The distinct adapters the first {@code n} requests name, sorted. */
+  private static List<String> adapterNames(java.util.function.IntFunction<EngineRequest> requests, int n) {
+    java.util.TreeSet<String> names = new java.util.TreeSet<>();
+    for (int k = 0; k < n; k++) {
+      String a = requests.apply(k).spec.adapter();
+      if (!a.isEmpty()) {
+        names.add(a);
+      }
+    }
+    return List.copyOf(names);
   }
 
   /** Live mode: ends the run and summarizes it (requests still in flight count as left over). */
@@ -684,6 +703,9 @@ final class Engine implements EventLoop {
       Integer m = modelByName.get(io.blis.engine.models.ModelRouting.key(spec.model()));
       r.model = m == null ? -1 : m;
       breakdown(perModel, modelKey(r)).onInjected(nowUs);
+    }
+    if (lora && !spec.adapter().isEmpty()) {
+      breakdown(perAdapter, spec.adapter()).onInjected(nowUs);
     }
     if (config.admissionLatencyUs() > 0) {
       events.push(SimulatedTime.later(nowUs, config.admissionLatencyUs()), EventQueue.ADMIT, r);
@@ -1014,6 +1036,9 @@ final class Engine implements EventLoop {
     if (modelByName != null && !r.spec.model().isEmpty()) {
       breakdown(perModel, modelKey(r)).onFinished(r, outcome, endUs, reason, metSlo);
     }
+    if (lora && !r.spec.adapter().isEmpty()) {
+      breakdown(perAdapter, r.spec.adapter()).onFinished(r, outcome, endUs, reason, metSlo);
+    }
     if (recordRequests) {
       records.append(record(r, outcome, endUs, reason));
     }
@@ -1107,7 +1132,54 @@ final class Engine implements EventLoop {
         decisions.seal());
     return new SimulationResult(recs, overallSummary, stageSummaries, end, stats, report,
         config.fitness(), gateway == null ? null : gateway.report(),
-        fleet == null ? null : fleet.report(end), pd == null ? null : pd.report(poolUse(end)));
+        fleet == null ? null : fleet.report(end), pd == null ? null : pd.report(poolUse(end)),
+        lora ? loraReport() : null);
+  }
+
+  /** What the instances' LoRA adapters did, summed over the instances that serve them. */
+  private io.blis.engine.result.LoraReport loraReport() {
+    long gpuLoads = 0;
+    long reads = 0;
+    long gpuEvictions = 0;
+    long cpuEvictions = 0;
+    long loadUs = 0;
+    long kernelUs = 0;
+    long steps = 0;
+    long passedOver = 0;
+    int peak = 0;
+    long reserved = 0;
+    io.blis.engine.lora.LoraSpec spec = null;
+    Map<String, long[]> loads = new TreeMap<>();
+    for (Instance inst : instances) {
+      io.blis.engine.lora.AdapterSlots a = inst.adapters();
+      if (a == null) {
+        continue;
+      }
+      spec = a.costs().spec();
+      reserved = Math.max(reserved, a.costs().reservedBytesPerGpu());
+      gpuLoads += a.gpuLoads();
+      reads += a.diskLoads();
+      gpuEvictions += a.gpuEvictions();
+      cpuEvictions += a.cpuEvictions();
+      loadUs += a.loadUs();
+      kernelUs += a.overheadUs();
+      steps += a.stepsWithAdapters();
+      passedOver += a.skippedAdmissions();
+      peak = Math.max(peak, a.peakResident());
+      a.loadsByAdapter().forEach((name, c) -> {
+        long[] t = loads.computeIfAbsent(name, k -> new long[2]);
+        t[0] += c[0];
+        t[1] += c[1];
+      });
+    }
+    Map<String, io.blis.engine.result.LoraReport.Adapter> byAdapter = new TreeMap<>();
+    perAdapter.forEach((name, m) -> {
+      long[] c = loads.getOrDefault(name, new long[2]);
+      byAdapter.put(name, new io.blis.engine.result.LoraReport.Adapter(c[0], c[1], m.summarize()));
+    });
+    return new io.blis.engine.result.LoraReport(spec.maxLoras(), spec.maxCpuLoras(), spec.maxLoraRank(), reserved,
+        gpuLoads, reads, gpuEvictions, cpuEvictions, loadUs / 1e3, kernelUs / 1e3, steps, passedOver, peak,
+        byAdapter);
   }
 
   /** Each pool's role and the fraction of the run its instances spent in steps. */
@@ -1162,7 +1234,8 @@ final class Engine implements EventLoop {
     ScopeMetrics[] scopes = {overall, scope(r.spec.stage()), breakdown(perClass, r.spec.sloClass()),
         r.spec.tenant().isEmpty() ? null : breakdown(perTenant, r.spec.tenant()),
         r.instanceIndex < 0 ? null : perInstance[r.instanceIndex],
-        modelByName == null || r.spec.model().isEmpty() ? null : breakdown(perModel, modelKey(r))};
+        modelByName == null || r.spec.model().isEmpty() ? null : breakdown(perModel, modelKey(r)),
+        !lora || r.spec.adapter().isEmpty() ? null : breakdown(perAdapter, r.spec.adapter())};
     for (ScopeMetrics s : scopes) {
       if (s == null) {
         continue;

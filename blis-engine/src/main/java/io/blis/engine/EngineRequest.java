@@ -87,6 +87,9 @@ final class EngineRequest implements RequestView, CompletedRequest {
   /** Disaggregated: prompt tokens whose KV moves to the decode instance. */
   int tokensToMove;
 
+  /** Whether a scheduler has passed it over because its step already used max_loras adapters. */
+  boolean passedOverForAdapter;
+
   EngineRequest(RequestSpec spec, long arrivalUs, long deadlineUs) {
     this.spec = spec;
     this.arrivalUs = arrivalUs;
@@ -155,6 +158,11 @@ final class EngineRequest implements RequestView, CompletedRequest {
   @Override
   public int preemptions() {
     return preemptions;
+  }
+
+  @Override
+  public String adapter() {
+    return spec.adapter();
   }
 
   @Override

@@ -29,6 +29,14 @@ final class Instance {
   private final StepObserver observer;
   /** Keeps this data-parallel rank in step with its peers; null when it steps alone. */
   private final StepGate gate;
+  /** The LoRA adapters this instance holds; null when it serves none. */
+  private final io.blis.engine.lora.AdapterSlots adapters;
+  /** The distinct adapters of the step being formed, and their tokens. */
+  private String[] stepAdapters;
+  /** With adapters: waiting requests by the adapter they name ("" for the base model). */
+  private final java.util.Map<String, int[]> waitingByAdapter = new java.util.HashMap<>();
+  private int[] stepAdapterTokens;
+  private int stepAdapterCount;
   /** Steps starting before this time take {@link #slowFactor} times as long (a new replica's first requests). */
   private long slowUntilUs = Long.MIN_VALUE;
   private double slowFactor = 1;
@@ -65,8 +73,13 @@ final class Instance {
 
   Instance(EventLoop loop, int index, String poolName, LatencyModel model, Scheduler scheduler,
       EngineLimits limits, KvBlockPool pool, double cpuLoadUsPerBlock,
-      StepObserver observer, StepGate gate) {
+      StepObserver observer, StepGate gate, io.blis.engine.lora.AdapterSlots adapters) {
     this.loop = loop;
+    this.adapters = adapters;
+    if (adapters != null) {
+      stepAdapters = new String[adapters.maxLoras()];
+      stepAdapterTokens = new int[adapters.maxLoras()];
+    }
     this.gate = gate;
     this.index = index;
     this.poolName = poolName;
@@ -80,6 +93,11 @@ final class Instance {
 
   KvBlockPool pool() {
     return pool;
+  }
+
+  /** The LoRA adapters this instance holds; null when it serves none. */
+  io.blis.engine.lora.AdapterSlots adapters() {
+    return adapters;
   }
 
   LatencyModel model() {
@@ -149,7 +167,32 @@ final class Instance {
     snapshot.kvUtilization = (double) pool.usedBlocks() / pool.totalBlocks();
     snapshot.queuedPromptTokens = waitingPromptTokens;
     snapshot.stepEstimateUs = stepEstimateUs;
+    if (adapters != null) {
+      refreshAdapters();
+    }
     snapshotStale = false;
+  }
+
+  /** The adapters a gateway sees here: on the GPU, or named by a request running or waiting. */
+  private void refreshAdapters() {
+    java.util.Set<String> held = snapshot.adapters;
+    held.clear();
+    for (String a : adapters.residentNames()) {
+      held.add(a);
+    }
+    for (int k = 0, n = running.size(); k < n; k++) {
+      String a = running.get(k).spec.adapter();
+      if (!a.isEmpty()) {
+        held.add(a);
+      }
+    }
+    for (int k = 0, n = waiting.size(); k < n; k++) {
+      String a = waiting.get(k).spec.adapter();
+      if (!a.isEmpty()) {
+        held.add(a);
+      }
+    }
+    snapshot.freeAdapterSlots = Math.max(0, adapters.maxLoras() - adapters.resident());
   }
 
   /**
@@ -174,6 +217,18 @@ final class Instance {
     private double kvUtilization;
     private long queuedPromptTokens;
     private double stepEstimateUs;
+    private final java.util.Set<String> adapters = new java.util.HashSet<>();
+    private int freeAdapterSlots;
+
+    @Override
+    public boolean holdsAdapter(String adapter) {
+      return adapters.contains(adapter);
+    }
+
+    @Override
+    public int freeAdapterSlots() {
+      return freeAdapterSlots;
+    }
 
     @Override
     public int index() {
@@ -250,6 +305,10 @@ final class Instance {
   }
 
   String rejectReason(EngineRequest r) {
+    String adapter = r.spec.adapter();
+    if (!adapter.isEmpty() && (adapters == null || !adapters.costs().serves(adapter))) {
+      return RejectReasons.ADAPTER_NOT_SERVED;
+    }
     int maxLen = limits.maxModelLen();
     if (maxLen > 0 && r.inputTokens >= maxLen) {
       return RejectReasons.PROMPT_TOO_LONG;
@@ -445,12 +504,17 @@ final class Instance {
     int threshold = limits.longPrefillTokenThreshold();
     boolean preempted = false;
     formingPreemptions = 0;
+    stepAdapterCount = 0;
 
     int i = 0;
     while (i < running.size() && budget > 0) {
       EngineRequest r = running.get(i);
       if (r.loadDoneUs > 0) {
         i++; // its prefix is still being copied from the CPU tier
+        continue;
+      }
+      if (adapters != null && !adapterFits(r.spec.adapter())) {
+        i++; // its adapter would exceed max_loras in this step (only after it missed steps for budget)
         continue;
       }
       int n = r.inPrefill() ? Math.min(capChunk(r.prefillTarget - r.progress, threshold), budget) : 1;
@@ -478,6 +542,9 @@ final class Instance {
       r.newTokens = n;
       budget -= n;
       addToBatch(r);
+      if (adapters != null) {
+        addStepAdapter(r.spec.adapter());
+      }
       i++;
     }
 
@@ -498,10 +565,22 @@ final class Instance {
    */
   private int admitWaiting(int budget, int threshold, long admitCutoffUs) {
     int blockSize = pool.blockSizeTokens();
-    while (budget > 0 && !waiting.isEmpty() && running.size() < limits.maxNumSeqs()) {
-      EngineRequest r = waiting.peekFirst();
+    int k = 0; // requests passed over for their adapter stay ahead, in order
+    while (budget > 0 && k < waiting.size() && running.size() < limits.maxNumSeqs()) {
+      EngineRequest r = waiting.get(k);
       if (r.queuedUs > admitCutoffUs) {
         break; // not yet visible to the scheduler that formed this batch
+      }
+      if (adapters != null && !adapterFits(r.spec.adapter())) {
+        if (!r.passedOverForAdapter) { // vLLM passes it over: its step already uses max_loras adapters
+          r.passedOverForAdapter = true;
+          adapters.onSkipped();
+        }
+        if (waitingThatFit() == 0) {
+          break; // every request behind names another adapter
+        }
+        k++;
+        continue;
       }
       if (r.table == null) {
         r.table = pool.newTable(r.spec.promptTokens(), (long) r.inputTokens + r.outputTokens);
@@ -528,7 +607,11 @@ final class Instance {
           break; // head of line: nothing behind it is admitted this step
         }
       }
-      waiting.pollFirst();
+      if (k == 0) {
+        waiting.pollFirst();
+      } else {
+        waiting.remove(r);
+      }
       onWaitingRemoved(r);
       countInversion(r);
       r.state = EngineRequest.State.RUNNING;
@@ -549,8 +632,61 @@ final class Instance {
         budget -= n;
         addToBatch(r);
       }
+      if (adapters != null) {
+        addStepAdapter(r.spec.adapter());
+      }
     }
     return budget;
+  }
+
+  private void addStepAdapter(String a) {
+    if (a.isEmpty()) {
+      return;
+    }
+    for (int k = 0; k < stepAdapterCount; k++) {
+      if (stepAdapters[k].equals(a)) {
+        return;
+      }
+    }
+    stepAdapters[stepAdapterCount++] = a;
+  }
+
+  /** Whether a request naming {@code a} may join the step: its adapter is in it, or a slot is left. */
+  private boolean adapterFits(String a) {
+    if (a.isEmpty() || stepAdapterCount < stepAdapters.length) {
+      return true;
+    }
+    for (int k = 0; k < stepAdapterCount; k++) {
+      if (stepAdapters[k].equals(a)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Loads the step's adapters and returns its extra time for them (see {@link io.blis.engine.lora.AdapterSlots}). */
+  private long adapterTimeUs(long baseUs) {
+    stepAdapterCount = 0;
+    for (int k = 0, n = batch.size(); k < n; k++) {
+      addStepAdapter(batch.get(k).spec.adapter());
+    }
+    if (stepAdapterCount == 0) {
+      return 0;
+    }
+    java.util.Arrays.fill(stepAdapterTokens, 0, stepAdapterCount, 0);
+    for (int k = 0, n = batch.size(); k < n; k++) {
+      EngineRequest r = batch.get(k);
+      String a = r.spec.adapter();
+      if (!a.isEmpty()) {
+        for (int j = 0; j < stepAdapterCount; j++) {
+          if (stepAdapters[j].equals(a)) {
+            stepAdapterTokens[j] += r.newTokens;
+            break;
+          }
+        }
+      }
+    }
+    return adapters.prepareStep(stepAdapters, stepAdapterTokens, stepAdapterCount, baseUs);
   }
 
   /** Slows the steps that start before {@code untilUs} by {@code factor}. */
@@ -580,6 +716,9 @@ final class Instance {
     if (stepUs < 1) {
       throw new IllegalStateException("latency model returned step time " + stepUs
           + " us for a batch of " + batch.size() + " requests; it must be at least 1");
+    }
+    if (adapters != null) {
+      stepUs = SimulatedTime.checkedDelay(SimulatedTime.later(stepUs, adapterTimeUs(stepUs)), "step time with LoRA");
     }
     if (loop.nowUs() < slowUntilUs) {
       stepUs = SimulatedTime.checkedDelay(Math.round(stepUs * slowFactor), "slowed step time");
@@ -735,11 +874,28 @@ final class Instance {
   private void onWaitingAdded(EngineRequest r) {
     waitingPromptTokens += r.inputTokens;
     waitingByRank[r.sloRank]++;
+    if (adapters != null) {
+      waitingByAdapter.computeIfAbsent(r.spec.adapter(), a -> new int[1])[0]++;
+    }
   }
 
   private void onWaitingRemoved(EngineRequest r) {
     waitingPromptTokens -= r.inputTokens;
     waitingByRank[r.sloRank]--;
+    if (adapters != null) {
+      waitingByAdapter.get(r.spec.adapter())[0]--;
+    }
+  }
+
+  /** Waiting requests that may still join the step being formed: on the base model or one of its adapters. */
+  private int waitingThatFit() {
+    int[] base = waitingByAdapter.get("");
+    int n = base == null ? 0 : base[0];
+    for (int k = 0; k < stepAdapterCount; k++) {
+      int[] c = waitingByAdapter.get(stepAdapters[k]);
+      n += c == null ? 0 : c[0];
+    }
+    return n;
   }
 
   /**

@@ -162,6 +162,8 @@ public final class Simulation {
     private Engine.Autoscaling autoscaling;
     private io.blis.engine.disagg.Disaggregation disaggregation;
     private io.blis.engine.models.ModelRouting models;
+    /** LoRA adapter costs by pool name ("" for a builder without pools); empty without adapters. */
+    private final Map<String, io.blis.engine.lora.LoraCosts> lora = new java.util.HashMap<>();
 
     private Builder() {}
 
@@ -327,6 +329,19 @@ public final class Simulation {
      */
     public Builder models(io.blis.engine.models.ModelRouting m) {
       this.models = Objects.requireNonNull(m, "models");
+      return this;
+    }
+
+    /**
+     * Serves LoRA adapters on the instances of pool {@code pool} ({@code ""} for a simulation
+     * without pools) at {@code costs}: each instance holds {@code max_loras} adapters on its GPUs
+     * and loads others as steps need them ({@link io.blis.engine.lora.AdapterSlots}); a step uses
+     * at most {@code max_loras} adapters. The KV blocks given for the pool should already leave
+     * out {@link io.blis.engine.lora.LoraCosts#reservedBytesPerGpu()}. {@link
+     * SimulationResult#lora()} says what it did.
+     */
+    public Builder lora(String pool, io.blis.engine.lora.LoraCosts costs) {
+      lora.put(Objects.requireNonNull(pool, "pool"), Objects.requireNonNull(costs, "costs"));
       return this;
     }
 
@@ -513,8 +528,18 @@ public final class Simulation {
       List<Engine.InstanceConfig> configs = new ArrayList<>();
       List<Integer> firstRanks = new ArrayList<>();
       boolean ranked = false;
+      for (String pool : lora.keySet()) {
+        if (effective.stream().noneMatch(p -> p.name().equals(pool))) {
+          throw new IllegalArgumentException("LoRA: no pool named '" + pool + "'");
+        }
+      }
       for (InstancePool p : effective) {
         int ranks = p.ranks();
+        io.blis.engine.lora.LoraCosts adapterCosts = lora.get(p.name());
+        if (adapterCosts != null && p.pipelineParallel() > 1) {
+          throw new IllegalArgumentException("LoRA adapters on pipeline-parallel instances are not supported"
+              + (p.name().isEmpty() ? "" : " (pool " + p.name() + ")") + "; give pp 1");
+        }
         ranked |= ranks > 1;
         long blocks = p.totalKvBlocks() / p.pipelineParallel();
         for (int i = 0; i < p.instances(); i++) {
@@ -533,7 +558,8 @@ public final class Simulation {
             }
             configs.add(new Engine.InstanceConfig(p.name(), m, scheduler,
                 new KvBlockPool(blocks, p.blockSizeTokens(), p.cpuKvBlocks() / p.pipelineParallel()),
-                p.limits(), p.cpuLoadUsPerBlock(), gate));
+                p.limits(), p.cpuLoadUsPerBlock(), gate,
+                adapterCosts == null ? null : new io.blis.engine.lora.AdapterSlots(adapterCosts)));
           }
         }
       }

@@ -23,6 +23,8 @@ import java.util.Objects;
  * @param stage load stage the request belongs to (0 for single-stage workloads)
  * @param model the model the request names (the OpenAI API's {@code model}), empty when it names
  *     none (any instance serves it); never null
+ * @param adapter the LoRA adapter the request names (vLLM serves each under a model name of its
+ *     own), empty for the base model; never null
  */
 public record RequestSpec(
     long id,
@@ -37,13 +39,22 @@ public record RequestSpec(
     int round,
     long timeoutUs,
     int stage,
-    String model) {
+    String model,
+    String adapter) {
 
   /** A request that names no model. */
   public RequestSpec(long id, long arrivalTimeUs, int[] promptTokens, int outputTokens, String sloClass,
       String tenant, String prefixGroup, int prefixLength, long sessionId, int round, long timeoutUs, int stage) {
     this(id, arrivalTimeUs, promptTokens, outputTokens, sloClass, tenant, prefixGroup, prefixLength, sessionId,
         round, timeoutUs, stage, "");
+  }
+
+  /** A request that names no LoRA adapter. */
+  public RequestSpec(long id, long arrivalTimeUs, int[] promptTokens, int outputTokens, String sloClass,
+      String tenant, String prefixGroup, int prefixLength, long sessionId, int round, long timeoutUs, int stage,
+      String model) {
+    this(id, arrivalTimeUs, promptTokens, outputTokens, sloClass, tenant, prefixGroup, prefixLength, sessionId,
+        round, timeoutUs, stage, model, "");
   }
 
   /**
@@ -71,6 +82,7 @@ public record RequestSpec(
     Objects.requireNonNull(tenant, "tenant");
     Objects.requireNonNull(prefixGroup, "prefixGroup");
     Objects.requireNonNull(model, "model");
+    Objects.requireNonNull(adapter, "adapter");
     if (arrivalTimeUs < 0) {
       throw new IllegalArgumentException("request " + id + ": negative arrival time " + arrivalTimeUs);
     }
@@ -116,14 +128,21 @@ public record RequestSpec(
   public RequestSpec withArrivalTimeUs(long newArrivalTimeUs) {
     return new RequestSpec(
         id, newArrivalTimeUs, promptTokens, outputTokens, sloClass, tenant, prefixGroup,
-        prefixLength, sessionId, round, timeoutUs, stage, model);
+        prefixLength, sessionId, round, timeoutUs, stage, model, adapter);
   }
 
   /** A copy that names {@code newModel} (empty for none). */
   public RequestSpec withModel(String newModel) {
     return new RequestSpec(
         id, arrivalTimeUs, promptTokens, outputTokens, sloClass, tenant, prefixGroup,
-        prefixLength, sessionId, round, timeoutUs, stage, newModel);
+        prefixLength, sessionId, round, timeoutUs, stage, newModel, adapter);
+  }
+
+  /** A copy that names the LoRA adapter {@code newAdapter} (empty for the base model). */
+  public RequestSpec withAdapter(String newAdapter) {
+    return new RequestSpec(
+        id, arrivalTimeUs, promptTokens, outputTokens, sloClass, tenant, prefixGroup,
+        prefixLength, sessionId, round, timeoutUs, stage, model, newAdapter);
   }
 
   @Override
@@ -141,6 +160,7 @@ public record RequestSpec(
         && tenant.equals(r.tenant)
         && prefixGroup.equals(r.prefixGroup)
         && model.equals(r.model)
+        && adapter.equals(r.adapter)
         && Arrays.equals(promptTokens, r.promptTokens);
   }
 
@@ -159,6 +179,7 @@ public record RequestSpec(
         + (sessionId < 0 ? "" : ", session=" + sessionId + "#" + round)
         + (timeoutUs == 0 ? "" : ", timeoutUs=" + timeoutUs)
         + (model.isEmpty() ? "" : ", model=" + model)
+        + (adapter.isEmpty() ? "" : ", adapter=" + adapter)
         + ", stage=" + stage + "]";
   }
 }

@@ -481,7 +481,7 @@ public final class Observer implements AutoCloseable {
         }
         listener.onSent(s.seq(), new RequestSpec(r.id(), s.sendUs(), r.promptTokens(), r.outputTokens(),
             r.sloClass(), r.tenant(), r.prefixGroup(), r.prefixLength(), r.sessionId(), r.round(),
-            timeoutUs(r), r.stage(), r.model()), f.scheduledUs());
+            timeoutUs(r), r.stage(), r.model(), r.adapter()), f.scheduledUs());
       }
     }
 

@@ -82,8 +82,10 @@ final class PromptEncoder {
 
   /** The request body for {@code r}. */
   byte[] body(RequestSpec r) {
+    // a request naming a LoRA adapter asks for it by name, as vLLM serves adapters (--lora-modules)
     return body(r.promptTokens(), config.promptFormat() == ObserveConfig.PromptFormat.TOKEN_IDS
-        ? r.inputTokens() : words(r.inputTokens()), r.outputTokens(), true);
+        ? r.inputTokens() : words(r.inputTokens()), r.outputTokens(), true,
+        r.adapter().isEmpty() ? config.servedModel() : r.adapter());
   }
 
   /**
@@ -91,8 +93,13 @@ final class PromptEncoder {
    * them), asking for {@code maxTokens} tokens, streamed or not.
    */
   byte[] body(int[] tokens, int length, int maxTokens, boolean stream) {
+    return body(tokens, length, maxTokens, stream, config.servedModel());
+  }
+
+  /** As {@link #body(int[], int, int, boolean)}, naming {@code model}. */
+  private byte[] body(int[] tokens, int length, int maxTokens, boolean stream, String model) {
     ObjectNode root = JSON.createObjectNode();
-    root.put("model", config.servedModel());
+    root.put("model", model);
     if (config.api() == ObserveConfig.Api.CHAT) {
       ObjectNode message = root.putArray("messages").addObject();
       message.put("role", "user");

@@ -771,22 +771,41 @@ public final class OpenAiProtocol {
 
   /** The {@code /v1/models} list, each model with its own context limit (0: none given). */
   static String models(List<String> names, long created, java.util.function.ToIntFunction<String> maxModelLenOf) {
+    return models(names, List.of(), created, maxModelLenOf);
+  }
+
+  /**
+   * The {@code /v1/models} list: the models, then the LoRA adapters {@code adapters}, each with the
+   * first model as its {@code parent} (as vLLM lists {@code --lora-modules}).
+   */
+  static String models(List<String> names, List<String> adapters, long created,
+      java.util.function.ToIntFunction<String> maxModelLenOf) {
     ObjectNode root = JSON.createObjectNode();
     root.put("object", "list");
     ArrayNode data = root.putArray("data");
     for (String name : names) {
-      ObjectNode m = data.addObject();
-      m.put("id", name);
-      m.put("object", "model");
-      m.put("created", created);
-      m.put("owned_by", "blis");
-      m.put("root", name);
-      int maxModelLen = maxModelLenOf.applyAsInt(name);
-      if (maxModelLen > 0) {
-        m.put("max_model_len", maxModelLen);
-      }
+      model(data, name, null, created, maxModelLenOf.applyAsInt(name));
+    }
+    for (String adapter : adapters) {
+      model(data, adapter, names.get(0), created, maxModelLenOf.applyAsInt(adapter));
     }
     return write(root);
+  }
+
+  /** One entry of the {@code /v1/models} list; {@code parent} (a LoRA adapter's model) null for a model. */
+  private static void model(ArrayNode data, String id, String parent, long created, int maxModelLen) {
+    ObjectNode m = data.addObject();
+    m.put("id", id);
+    m.put("object", "model");
+    m.put("created", created);
+    m.put("owned_by", "blis");
+    m.put("root", id);
+    if (parent != null) {
+      m.put("parent", parent);
+    }
+    if (maxModelLen > 0) {
+      m.put("max_model_len", maxModelLen);
+    }
   }
 
   private static String sse(ObjectNode node) {

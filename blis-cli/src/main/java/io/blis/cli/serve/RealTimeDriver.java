@@ -156,6 +156,13 @@ final class RealTimeDriver implements AutoCloseable {
   /** Whether requests keep the model they name (a fleet of several models); set before the first request. */
   private volatile boolean routeByModel;
 
+  /** The names requests give LoRA adapters (vLLM's {@code --lora-modules}); none by default. */
+  private volatile java.util.Set<String> loraModules = java.util.Set.of();
+
+  void loraModules(java.util.List<String> names) {
+    loraModules = java.util.Set.copyOf(names);
+  }
+
   void routeByModel(boolean on) {
     routeByModel = on;
   }
@@ -364,6 +371,8 @@ final class RealTimeDriver implements AutoCloseable {
         RequestSpec spec = RequestSpec.simple(s.id(), arrival, s.request().promptTokens(), max);
         if (routeByModel) { // several models: the engine routes by the name the request gave
           spec = spec.withModel(s.request().model());
+        } else if (loraModules.contains(s.request().model())) { // the base model with that adapter
+          spec = spec.withAdapter(s.request().model());
         }
         Live l = new Live(s.request(), s.sink(), max);
         live.put(s.id(), l);

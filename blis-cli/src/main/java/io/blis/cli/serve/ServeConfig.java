@@ -12,9 +12,18 @@ import java.util.List;
  *     {@code --served-model-name}
  * @param ioThreads Netty event-loop threads writing the answers
  * @param limits the HTTP limits and the shutdown drain, as a production server has them
+ * @param routeByModel whether each name is a model of its own, a request going to the pools serving it
+ * @param loraModules names of LoRA adapters the server also answers to (vLLM's {@code
+ *     --lora-modules}): a request naming one runs on the base model with that adapter
  */
 public record ServeConfig(String host, int port, List<String> servedModelNames, int ioThreads, Limits limits,
-    boolean routeByModel) {
+    boolean routeByModel, List<String> loraModules) {
+
+  /** A server answering to no LoRA adapter names. */
+  public ServeConfig(String host, int port, List<String> servedModelNames, int ioThreads, Limits limits,
+      boolean routeByModel) {
+    this(host, port, servedModelNames, ioThreads, limits, routeByModel, List.of());
+  }
 
   /**
    * One deployment answering to every name in {@code servedModelNames}; {@code routeByModel} false
@@ -40,6 +49,16 @@ public record ServeConfig(String host, int port, List<String> servedModelNames, 
       throw new IllegalArgumentException("limits must be given (Limits.defaults() for the defaults)");
     }
     servedModelNames = List.copyOf(servedModelNames);
+    loraModules = List.copyOf(loraModules);
+    for (String a : loraModules) {
+      if (a.isBlank() || servedModelNames.contains(a)) {
+        throw new IllegalArgumentException("--lora-modules: adapter names must be non-blank and differ from the served"
+            + " model names, got '" + a + "'");
+      }
+    }
+    if (!loraModules.isEmpty() && routeByModel) {
+      throw new IllegalArgumentException("--lora-modules with a fleet of several models is not supported");
+    }
   }
 
   /** With the default {@link Limits}. */
@@ -54,7 +73,7 @@ public record ServeConfig(String host, int port, List<String> servedModelNames, 
 
   /** This config with other limits. */
   public ServeConfig withLimits(Limits other) {
-    return new ServeConfig(host, port, servedModelNames, ioThreads, other, routeByModel);
+    return new ServeConfig(host, port, servedModelNames, ioThreads, other, routeByModel, loraModules);
   }
 
   /**

@@ -126,6 +126,10 @@ final class ServeMetrics {
   private final Histogram maxGenerationTokens;
   private final Histogram n;
   private final Counter success;
+  /** vLLM's {@code vllm:lora_requests_info}, when the engines serve LoRA adapters; else null. */
+  private Info loraInfo;
+  /** The labels of each engine's {@link #loraInfo} sample. */
+  private String[][] loraLabels;
 
   ServeMetrics(String model, Supplier<RealTimeDriver.Snapshot> status) {
     this(model, i -> model, status);
@@ -156,6 +160,13 @@ final class ServeMetrics {
     counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.",
         InstanceStatus::prefixHitTokens);
     RealTimeDriver.Snapshot first = status.get();
+    if (first.instances().stream().anyMatch(s -> s.maxLoras() > 0)) {
+      // as vLLM's, one sample per engine whose labels list its adapters (refreshed at each scrape)
+      loraInfo = Info.builder().name("vllm:lora_requests").help("Running stats on lora requests.")
+          .labelNames("max_lora", "waiting_lora_adapters", "running_lora_adapters", "model_name", "engine")
+          .register(registry);
+      loraLabels = new String[first.instances().size()][];
+    }
     if (first.replicas().isPresent()) {
       poolGauge("blis:autoscaler_desired_replicas", "Replicas the autoscaler asks for.",
           s -> s.replicas().map(AutoscaleReport.Sample::desired).orElse(0));
@@ -374,6 +385,9 @@ final class ServeMetrics {
 
   /** The exposition text of every metric now. */
   byte[] scrape() {
+    if (loraInfo != null) {
+      refreshLoraInfo();
+    }
     ByteArrayOutputStream out = new ByteArrayOutputStream(16384);
     try {
       writer.write(out, registry.scrape(), EscapingScheme.ALLOW_UTF8);
@@ -388,5 +402,24 @@ final class ServeMetrics {
 
   String contentType() {
     return writer.getContentType();
+  }
+
+  /** Replaces each engine's LoRA sample by one labelled with the adapters it has now. */
+  private synchronized void refreshLoraInfo() {
+    for (InstanceStatus st : status.get().instances()) {
+      if (st.index() >= loraLabels.length) {
+        continue;
+      }
+      String[] labels = {String.valueOf(st.maxLoras()), String.join(",", st.waitingAdapters()),
+          String.join(",", st.runningAdapters()), engineModel.apply(st.index()), String.valueOf(st.index())};
+      String[] old = loraLabels[st.index()];
+      if (!java.util.Arrays.equals(old, labels)) {
+        if (old != null) {
+          loraInfo.remove(old);
+        }
+        loraInfo.addLabelValues(labels);
+        loraLabels[st.index()] = labels;
+      }
+    }
   }
 }

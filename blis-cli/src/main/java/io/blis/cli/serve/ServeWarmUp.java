@@ -63,7 +63,7 @@ public final class ServeWarmUp {
       throw new IllegalStateException(e);
     }
     ServeConfig loopback = new ServeConfig("127.0.0.1", 0, config.servedModelNames(), config.ioThreads(),
-        ServeConfig.Limits.defaults());
+        ServeConfig.Limits.defaults(), config.routeByModel(), config.loraModules());
     try (SimulatedServer server = SimulatedServer.start(deployment, loopback);
         Selector selector = Selector.open()) {
       InetSocketAddress address = new InetSocketAddress("127.0.0.1", server.port());

@@ -129,6 +129,7 @@ public final class SimulatedServer implements AutoCloseable {
     this.config = config;
     this.driver = new RealTimeDriver(simulation, this::flushBatches);
     driver.routeByModel(config.routeByModel());
+    driver.loraModules(config.loraModules());
     String first = config.servedModelNames().get(0);
     java.util.List<String> engineModels = driver.servedModels();
     this.metrics = new ServeMetrics(first, i -> config.routeByModel() && i >= 0 && i < engineModels.size()
@@ -679,7 +680,8 @@ public final class SimulatedServer implements AutoCloseable {
         json(ctx, keepAlive, HttpResponseStatus.OK, OpenAiProtocol.version());
       } else if (m.equals(HttpMethod.GET) && path.equals("/v1/models")) {
         json(ctx, keepAlive, HttpResponseStatus.OK,
-            OpenAiProtocol.models(config.servedModelNames(), createdEpochS, SimulatedServer.this::maxModelLen));
+            OpenAiProtocol.models(config.servedModelNames(), config.loraModules(), createdEpochS,
+                SimulatedServer.this::maxModelLen));
       } else if (path.equals("/v1/completions") || path.equals("/v1/chat/completions")) {
         if (!m.equals(HttpMethod.POST)) {
           error(ctx, keepAlive, 405, "use POST for " + path);
@@ -716,7 +718,7 @@ public final class SimulatedServer implements AutoCloseable {
         return;
       }
       String model = r.model().isEmpty() ? config.servedModelNames().get(0) : r.model();
-      if (!config.servedModelNames().contains(model)) {
+      if (!config.servedModelNames().contains(model) && !config.loraModules().contains(model)) {
         error(ctx, keepAlive, 404, "The model `" + model + "` does not exist.");
         return;
       }

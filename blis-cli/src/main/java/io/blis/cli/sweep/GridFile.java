@@ -89,12 +89,13 @@ record GridFile(
       @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<String> scheduler,
       @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<Integer> prefillReplicas,
       @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<Integer> decodeReplicas,
-      @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<String> pdDecider) {}
+      @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<String> pdDecider,
+      @JsonFormat(with = JsonFormat.Feature.ACCEPT_SINGLE_VALUE_AS_ARRAY) List<Integer> maxLoras) {}
 
   /** One configuration given explicitly; a field left out takes the default of {@code blis run}. */
   record PointFile(String model, String gpu, Integer tp, Integer pp, Integer dp, Boolean expertParallel,
       Integer replicas, Integer maxNumSeqs, Integer maxNumBatchedTokens, String router, String scheduler,
-      Integer prefillReplicas, Integer decodeReplicas, String pdDecider) {}
+      Integer prefillReplicas, Integer decodeReplicas, String pdDecider, Integer maxLoras) {}
 
   /** Overrides of {@link CapacitySearch.Settings#defaults()}; every field optional. */
   record SearchFile(Double pointDurationS, Long minRequests, Long maxRequests, Double warmup, Double tolerance,
@@ -117,9 +118,13 @@ record GridFile(
     }
   }
 
-  /** Deployment fields shared by every point (paths relative to the grid file). */
+  /**
+   * Deployment fields shared by every point (paths relative to the grid file); {@code loraConfig}
+   * a LoRA configuration (a YAML file with a top-level {@code lora:} block) that turns LoRA on for
+   * every configuration, read by {@link SweepGrid}.
+   */
   record DeploymentFile(String latencyModel, String coefficients, Double gpuMemoryUtilization, Integer blockSize,
-      Integer maxModelLen) {
+      Integer maxModelLen, String loraConfig) {
     DeploymentFile {
       if (latencyModel != null && !Providers.names(LatencyModelProvider.class).contains(latencyModel)) {
         throw new IllegalArgumentException("unknown latency model '" + latencyModel + "'; available: "

@@ -8,8 +8,10 @@ import io.blis.engine.capacity.CapacitySearch;
 import io.blis.engine.capacity.RateWorkload;
 import io.blis.engine.capacity.SloSet;
 import io.blis.engine.cluster.Cluster;
+import io.blis.engine.cluster.LoraFile;
 import io.blis.engine.cluster.PolicySpec;
 import io.blis.engine.cluster.PoolSpec;
+import io.blis.engine.lora.LoraSpec;
 import io.blis.api.Providers;
 import io.blis.api.RouterProvider;
 import io.blis.api.SchedulerProvider;
@@ -57,10 +59,12 @@ import java.util.function.Function;
  *   max_num_batched_tokens: [2048]
  *   router: [round-robin]
  *   scheduler: [fcfs]
+ *   max_loras: [1, 4]                    # LoRA GPU slots per instance (left out: no LoRA)
  * points:                                # more configurations, after the grid's
  *   - {model: llama-2-70b, gpu: H100, tp: 4}
  * search: {point_duration_s: 300, tolerance: 0.01, saturation: true}
  * deployment: {latency_model: trained-physics, coefficients: FILE, gpu_memory_utilization: 0.9}
+ *                                        # also lora_config: FILE (LoRA on for every configuration)
  * pareto_latency: e2e_p99
  * </pre>
  *
@@ -123,18 +127,42 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
    * @param blockSize tokens per KV block
    * @param maxModelLen vLLM {@code --max-model-len}, or null for the model's (capped by the KV cache)
    * @param baseDir where model and GPU paths of the configurations are relative to
+   * @param loraConfig the LoRA configuration file (absolute) that {@code lora} was read from, or null
+   * @param lora the LoRA settings of a configuration with LoRA ({@link SweepConfig#maxLoras()} &gt;
+   *     0), its slot count replaced by the configuration's; null for vLLM's defaults ({@link
+   *     LoraSpec#of})
    */
   public record Deployment(String latencyModel, String coefficients, double gpuMemoryUtilization, int blockSize,
-      Integer maxModelLen, Path baseDir) {
+      Integer maxModelLen, Path baseDir, String loraConfig, LoraSpec lora) {
 
     /** {@code blis run}'s defaults; paths relative to the working directory. */
     public static Deployment defaults() {
       return new Deployment("trained-physics", null, 0.9, 16, null, Path.of(""));
     }
 
+    /** Deployment fields without a LoRA configuration file (LoRA at vLLM's defaults where on). */
+    public Deployment(String latencyModel, String coefficients, double gpuMemoryUtilization, int blockSize,
+        Integer maxModelLen, Path baseDir) {
+      this(latencyModel, coefficients, gpuMemoryUtilization, blockSize, maxModelLen, baseDir, null, null);
+    }
+
     public Deployment {
       Objects.requireNonNull(latencyModel, "latencyModel");
       Objects.requireNonNull(baseDir, "baseDir");
+      if ((loraConfig == null) != (lora == null)) {
+        throw new IllegalArgumentException("give the LoRA configuration file together with the settings read from it");
+      }
+    }
+
+    /**
+     * The LoRA settings of a configuration: the file's with the configuration's slot count, or
+     * vLLM's defaults for that many slots; null when the configuration has no LoRA.
+     */
+    public LoraSpec lora(SweepConfig c) {
+      if (!c.lora()) {
+        return null;
+      }
+      return lora != null ? lora.withMaxLoras(c.maxLoras()) : LoraSpec.of(c.maxLoras());
     }
 
     /**
@@ -146,6 +174,7 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
      */
     public CapacitySearch.DeploymentFactory factory(SweepConfig c) {
       PoolSpec pool = pool(c, coefficients);
+      LoraSpec adapters = lora(c);
       return (instances, coeffs) -> {
         // other coefficients: an interval ensemble's members
         PoolSpec p = coeffs == null ? pool : pool(c, io.blis.latency.coeff.CoefficientFiles.toInline(coeffs));
@@ -161,13 +190,21 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
           }
           b.disaggregation(new io.blis.engine.cluster.PdSpec(c.pdDecider(), null, null, null, null, null, null));
         }
+        if (adapters != null) {
+          b.lora(adapters);
+        }
         return b.toSimulation().streamingMetrics(true);
       };
     }
 
     /** The model, GPU and layout of one configuration, resolved from the catalogs or files. */
     public Cluster.PoolDeployment resolved(SweepConfig c) {
-      return Cluster.builder().defaults(pool(c, coefficients)).deployments().get(0);
+      Cluster.Builder b = Cluster.builder().defaults(pool(c, coefficients));
+      LoraSpec adapters = lora(c);
+      if (adapters != null) {
+        b.lora(adapters);
+      }
+      return b.deployments().get(0);
     }
 
     private PoolSpec pool(SweepConfig c, String coeffs) {
@@ -244,6 +281,9 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
     b.append("deployment=").append(deployment.latencyModel()).append(',').append(identity(deployment.coefficients()))
         .append(',').append(deployment.gpuMemoryUtilization()).append(',').append(deployment.blockSize()).append(',')
         .append(deployment.maxModelLen()).append('\n');
+    if (deployment.loraConfig() != null) { // only then, so that grids without one keep their fingerprints
+      b.append("lora_config=").append(identity(deployment.loraConfig())).append('\n');
+    }
     b.append("settings=").append(settings).append('\n');
     b.append("saturation=").append(saturation).append('\n');
     if (intervals != null) {
@@ -378,15 +418,29 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
             + e.getMessage(), e);
       }
     }
+    String loraConfig = null;
+    LoraSpec lora = null;
+    if (d != null && d.loraConfig() != null) {
+      Path file = baseDir.resolve(d.loraConfig());
+      try {
+        lora = LoraFile.load(file, null);
+      } catch (IllegalArgumentException | UncheckedIOException e) {
+        throw new IllegalArgumentException(at.apply("/deployment/lora_config") + "deployment.lora_config: "
+            + e.getMessage(), e);
+      }
+      loraConfig = file.toString();
+    }
     Deployment defaults = Deployment.defaults();
     Deployment deployment = d == null ? new Deployment(defaults.latencyModel(), null, defaults.gpuMemoryUtilization(),
         defaults.blockSize(), null, baseDir)
         : new Deployment(d.latencyModel() != null ? d.latencyModel() : defaults.latencyModel(), coefficients,
             d.gpuMemoryUtilization() != null ? d.gpuMemoryUtilization() : defaults.gpuMemoryUtilization(),
-            d.blockSize() != null ? d.blockSize() : defaults.blockSize(), d.maxModelLen(), baseDir);
-    Values v = new Values(at, baseDir);
+            d.blockSize() != null ? d.blockSize() : defaults.blockSize(), d.maxModelLen(), baseDir, loraConfig, lora);
+    Values v = new Values(at, baseDir, lora);
     List<SweepConfig> configs = new ArrayList<>();
     SweepConfig dflt = SweepConfig.DEFAULTS;
+    // max_loras left out: no LoRA, or with a LoRA configuration file its own slot count
+    int slots = lora == null ? 0 : lora.maxLoras();
     GridFile.Axes a = f.grid();
     int inGrid = 0;
     if (a != null) {
@@ -405,9 +459,10 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
       List<Integer> decodes = v.axis(a.decodeReplicas(), "decode_replicas", dflt.decodeReplicas());
       List<String> deciders = a.pdDecider() == null ? java.util.Collections.singletonList(null)
           : v.axis(a.pdDecider(), "pd_decider", null); // left out: always when split, never otherwise
+      List<Integer> loras = v.axis(a.maxLoras(), "max_loras", slots);
       long n = (long) models.size() * gpus.size() * tps.size() * pps.size() * dps.size() * eps.size() * replicas.size()
           * seqs.size() * tokens.size() * routers.size() * schedulers.size() * prefills.size() * decodes.size()
-          * deciders.size();
+          * deciders.size() * loras.size();
       if (n > MAX_CONFIGS) {
         throw new IllegalArgumentException(at.apply("/grid") + "the grid has " + n + " configurations, at most " + MAX_CONFIGS);
       }
@@ -426,8 +481,10 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
                             for (int pr : prefills) {
                               for (int dr : decodes) {
                                 for (String decider : deciders) {
-                                  configs.add(config(at, "/grid", new SweepConfig(model, gpu, tp, pp, dp, ep, r, s, t,
-                                      router, scheduler), pr, dr, decider));
+                                  for (int lr : loras) {
+                                    configs.add(config(at, "/grid", new SweepConfig(model, gpu, tp, pp, dp, ep, r, s,
+                                        t, router, scheduler), pr, dr, decider, lr));
+                                  }
                                 }
                               }
                             }
@@ -468,7 +525,8 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
             v.value(p.scheduler(), here, "scheduler", dflt.scheduler())),
             v.value(p.prefillReplicas(), here, "prefill_replicas", dflt.prefillReplicas()),
             v.value(p.decodeReplicas(), here, "decode_replicas", dflt.decodeReplicas()),
-            v.value(p.pdDecider(), here, "pd_decider", null)));
+            v.value(p.pdDecider(), here, "pd_decider", null),
+            v.value(p.maxLoras(), here, "max_loras", slots)));
       }
     }
     if (configs.isEmpty()) {
@@ -515,13 +573,13 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
     return us > 0 && SloSet.METRICS.contains(s.substring(0, us)) && SweepTable.STATS.contains(s.substring(us + 1));
   }
 
-  /** Checks the values of the axes and points, naming the element of an error. */
   /**
    * {@code c} with its replicas split into {@code prefill} and {@code decode} ones (the rest do
-   * both) and the decider ({@code null}: always when split, never otherwise).
+   * both), the decider ({@code null}: always when split, never otherwise) and {@code maxLoras}
+   * LoRA slots per instance (0: none).
    */
   private static SweepConfig config(Function<String, String> at, String where, SweepConfig c, int prefill, int decode,
-      String decider) {
+      String decider, int maxLoras) {
     String d = decider != null ? decider : prefill > 0 || decode > 0 ? "always" : "never";
     if (prefill + decode > c.replicas()) {
       throw new IllegalArgumentException(at.apply(where) + "prefill_replicas " + prefill + " + decode_replicas " + decode
@@ -532,10 +590,15 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
           + c.key() + ")");
     }
     return new SweepConfig(c.model(), c.gpu(), c.tp(), c.pp(), c.dp(), c.expertParallel(), c.replicas(), c.maxNumSeqs(),
-        c.maxNumBatchedTokens(), c.router(), c.scheduler(), prefill, decode, d);
+        c.maxNumBatchedTokens(), c.router(), c.scheduler(), prefill, decode, d, maxLoras);
   }
 
-  private record Values(Function<String, String> at, Path baseDir) {
+  /**
+   * Checks the values of the axes and points, naming the element of an error.
+   *
+   * @param lora the LoRA configuration file's settings, or null
+   */
+  private record Values(Function<String, String> at, Path baseDir, LoraSpec lora) {
 
     <T> List<T> axis(List<T> values, String key, T dflt) {
       if (values == null) {
@@ -615,6 +678,7 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
               throw new IllegalArgumentException("must be a whole number of at least 0, got " + value);
             }
           }
+          case "max_loras" -> maxLoras((Integer) value);
           default -> {
             int n = (Integer) value;
             if (n < 1) {
@@ -624,6 +688,24 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
         }
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(at.apply(pointer) + name + ": " + e.getMessage(), e);
+      }
+    }
+
+    /**
+     * A slot count: in [1, {@link LoraSpec#MAX_ADAPTERS}], and at most the host memory's adapters
+     * that a LoRA configuration file sets above its own slot count (vLLM requires {@code
+     * max_cpu_loras >= max_loras}).
+     */
+    private void maxLoras(int n) {
+      if (n < 1 || n > LoraSpec.MAX_ADAPTERS) {
+        throw new IllegalArgumentException("must be a whole number in [1, " + LoraSpec.MAX_ADAPTERS + "] (LoRA GPU"
+            + " slots per instance; leave max_loras out for " + (lora == null ? "no LoRA"
+                : "deployment.lora_config's " + lora.maxLoras()) + "), got " + n);
+      }
+      if (lora != null && lora.maxCpuLoras() > lora.maxLoras() && n > lora.maxCpuLoras()) {
+        throw new IllegalArgumentException(n + " exceeds max_cpu_loras " + lora.maxCpuLoras() + " of"
+            + " deployment.lora_config (vLLM requires max_cpu_loras >= max_loras); raise max_cpu_loras in the file"
+            + " or leave it out (then it follows max_loras)");
       }
     }
 

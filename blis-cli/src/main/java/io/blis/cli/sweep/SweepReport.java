@@ -63,6 +63,12 @@ final class SweepReport {
         grid.configs().size(), summary.path("skipped").asInt(), summary.path("rows_meeting_slo").asInt(),
         plain(grid.settings().durationS()), grid.settings().minRequests(), grid.settings().maxRequests(),
         plain(100 * grid.settings().warmup())));
+    if (grid.configs().stream().anyMatch(SweepConfig::lora)) {
+      page.note("LoRA adapters: each instance holds max_loras of them on its GPUs (the configuration's key and,"
+          + " where it differs, its name give it), " + (grid.deployment().loraConfig() != null
+              ? "with the other settings of " + grid.deployment().loraConfig() + "."
+              : "at vLLM's defaults otherwise (max_cpu_loras = max_loras, rank 16, any adapter name)."));
+    }
     if (summary.path("example_prices_used").asBoolean()) {
       page.note("Costs use the bundled EXAMPLE GPU prices, which are illustrative, not quotes; give real ones with"
           + " --prices FILE.");
@@ -119,13 +125,14 @@ final class SweepReport {
    * Short names of the configurations: {@code #INDEX} and the fields that differ between them
    * ({@code #3 gpu=A100-80GB tp=2}); model and GPU when none differs. The layout is one field:
    * {@code tp=T} followed by {@code pp=P}, {@code dp=D} and {@code ep=E} where they are not 1
-   * ({@code #5 tp=2 dp=2 ep=4}).
+   * ({@code #5 tp=2 dp=2 ep=4}). Prefill/decode splits are {@code pd=...} ({@link #split}), LoRA
+   * slots {@code max_loras=N} or {@code max_loras=off} ({@link #lora}).
    */
   static Map<Integer, String> labels(List<SweepConfig> configs) {
     List<Function<SweepConfig, String>> fields = List.of(c -> "model=" + c.model(), c -> "gpu=" + c.gpu(),
         SweepReport::layout, c -> "replicas=" + c.replicas(), c -> "max_num_seqs=" + c.maxNumSeqs(),
         c -> "max_num_batched_tokens=" + c.maxNumBatchedTokens(), c -> "router=" + c.router(),
-        c -> "scheduler=" + c.scheduler(), SweepReport::split);
+        c -> "scheduler=" + c.scheduler(), SweepReport::split, SweepReport::lora);
     List<Function<SweepConfig, String>> varying = new ArrayList<>();
     for (Function<SweepConfig, String> f : fields) {
       if (configs.stream().map(f).distinct().count() > 1) {
@@ -150,6 +157,11 @@ final class SweepReport {
   static String split(SweepConfig c) {
     return c.disaggregated() || !c.pdDecider().equals("never")
         ? "pd=" + c.prefillReplicas() + "+" + c.decodeReplicas() + " " + c.pdDecider() : "pd=none";
+  }
+
+  /** {@code max_loras=N} (LoRA GPU slots per instance), or {@code max_loras=off}. */
+  static String lora(SweepConfig c) {
+    return "max_loras=" + (c.lora() ? String.valueOf(c.maxLoras()) : "off");
   }
 
   /** {@code tp=T}, then {@code pp=P}, {@code dp=D} and {@code ep=E} where they are not 1. */

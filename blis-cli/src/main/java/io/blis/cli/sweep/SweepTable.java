@@ -341,6 +341,9 @@ public final class SweepTable {
     } else {
       dep.put("max_model_len", grid.deployment().maxModelLen());
     }
+    if (grid.deployment().loraConfig() != null) { // only then, so that the summaries of other grids stay as they were
+      dep.put("lora_config", grid.deployment().loraConfig());
+    }
     s.put("configurations", grid.configs().size());
     s.put("rows", rows.size());
     s.put("skipped", rows.stream().filter(r -> r.path("status").asText().equals("skipped"))

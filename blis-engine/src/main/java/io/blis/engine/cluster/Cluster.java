@@ -103,8 +103,19 @@ public final class Cluster {
     private io.blis.engine.autoscale.FleetConfig fleet;
     private PdSpec pd = PdSpec.none();
     private PdSplit split;
+    private io.blis.engine.lora.LoraSpec lora;
 
     private Builder() {}
+
+    /**
+     * Serves LoRA adapters on every instance as {@code spec} says: each pool's GPUs reserve its
+     * slots before the KV cache is sized (unless the pool gives {@code total_kv_blocks}), and
+     * steps load and run adapters at the pool's costs ({@link io.blis.engine.lora.LoraCosts}).
+     */
+    public Builder lora(io.blis.engine.lora.LoraSpec spec) {
+      this.lora = Objects.requireNonNull(spec, "spec");
+      return this;
+    }
 
     /** Disaggregation settings that win over the bundle's {@code disaggregation} section (non-null fields). */
     public Builder disaggregation(PdSpec settings) {
@@ -248,6 +259,9 @@ public final class Cluster {
           sched = Providers.select(SchedulerProvider.class, schedulerName).create(p.context());
         }
         b.addPool(p.pool());
+        if (p.lora() != null) {
+          b.lora(p.pool().name(), p.lora());
+        }
         resolved.add(p);
       }
       b.scheduler(sched);
@@ -443,8 +457,11 @@ public final class Cluster {
         layout.check(model);
         int tp = layout.tp();
         int blockSize = s.blockSize();
+        io.blis.engine.lora.LoraCosts loraCosts = lora == null ? null
+            : io.blis.engine.lora.LoraCosts.of(lora, model, hw, tp, layout.layersPerStage(model));
         long kvBlocks = s.totalKvBlocks() != null ? s.totalKvBlocks()
-            : KvCapacity.totalBlocks(model, hw, layout, s.gpuMemoryUtilization(), blockSize);
+            : KvCapacity.totalBlocks(model, hw, layout, s.gpuMemoryUtilization(), blockSize,
+                loraCosts == null ? 0 : loraCosts.reservedBytesPerGpu());
         if (s.maxModelLen() != null && model.maxPositionEmbeddings() > 0
             && s.maxModelLen() > model.maxPositionEmbeddings()) {
           // vLLM refuses it too (unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, whose outputs it calls incorrect)
@@ -486,11 +503,17 @@ public final class Cluster {
                       model.name(), layout.toString().toUpperCase(java.util.Locale.ROOT),
                       layout.ranks() > 1 ? ", per data-parallel rank, shared by its pipeline batches in flight" : ""),
               cpuBlocks > 0 ? ", CPU tier " + cpuBlocks + " blocks" : "");
+          if (loraCosts != null) {
+            LOG.info("{}LoRA: {} adapter slots of rank {} reserve {} GiB per GPU{}", name.isEmpty() ? "" : "pool " + name
+                + ": ", lora.maxLoras(), lora.maxLoraRank(), String.format(java.util.Locale.ROOT, "%.3f",
+                loraCosts.reservedBytesPerGpu() / (double) (1L << 30)), s.totalKvBlocks() != null
+                ? " (not taken from the given total_kv_blocks)" : " before the KV cache is sized");
+          }
           LOG.info("{}latency model {}, coefficients: {}", name.isEmpty() ? "" : "pool " + name + ": ", s.latencyModel(),
               s.coefficients() == null ? "the model's bundled ones"
                   : s.coefficients().contains("=") ? "given inline" : "file " + s.coefficients());
         }
-        return new ResolvedPool(pool, context, kv);
+        return new ResolvedPool(pool, context, kv, loraCosts);
       } catch (IllegalArgumentException e) {
         throw where.isEmpty() ? e : new IllegalArgumentException(where + e.getMessage(), e);
       }
@@ -498,7 +521,7 @@ public final class Cluster {
   }
 
   private record ResolvedPool(InstancePool pool, Context context,
-      io.blis.engine.disagg.Disaggregation.PoolKv kv) {}
+      io.blis.engine.disagg.Disaggregation.PoolKv kv, io.blis.engine.lora.LoraCosts lora) {}
 
   /** Go BLIS's split of the single pool into prefill, decode and shared instances. */
   private record PdSplit(int prefill, int decode, int shared, PoolSpec prefillOverrides, PoolSpec decodeOverrides) {

@@ -64,7 +64,8 @@ final class GoPolicyConfig {
       "queue-depth", "queue-depth",
       "kv-utilization", "kv-utilization",
       "load-balance", "load",
-      "active-requests", "in-flight");
+      "active-requests", "in-flight",
+      "lora-affinity", "lora-affinity");
   static final double DEFAULT_CACHE_WEIGHT = 0.6;
   static final double DEFAULT_LOAD_WEIGHT = 0.4;
 

@@ -200,7 +200,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
   }
 
   /** The YAML tree of {@code text}, or null for an empty document. */
-  private static YamlNode root(String text, String source) {
+  static YamlNode root(String text, String source) {
     try (JsonParser p = YAML.createParser(text)) {
       if (p.nextToken() == null) {
         return null;

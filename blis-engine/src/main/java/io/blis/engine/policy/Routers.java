@@ -109,6 +109,9 @@ public final class Routers {
     }
   }
 
+  /** The weighted router's scorers when none are given: {@value Weighted#DEFAULT_SCORERS}. */
+  public static final String DEFAULT_WEIGHTED_SCORERS = Weighted.DEFAULT_SCORERS;
+
   /**
    * Provides {@code weighted}; parameters {@code scorers} ({@value Weighted#DEFAULT_SCORERS}) and
    * {@code half_load} (an eighth of the deployment's {@code max_num_seqs}).
@@ -121,7 +124,7 @@ public final class Routers {
 
     @Override
     public String description() {
-      return "weighted scorers (prefix-cache, load, queue-depth, kv-utilization, in-flight), highest total";
+      return "weighted scorers (prefix-cache, load, queue-depth, kv-utilization, in-flight, lora-affinity), highest total";
     }
 
     @Override

@@ -22,7 +22,11 @@ import java.util.Map;
  *       of {@code max_num_seqs};
  *   <li>{@code queue-depth}: the snapshot's waiting requests, scored as {@code load};
  *   <li>{@code in-flight}: the router's in-flight count, scored as {@code load};
- *   <li>{@code kv-utilization}: 1 - KV use.
+ *   <li>{@code kv-utilization}: 1 - KV use;
+ *   <li>{@code lora-affinity}: for a request naming a LoRA adapter, 1 where the instance holds it
+ *       ({@link InstanceSnapshot#holdsAdapter}: on its GPU, or named by a request there), 1/2 where
+ *       it has a free adapter slot (loading it evicts nothing), 0 elsewhere; 1 everywhere for a
+ *       request on the base model.
  * </ul>
  *
  * A prefix's advantage is thus at most its weight's share, and load outweighs it once the instance
@@ -33,7 +37,7 @@ import java.util.Map;
 final class Weighted implements Router {
 
   static final List<String> SCORERS = List.of("prefix-cache", "queue-depth", "kv-utilization",
-      "in-flight", "load");
+      "in-flight", "load", "lora-affinity");
   static final String DEFAULT_SCORERS = "prefix-cache:2,load:1,kv-utilization:1";
   /** The half-load count when the deployment gives no {@code max_num_seqs}: an eighth of vLLM's default 256. */
   static final int DEFAULT_HALF_LOAD = 32;
@@ -48,6 +52,7 @@ final class Weighted implements Router {
   private final double kvW;
   private final double inFlightW;
   private final double loadW;
+  private final double loraW;
   private final double halfLoad;
   private double[] total = new double[16];
 
@@ -77,6 +82,7 @@ final class Weighted implements Router {
     kvW = weights.getOrDefault("kv-utilization", 0.0) / sum;
     inFlightW = weights.getOrDefault("in-flight", 0.0) / sum;
     loadW = weights.getOrDefault("load", 0.0) / sum;
+    loraW = weights.getOrDefault("lora-affinity", 0.0) / sum;
   }
 
   /** Parses {@code name:weight,name:weight}. */
@@ -125,6 +131,7 @@ final class Weighted implements Router {
       total = new double[n];
     }
     int prompt = request.inputTokens();
+    String adapter = loraW > 0 ? request.adapter() : "";
     for (int i = 0; i < n; i++) {
       InstanceSnapshot s = cluster.get(i);
       double t = 0;
@@ -142,6 +149,9 @@ final class Weighted implements Router {
       }
       if (kvW > 0) {
         t += kvW * (1.0 - Math.min(1.0, Math.max(0.0, s.kvUtilization())));
+      }
+      if (loraW > 0) {
+        t += loraW * (adapter.isEmpty() || s.holdsAdapter(adapter) ? 1.0 : s.freeAdapterSlots() > 0 ? 0.5 : 0.0);
       }
       total[i] = t;
     }

@@ -18,10 +18,27 @@ package io.blis.engine.result;
  * @param prefixHitTokens of those, tokens found cached
  * @param maxModelLen the instance's {@code max_model_len} (tokens; 0 when unlimited)
  * @param maxNumSeqs the instance's {@code max_num_seqs}
+ * @param maxLoras the instance's LoRA adapter slots ({@code max_loras}); 0 when it serves none
+ * @param runningAdapters the adapters its running requests name, sorted, each once
+ * @param waitingAdapters the adapters its waiting requests name, sorted, each once
  */
 public record InstanceStatus(int index, String pool, int running, int waiting, int inFlight,
     long kvUsedBlocks, long kvTotalBlocks, int blockSizeTokens, long preemptions, long steps,
-    long prefixQueriedTokens, long prefixHitTokens, int maxModelLen, int maxNumSeqs) {
+    long prefixQueriedTokens, long prefixHitTokens, int maxModelLen, int maxNumSeqs, int maxLoras,
+    java.util.List<String> runningAdapters, java.util.List<String> waitingAdapters) {
+
+  /** An instance serving no LoRA adapters. */
+  public InstanceStatus(int index, String pool, int running, int waiting, int inFlight,
+      long kvUsedBlocks, long kvTotalBlocks, int blockSizeTokens, long preemptions, long steps,
+      long prefixQueriedTokens, long prefixHitTokens, int maxModelLen, int maxNumSeqs) {
+    this(index, pool, running, waiting, inFlight, kvUsedBlocks, kvTotalBlocks, blockSizeTokens, preemptions, steps,
+        prefixQueriedTokens, prefixHitTokens, maxModelLen, maxNumSeqs, 0, java.util.List.of(), java.util.List.of());
+  }
+
+  public InstanceStatus {
+    runningAdapters = java.util.List.copyOf(runningAdapters);
+    waitingAdapters = java.util.List.copyOf(waitingAdapters);
+  }
 
   /** Fraction of the GPU KV blocks in use, 0..1. */
   public double kvUsage() {

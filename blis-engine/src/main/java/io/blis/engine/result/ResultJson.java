@@ -36,7 +36,7 @@ final class ResultJson {
   record Parts(long simulatedDurationUs, MetricsSummary overall, List<MetricsSummary> stages,
       EngineStats engine, ClusterReport cluster, Fitness.Result fitness,
       List<RequestRecord> requests, GatewayReport gateway, AutoscaleReport autoscale,
-      DisaggregationReport disaggregation) {}
+      DisaggregationReport disaggregation, LoraReport lora) {}
 
   /**
    * Streams the result to {@code out} (never whole in memory: a million per-request records or
@@ -82,6 +82,9 @@ final class ResultJson {
       }
       if (result.disaggregation() != null) {
         disaggregation(g, result.disaggregation());
+      }
+      if (result.lora() != null) {
+        lora(g, result.lora());
       }
       if (result.fitness() != null) {
         fitness(g, result.fitness());
@@ -224,6 +227,38 @@ final class ResultJson {
       g.writeFieldName(e.getKey());
       summary(g, e.getValue(), false);
     }
+    g.writeEndObject();
+  }
+
+  private static void lora(JsonGenerator g, LoraReport l) throws IOException {
+    g.writeObjectFieldStart("lora");
+    g.writeNumberField("max_loras", l.maxLoras());
+    g.writeNumberField("max_cpu_loras", l.maxCpuLoras());
+    g.writeNumberField("max_lora_rank", l.maxLoraRank());
+    g.writeFieldName("reserved_gib_per_gpu");
+    number(g, l.reservedBytesPerGpu() / (double) (1L << 30), 4);
+    g.writeNumberField("adapters_seen", l.adapters().size());
+    g.writeNumberField("gpu_loads", l.gpuLoads());
+    g.writeNumberField("checkpoint_reads", l.checkpointReads());
+    g.writeNumberField("gpu_evictions", l.gpuEvictions());
+    g.writeNumberField("cpu_evictions", l.cpuEvictions());
+    g.writeFieldName("load_time_ms");
+    number(g, l.loadMs(), 3);
+    g.writeFieldName("kernel_time_ms");
+    number(g, l.kernelMs(), 3);
+    g.writeNumberField("steps_with_adapters", l.stepsWithAdapters());
+    g.writeNumberField("requests_passed_over_for_max_loras", l.passedOver());
+    g.writeNumberField("peak_resident_per_instance", l.peakResident());
+    g.writeObjectFieldStart("adapters");
+    for (Map.Entry<String, LoraReport.Adapter> e : l.adapters().entrySet()) {
+      g.writeObjectFieldStart(e.getKey());
+      g.writeNumberField("gpu_loads", e.getValue().gpuLoads());
+      g.writeNumberField("checkpoint_reads", e.getValue().checkpointReads());
+      g.writeFieldName("metrics");
+      summary(g, e.getValue().metrics(), false);
+      g.writeEndObject();
+    }
+    g.writeEndObject();
     g.writeEndObject();
   }
 

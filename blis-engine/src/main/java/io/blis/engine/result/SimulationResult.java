@@ -18,6 +18,7 @@ public final class SimulationResult {
   private final GatewayReport gateway;
   private final AutoscaleReport autoscale;
   private final DisaggregationReport disaggregation;
+  private final LoraReport lora;
 
   /**
    * A result as the engine assembles it at the end of a run ({@code fitness}, when not null,
@@ -44,6 +45,15 @@ public final class SimulationResult {
       List<MetricsSummary> stages, long simulatedDurationUs, EngineStats engine,
       ClusterReport cluster, Fitness fitness, GatewayReport gateway, AutoscaleReport autoscale,
       DisaggregationReport disaggregation) {
+    this(requests, overall, stages, simulatedDurationUs, engine, cluster, fitness, gateway, autoscale, disaggregation,
+        null);
+  }
+
+  /** As above, with what serving LoRA adapters did ({@code lora}, null without adapters). */
+  public SimulationResult(List<RequestRecord> requests, MetricsSummary overall,
+      List<MetricsSummary> stages, long simulatedDurationUs, EngineStats engine,
+      ClusterReport cluster, Fitness fitness, GatewayReport gateway, AutoscaleReport autoscale,
+      DisaggregationReport disaggregation, LoraReport lora) {
     // a run's own records stay as they are: in files past their first run, read back in order
     this.requests = requests instanceof SpilledList ? requests : List.copyOf(requests);
     this.overall = overall;
@@ -55,6 +65,7 @@ public final class SimulationResult {
     this.gateway = gateway;
     this.autoscale = autoscale;
     this.disaggregation = disaggregation;
+    this.lora = lora;
   }
 
   /** Per-request records sorted by arrival then id; empty unless requested. */
@@ -129,6 +140,11 @@ public final class SimulationResult {
 
   private ResultJson.Parts jsonParts() {
     return new ResultJson.Parts(simulatedDurationUs, overall, stages, engine, cluster, fitness,
-        requests, gateway, autoscale, disaggregation);
+        requests, gateway, autoscale, disaggregation, lora);
+  }
+
+  /** What serving LoRA adapters did, when the instances served them. */
+  public java.util.Optional<LoraReport> lora() {
+    return java.util.Optional.ofNullable(lora);
   }
 }

@@ -114,7 +114,7 @@ class GoPolicyConfigTest {
         {CONFIG.replace("policy: weighted", "policy: fastest"), "p.yaml, line 6, column 11: unknown routing policy 'fastest'; available:"},
         {CONFIG.replace("priority-fcfs", "lottery"), "p.yaml, line 11, column 12: unknown scheduler 'lottery'; available:"},
         {"routing:\n  policy: weighted\n  scorers:\n    - {name: vllm-dp, weight: 1}\n", "p.yaml, line 4, column 14: Go BLIS scorer"
-            + " 'vllm-dp' has no counterpart here; scorers read: active-requests, kv-utilization, load-balance, precise-prefix-cache,"
+            + " 'vllm-dp' has no counterpart here; scorers read: active-requests, kv-utilization, load-balance, lora-affinity, precise-prefix-cache,"
             + " prefix-affinity, queue-depth"},
         {"routing: {policy: weighted, cache_weight: 0, load_weight: 0}\n", "p.yaml, line 1, column 10: cache_weight and load_weight cannot both be 0"},
         {"routing: {policy: weighted, cache_weight: 1, scorers: [{name: queue-depth, weight: 1}]}\n",

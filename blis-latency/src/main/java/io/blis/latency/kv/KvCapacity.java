@@ -78,8 +78,20 @@ public final class KvCapacity {
    */
   public static long totalBlocks(ModelSpec model, HardwareSpec gpu, Layout layout,
       double gpuMemoryUtilization, int blockSizeTokens) {
+    return totalBlocks(model, gpu, layout, gpuMemoryUtilization, blockSizeTokens, 0);
+  }
+
+  /**
+   * As {@link #totalBlocks(ModelSpec, HardwareSpec, Layout, double, int)} when every GPU also
+   * reserves {@code reservedBytesPerGpu} before the KV cache is sized (vLLM's LoRA slots, say).
+   */
+  public static long totalBlocks(ModelSpec model, HardwareSpec gpu, Layout layout,
+      double gpuMemoryUtilization, int blockSizeTokens, double reservedBytesPerGpu) {
     validate(model, layout, gpuMemoryUtilization, blockSizeTokens);
-    double free = freeBytesPerGpu(model, gpu, layout, gpuMemoryUtilization);
+    if (!(reservedBytesPerGpu >= 0)) {
+      throw new IllegalArgumentException("reserved memory must be >= 0 bytes, got " + reservedBytesPerGpu);
+    }
+    double free = freeBytesPerGpu(model, gpu, layout, gpuMemoryUtilization) - reservedBytesPerGpu;
     double blockBytes = blockBytesPerGpu(model, layout, blockSizeTokens);
     if (free < blockBytes) {
       throw new IllegalArgumentException(

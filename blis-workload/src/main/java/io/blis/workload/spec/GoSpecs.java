@@ -5,6 +5,7 @@ import io.blis.workload.StrictYaml;
 import io.blis.workload.inferenceperf.InferencePerfBlock;
 import io.blis.workload.inferenceperf.InferencePerfProfile;
 import io.blis.workload.synthetic.ActiveWindow;
+import io.blis.workload.synthetic.AdapterPopularity;
 import io.blis.workload.synthetic.ArrivalProcess;
 import io.blis.workload.synthetic.ClientSpec;
 import io.blis.workload.synthetic.LengthDistribution;
@@ -232,7 +233,7 @@ final class GoSpecs {
   private record Member(String path, String id, String tenant, String sloClass, double fraction,
       GoSpecFile.Arrival arrival, GoSpecFile.Dist input, GoSpecFile.Dist output, String prefixGroup,
       Integer prefixLength, List<GoSpecFile.Window> windows, String windowsPath, long timeoutUs,
-      SessionSpec session, String model) {}
+      SessionSpec session, String model, String adapter) {}
 
   private Member client(GoSpecFile.Client c, String path, int index, String version) {
     if (c == null) {
@@ -246,7 +247,7 @@ final class GoSpecs {
     }
     noMeaning(path + ".think_time_us", c.thinkTimeUs(), "it goes with concurrency; session think times"
         + " are reasoning.multi_turn.think_time_us");
-    common(path, c.model(), c.adapter(), c.streaming(), c.network(), c.multimodal(), c.sloTargetUs());
+    common(path, c.model(), c.streaming(), c.network(), c.multimodal(), c.sloTargetUs());
     if (c.rateFraction() == null || !(c.rateFraction() > 0) || c.rateFraction().isInfinite()) {
       throw error(c.rateFraction() == null ? path : path + ".rate_fraction",
           "rate_fraction must be a positive number (this client's share of aggregate_rate), got "
@@ -258,16 +259,15 @@ final class GoSpecs {
     return new Member(path, id, nz(c.tenantId()), sloClass(path, c.sloClass(), version),
         c.rateFraction(), c.arrival(), c.inputDistribution(), c.outputDistribution(),
         nz(c.prefixGroup()), c.prefixLength(), windows, path + ".lifecycle.windows",
-        timeout(path, c.timeout(), session), session, nz(c.model()));
+        timeout(path, c.timeout(), session), session, nz(c.model()), adapter(path, c.adapter()));
   }
 
-  private void common(String path, String model, String adapter, Boolean streaming,
+  private void common(String path, String model, Boolean streaming,
       GoSpecFile.Network network, com.fasterxml.jackson.databind.JsonNode multimodal, Long sloTargetUs) {
     if (multimodal != null && !multimodal.isNull()) {
       throw error(path + ".multimodal", "multimodal requests (image, audio and video tokens) are not"
           + " simulated here");
     }
-    noMeaning(path + ".adapter", adapter, "LoRA adapters are not simulated");
     noMeaning(path + ".streaming", streaming, "the simulation times the server, whose work is the"
         + " same streamed or not");
     noMeaning(path + ".network", network, "there is no client network in the simulation (Go BLIS"
@@ -341,6 +341,16 @@ final class GoSpecs {
     return timeout;
   }
 
+  /** The LoRA adapter every request of a client or cohort names (empty for none). */
+  private String adapter(String path, String adapter) {
+    String a = nz(adapter);
+    if (a.contains(",") || a.contains("\"") || a.contains("\n") || a.contains("\r")) {
+      throw error(path + ".adapter", "adapter '" + a + "' must not contain commas, quotes or line breaks"
+          + " (traces store adapter names unquoted)");
+    }
+    return a;
+  }
+
   private static String nz(String s) {
     return s == null ? "" : s;
   }
@@ -367,7 +377,7 @@ final class GoSpecs {
     if (!sharing.equals("shared") && !sharing.equals("per_member")) {
       throw error(path + ".prefix_sharing", "prefix_sharing must be shared or per_member, got '" + sharing + "'");
     }
-    common(path, c.model(), c.adapter(), c.streaming(), c.network(), c.multimodal(), c.sloTargetUs());
+    common(path, c.model(), c.streaming(), c.network(), c.multimodal(), c.sloTargetUs());
     int patterns = (c.diurnal() != null ? 1 : 0) + (c.spike() != null ? 1 : 0) + (c.drain() != null ? 1 : 0);
     if (patterns > 1) {
       throw error(path, "give at most one of diurnal, spike and drain per cohort here: their windows"
@@ -386,6 +396,7 @@ final class GoSpecs {
     String sloClass = sloClass(path, c.sloClass(), version);
     SessionSpec session = session(path, c.reasoning(), c.closedLoop());
     long timeout = timeout(path, c.timeout(), session);
+    String adapter = adapter(path, c.adapter());
     double fraction = c.rateFraction() / c.population();
     List<Member> out = new ArrayList<>();
     for (int j = 0; j < c.population(); j++) {
@@ -395,7 +406,7 @@ final class GoSpecs {
       }
       out.add(new Member(path, c.id() + "-" + j, nz(c.tenantId()), sloClass, fraction, c.arrival(),
           c.inputDistribution(), c.outputDistribution(), group, c.prefixLength(), windows, patternPath,
-          timeout, session, nz(c.model())));
+          timeout, session, nz(c.model()), adapter));
     }
     return out;
   }
@@ -606,7 +617,8 @@ final class GoSpecs {
       windows.sort((a, b) -> Long.compare(a.startUs(), b.startUs()));
       String id = groups.size() == 1 ? m.id() : m.id() + "/w" + idx.get(0);
       out.add(locate(m.path(), () -> new ClientSpec(id, m.tenant(), m.sloClass(), arrival, input, output,
-          m.prefixGroup(), prefixLength, m.timeoutUs(), m.session(), windows, io.blis.workload.synthetic.RateCurve.NONE, m.model())));
+          m.prefixGroup(), prefixLength, m.timeoutUs(), m.session(), windows, io.blis.workload.synthetic.RateCurve.NONE,
+          m.model(), m.adapter(), AdapterPopularity.NONE)));
     }
     return out;
   }

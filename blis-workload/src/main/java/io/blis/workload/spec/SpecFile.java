@@ -2,6 +2,7 @@ package io.blis.workload.spec;
 
 import io.blis.workload.RequestSpec;
 import io.blis.workload.synthetic.ActiveWindow;
+import io.blis.workload.synthetic.AdapterPopularity;
 import io.blis.workload.synthetic.ArrivalProcess;
 import io.blis.workload.synthetic.LengthDistribution;
 import io.blis.workload.synthetic.LengthSpec;
@@ -87,7 +88,9 @@ record SpecFile(
       SessionFile session,
       List<WindowFile> lifecycle,
       List<Double> rateByHour,
-      String model) {
+      String model,
+      String adapter,
+      AdaptersFile adapters) {
 
     ClientFile {
       if (id == null || id.isBlank()) {
@@ -133,6 +136,22 @@ record SpecFile(
         throw new IllegalArgumentException("unknown slo_class '" + sloClass + "', expected one of "
             + io.blis.workload.synthetic.ClientSpec.SLO_CLASSES);
       }
+      if (adapter != null && adapters != null) {
+        throw new IllegalArgumentException("client " + id + ": adapter and adapters exclude each other:"
+            + " adapter names one LoRA adapter for every request, adapters draws one for each request");
+      }
+      if (adapter != null && (adapter.contains(",") || adapter.contains("\"") || adapter.contains("\n")
+          || adapter.contains("\r"))) {
+        throw new IllegalArgumentException("client " + id + ": adapter '" + adapter + "' must not contain"
+            + " commas, quotes or line breaks (traces store adapter names unquoted)");
+      }
+      if (adapters != null) {
+        adapters.popularity(id);
+      }
+    }
+
+    AdapterPopularity adapterPopularity() {
+      return adapters == null ? AdapterPopularity.NONE : adapters.popularity(id);
     }
 
     double fraction() {
@@ -297,6 +316,41 @@ record SpecFile(
         if (o != null) {
           throw new IllegalArgumentException(type + " length takes only " + allowed);
         }
+      }
+    }
+  }
+
+  /**
+   * A client's LoRA adapters and their popularity: {@code count} adapters named {@code prefix + k}
+   * (prefix "adapter-" when left out) or the adapters {@code names}; {@code zipf} the popularity
+   * exponent (1 when left out), {@code base_share} the share of requests naming none (0 when left
+   * out). Checked where the client's id is known ({@link #popularity}).
+   */
+  record AdaptersFile(Integer count, List<String> names, String prefix, Double zipf, Double baseShare) {
+
+    /**
+     * The popularity these keys give.
+     *
+     * @throws IllegalArgumentException naming {@code client} and the key at fault
+     */
+    AdapterPopularity popularity(String client) {
+      String where = "client " + client + ": adapters";
+      if ((count == null) == (names == null)) {
+        throw new IllegalArgumentException(where + (count == null
+            ? " needs count (numbered adapters PREFIX0 to PREFIX<count-1>) or names (a list of adapters)"
+            : ": count and names exclude each other (give one)"));
+      }
+      if (names != null && prefix != null) {
+        throw new IllegalArgumentException(where + ": prefix goes with count, not with names");
+      }
+      double z = zipf == null ? AdapterPopularity.DEFAULT_ZIPF : zipf;
+      double base = baseShare == null ? 0 : baseShare;
+      try {
+        return count != null
+            ? AdapterPopularity.numbered(prefix == null ? AdapterPopularity.DEFAULT_PREFIX : prefix, count, z, base)
+            : AdapterPopularity.named(names, z, base);
+      } catch (IllegalArgumentException e) {
+        throw new IllegalArgumentException(where + "." + e.getMessage(), e);
       }
     }
   }

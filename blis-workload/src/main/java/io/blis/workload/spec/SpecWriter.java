@@ -2,6 +2,7 @@ package io.blis.workload.spec;
 
 import io.blis.workload.StrictYaml;
 import io.blis.workload.synthetic.ActiveWindow;
+import io.blis.workload.synthetic.AdapterPopularity;
 import io.blis.workload.synthetic.ArrivalProcess;
 import io.blis.workload.synthetic.ClientSpec;
 import io.blis.workload.synthetic.LengthDistribution;
@@ -41,6 +42,12 @@ public final class SpecWriter {
       if (!c.model().isEmpty()) {
         y.append("    model: ").append(StrictYaml.quote(c.model())).append('\n');
       }
+      if (!c.adapter().isEmpty()) {
+        y.append("    adapter: ").append(StrictYaml.quote(c.adapter())).append('\n');
+      }
+      if (!c.adapters().isNone()) {
+        y.append("    adapters: ").append(adapters(c.adapters())).append('\n');
+      }
       y.append("    rate: ").append(c.arrival().rateRps()).append('\n');
       y.append("    arrival: ").append(arrival(c.arrival())).append('\n');
       y.append("    input: ").append(length(c.input())).append('\n');
@@ -79,6 +86,25 @@ public final class SpecWriter {
   /** Microseconds as exact decimal seconds ("1.5", "3600"). */
   static String seconds(long us) {
     return BigDecimal.valueOf(us, 6).stripTrailingZeros().toPlainString();
+  }
+
+  /** The popularity's keys, the defaults too (base_share only when some requests name none). */
+  private static String adapters(AdapterPopularity a) {
+    StringBuilder b = new StringBuilder("{");
+    if (a.isNumbered()) {
+      b.append("count: ").append(a.count()).append(", prefix: ").append(StrictYaml.quote(a.prefix()));
+    } else {
+      b.append("names: [");
+      for (int k = 0; k < a.count(); k++) {
+        b.append(k == 0 ? "" : ", ").append(StrictYaml.quote(a.name(k)));
+      }
+      b.append(']');
+    }
+    b.append(", zipf: ").append(a.zipf());
+    if (a.baseShare() > 0) {
+      b.append(", base_share: ").append(a.baseShare());
+    }
+    return b.append('}').toString();
   }
 
   private static String arrival(ArrivalProcess a) {

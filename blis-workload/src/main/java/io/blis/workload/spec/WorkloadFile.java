@@ -57,14 +57,14 @@ public record WorkloadFile(Format format, String goVersion, WorkloadSpec spec,
   private static final List<String> GO_TOP = List.of("category", "horizon", "cohorts",
       "servegen_data", "inference_perf", "goodput_slo_targets");
   /** Client keys only Go BLIS's spec has. */
-  private static final Set<String> GO_CLIENT = Set.of("tenant_id", "adapter", "concurrency",
+  private static final Set<String> GO_CLIENT = Set.of("tenant_id", "concurrency",
       "think_time_us", "input_distribution", "output_distribution", "streaming", "network",
       "multimodal", "reasoning", "timeout", "slo_target_us", "closed_loop");
   /** Top-level keys only this project's spec has. */
   private static final List<String> BLIS_TOP = List.of("horizon_s");
   /** Client keys only this project's spec has. */
   private static final Set<String> BLIS_CLIENT = Set.of("preset", "tenant", "input", "output",
-      "timeout_s", "session", "rate");
+      "timeout_s", "session", "rate", "adapters");
 
   /** Reads {@code file} in whichever format it is in. */
   public static WorkloadFile load(Path file) {

@@ -88,7 +88,9 @@ public record WorkloadSpec(long seed, List<ClientSpec> clients, long maxRequests
           windows,
           c.rateByHour() != null ? RateCurve.hourly(c.rateByHour())
               : f.rateByHour() != null ? RateCurve.hourly(f.rateByHour()) : RateCurve.NONE,
-          c.model() == null ? "" : c.model()));
+          c.model() == null ? "" : c.model(),
+          c.adapter() == null ? "" : c.adapter(),
+          c.adapterPopularity()));
     }
     return new WorkloadSpec(
         f.seed() == null ? 0 : f.seed(),

@@ -14,6 +14,11 @@ final class ClientGenerator {
   final ClientSpec client;
   final int index;
   private final SplittableRandom rng;
+  /**
+   * The stream of the client's adapter draws, apart from {@link #rng} so that naming adapters
+   * changes none of its arrivals and lengths; null when the client draws no adapter.
+   */
+  private final SplittableRandom adapterRng;
   private final long horizonUs;
   /** Operational seconds of the arrival process (real seconds unless the client has a rate curve). */
   private double timeS;
@@ -26,11 +31,15 @@ final class ClientGenerator {
   int contentTokens;
   /** Output tokens of the pending request. */
   int outputTokens;
+  /** The LoRA adapter the pending request names, empty for the base model. */
+  String adapter = "";
 
   ClientGenerator(ClientSpec client, int index, long seed, long horizonUs) {
     this.client = client;
     this.index = index;
     this.rng = new SplittableRandom(Sampling.subSeed(seed, "client:" + client.id()));
+    this.adapterRng = client.adapters().isNone()
+        ? null : new SplittableRandom(Sampling.subSeed(seed, "adapters:" + client.id()));
     this.horizonUs = horizonUs;
     List<ActiveWindow> windows = client.windows();
     this.timeS = windows.isEmpty() ? 0 : client.curve().opS(windows.get(0).startUs() / 1e6);
@@ -88,5 +97,6 @@ final class ClientGenerator {
     arrivalUs = t;
     contentTokens = client.input().sample(rng);
     outputTokens = client.output().sample(rng);
+    adapter = adapterRng == null ? client.adapter() : client.adapters().sample(adapterRng);
   }
 }

@@ -24,6 +24,12 @@ import java.util.Objects;
  * @param session multi-turn sessions, {@link SessionSpec#NONE} for single requests
  * @param windows activity windows sorted by start, not overlapping; empty means always active
  * @param curve the rate hour by hour over the day ({@link RateCurve#NONE}: constant)
+ * @param model the model every request names, empty for none
+ * @param adapter the LoRA adapter every request names, empty for none (the base model, unless
+ *     {@code adapters} draws one)
+ * @param adapters the popularity of the LoRA adapters the requests name, one drawn for each
+ *     request (a session's later rounds name its first round's adapter); {@link
+ *     AdapterPopularity#NONE} when the client names none or only {@code adapter}
  */
 public record ClientSpec(
     String id,
@@ -38,7 +44,9 @@ public record ClientSpec(
     SessionSpec session,
     List<ActiveWindow> windows,
     RateCurve curve,
-    String model) {
+    String model,
+    String adapter,
+    AdapterPopularity adapters) {
 
   /** A client whose requests name no model. */
   public ClientSpec(String id, String tenant, String sloClass, ArrivalProcess arrival,
@@ -46,6 +54,14 @@ public record ClientSpec(
       long timeoutUs, SessionSpec session, List<ActiveWindow> windows, RateCurve curve) {
     this(id, tenant, sloClass, arrival, input, output, prefixGroup, prefixLength, timeoutUs, session,
         windows, curve, "");
+  }
+
+  /** A client whose requests name no LoRA adapter. */
+  public ClientSpec(String id, String tenant, String sloClass, ArrivalProcess arrival,
+      LengthDistribution input, LengthDistribution output, String prefixGroup, int prefixLength,
+      long timeoutUs, SessionSpec session, List<ActiveWindow> windows, RateCurve curve, String model) {
+    this(id, tenant, sloClass, arrival, input, output, prefixGroup, prefixLength, timeoutUs, session,
+        windows, curve, model, "", AdapterPopularity.NONE);
   }
 
   /** SLO classes the engine knows. */
@@ -62,6 +78,8 @@ public record ClientSpec(
     Objects.requireNonNull(session, "session");
     Objects.requireNonNull(curve, "curve");
     Objects.requireNonNull(model, "model");
+    Objects.requireNonNull(adapter, "adapter");
+    Objects.requireNonNull(adapters, "adapters");
     if (!SLO_CLASSES.contains(sloClass)) {
       throw new IllegalArgumentException(
           "client " + id + ": unknown SLO class '" + sloClass + "', expected one of " + SLO_CLASSES);
@@ -79,7 +97,11 @@ public record ClientSpec(
       throw new IllegalArgumentException("client " + id + ": timeout must be in [0, "
           + RequestSpec.MAX_TIME_US + "] us, got " + timeoutUs);
     }
-    for (String name : List.of(id, tenant, prefixGroup, model)) {
+    if (!adapter.isEmpty() && !adapters.isNone()) {
+      throw new IllegalArgumentException("client " + id + ": adapter and adapters exclude each other"
+          + " (adapter names one adapter for every request, adapters draws one for each)");
+    }
+    for (String name : List.of(id, tenant, prefixGroup, model, adapter)) {
       if (name.contains(",") || name.contains("\"") || name.contains("\n") || name.contains("\r")) {
         throw new IllegalArgumentException("client " + id + ": name '" + name
             + "' must not contain commas, quotes or line breaks (traces store it unquoted)");

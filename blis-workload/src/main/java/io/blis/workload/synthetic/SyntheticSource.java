@@ -86,7 +86,7 @@ final class SyntheticSource implements RequestSource {
     }
     RequestSpec r = new RequestSpec(
         id, g.arrivalUs, prompt, g.outputTokens, c.sloClass(), c.tenant(), c.prefixGroup(),
-        c.prefixLength(), sessionId, 0, c.timeoutUs(), 0, c.model());
+        c.prefixLength(), sessionId, 0, c.timeoutUs(), 0, c.model(), g.adapter);
     g.advance();
     if (g.done()) {
       if (g.beyondTime && beyondTime == null) {
@@ -139,9 +139,10 @@ final class SyntheticSource implements RequestSource {
       }
       prompt = PromptTokens.build(seed, c.prefixGroup(), c.prefixLength(), id, c.prefixLength() + turn);
     }
+    // every round of a session names the adapter its first round drew
     return List.of(new RequestSpec(
         id, arrival, prompt, output, c.sloClass(), c.tenant(), c.prefixGroup(), c.prefixLength(),
-        request.sessionId(), round, c.timeoutUs(), 0, c.model()));
+        request.sessionId(), round, c.timeoutUs(), 0, c.model(), request.adapter()));
   }
 
   private boolean less(ClientGenerator a, ClientGenerator b) {

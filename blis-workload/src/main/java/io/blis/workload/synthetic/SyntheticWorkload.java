@@ -29,6 +29,22 @@ public final class SyntheticWorkload {
       LengthSpec output,
       int prefixTokens,
       long seed) {
+    return poissonGaussian(ratePerS, numRequests, input, output, prefixTokens, seed, AdapterPopularity.NONE);
+  }
+
+  /**
+   * As {@link #poissonGaussian(double, long, LengthSpec, LengthSpec, int, long)}, each request
+   * naming a LoRA adapter drawn from {@code adapters} (none for {@link AdapterPopularity#NONE},
+   * which gives the same requests as that method).
+   */
+  public static RequestSource poissonGaussian(
+      double ratePerS,
+      long numRequests,
+      LengthSpec input,
+      LengthSpec output,
+      int prefixTokens,
+      long seed,
+      AdapterPopularity adapters) {
     if (numRequests < 0) {
       throw new IllegalArgumentException("number of requests must be >= 0, got " + numRequests);
     }
@@ -38,7 +54,8 @@ public final class SyntheticWorkload {
     }
     ClientSpec client = new ClientSpec(
         "default", "", "standard", new ArrivalProcess.Poisson(ratePerS), input, output,
-        prefixTokens > 0 ? "shared" : "", prefixTokens, 0, SessionSpec.NONE, List.of());
+        prefixTokens > 0 ? "shared" : "", prefixTokens, 0, SessionSpec.NONE, List.of(), RateCurve.NONE,
+        "", "", adapters);
     return of(List.of(client), seed, numRequests, Long.MAX_VALUE);
   }
 

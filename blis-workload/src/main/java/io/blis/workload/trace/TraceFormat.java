@@ -17,19 +17,32 @@ final class TraceFormat {
   /** The column of the model each request names, after {@code timeout_us}, in traces of such workloads. */
   static final String MODEL_COLUMN = "model";
 
+  /**
+   * The column of the LoRA adapter each request names, after {@code timeout_us} (and {@code
+   * model}), in traces of such workloads.
+   */
+  static final String ADAPTER_COLUMN = "adapter";
+
   private TraceFormat() {}
 
   static List<String> columns(boolean tokenIds) {
-    return columns(tokenIds, false);
+    return columns(tokenIds, false, false);
   }
 
   static List<String> columns(boolean tokenIds, boolean models) {
-    if (!tokenIds && !models) {
+    return columns(tokenIds, models, false);
+  }
+
+  static List<String> columns(boolean tokenIds, boolean models, boolean adapters) {
+    if (!tokenIds && !models && !adapters) {
       return COLUMNS;
     }
     List<String> all = new ArrayList<>(COLUMNS);
     if (models) {
       all.add(MODEL_COLUMN);
+    }
+    if (adapters) {
+      all.add(ADAPTER_COLUMN);
     }
     if (tokenIds) {
       all.add(TOKEN_COLUMN);

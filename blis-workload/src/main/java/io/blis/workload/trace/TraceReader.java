@@ -219,6 +219,8 @@ public final class TraceReader {
     private final List<String> columns;
     /** Whether the trace has a model column. */
     private final boolean models;
+    /** Whether the trace has an adapter column. */
+    private final boolean adapters;
     private final Map<String, String> names = new HashMap<>();
 
     Rows(Path file) {
@@ -237,14 +239,28 @@ public final class TraceReader {
         throw e;
       }
       String cols = lines.line();
-      models = cols != null && List.of(cols.strip().split(",", -1)).equals(TraceFormat.columns(header.tokenIds(), true));
-      columns = TraceFormat.columns(header.tokenIds(), models);
-      if (cols == null || !List.of(cols.strip().split(",", -1)).equals(columns)) {
+      List<String> given = cols == null ? List.of() : List.of(cols.strip().split(",", -1));
+      // the optional model and adapter columns, each there or not
+      boolean withModels = false;
+      boolean withAdapters = false;
+      for (boolean m : new boolean[] {false, true}) {
+        for (boolean a : new boolean[] {false, true}) {
+          if (given.equals(TraceFormat.columns(header.tokenIds(), m, a))) {
+            withModels = m;
+            withAdapters = a;
+          }
+        }
+      }
+      models = withModels;
+      adapters = withAdapters;
+      columns = TraceFormat.columns(header.tokenIds(), models, adapters);
+      if (cols == null || !given.equals(columns)) {
         lines.close();
         throw new IllegalArgumentException(file + ":2: "
             + (cols == null ? "missing the column header line" : "column header is '"
                 + TextFiles.quote(cols) + "'")
-            + ", expected " + String.join(",", columns));
+            + ", expected " + String.join(",", columns) + " (with a model and then an adapter column"
+            + " after timeout_us when the requests name them)");
       }
     }
 
@@ -358,8 +374,10 @@ public final class TraceReader {
       String tenant = intern(f.string(10));
       int stage = f.intValue(11, 0);
       long timeout = f.longValue(12, 0, RequestSpec.MAX_TIME_US, "the longest timeout, us");
-      String model = models ? intern(f.string(13).strip()) : "";
-      int tokenColumn = models ? 14 : 13;
+      int column = 13;
+      String model = models ? intern(f.string(column++).strip()) : "";
+      String adapter = adapters ? intern(f.string(column++).strip()) : "";
+      int tokenColumn = column;
       this.id = id;
       arrivalUs = arrival;
       sessionId = session;
@@ -388,7 +406,8 @@ public final class TraceReader {
         return null;
       }
       return new RequestSpec(
-          id, arrival, tokens, output, slo, tenant, group, prefix, session, round, timeout, stage, model);
+          id, arrival, tokens, output, slo, tenant, group, prefix, session, round, timeout, stage, model,
+          adapter);
     }
 
     private String intern(String s) {

@@ -113,7 +113,15 @@ public final class TraceV2Reader {
 
   /** One row, before its prompt is built. */
   private record Row(long id, long arrivalUs, int ownTokens, int groupIndex, int outputTokens,
-      String sloClass, String tenant, long timeoutUs) {}
+      String sloClass, String tenant, long timeoutUs, String adapter) {}
+
+  /** Whether the TraceV2 data file {@code data} has an {@code adapter} column (its requests may name LoRA adapters). */
+  public static boolean hasAdapterColumn(Path data) {
+    try (LineReader lines = new LineReader(data)) {
+      String first = lines.firstLine("a TraceV2 data file (a first line request_id,client_id,...)");
+      return List.of(first.strip().split(",", -1)).contains("adapter");
+    }
+  }
 
   /**
    * Reads and checks the pair and returns its requests. Token ids are drawn under {@code seed}
@@ -189,8 +197,9 @@ public final class TraceV2Reader {
         }
         long at0 = send > 0 ? send : arrival;
         long timeout = deadline == 0 ? 0 : Math.max(1, Math.min(RequestSpec.MAX_TIME_US, deadline - at0));
+        String adapter = at.containsKey("adapter") ? intern(names, f.string(at.get("adapter")).strip()) : "";
         rows.add(new Row(id, at0, own, gi, output, intern(names, slo),
-            intern(names, f.string(at.get("tenant_id")).strip()), timeout));
+            intern(names, f.string(at.get("tenant_id")).strip()), timeout, adapter));
         noteColumns(f, at, where, once);
       }
     }
@@ -221,7 +230,7 @@ public final class TraceV2Reader {
         // in the form a BLIS trace without token ids rebuilds: blis convert writes none
         int[] prompt = PromptTokens.rebuildable(seed, group, prefix, r.id(), prefix + r.ownTokens());
         return new RequestSpec(r.id(), r.arrivalUs(), prompt, r.outputTokens(), r.sloClass(), r.tenant(),
-            group, prefix, -1, 0, r.timeoutUs(), 0);
+            group, prefix, -1, 0, r.timeoutUs(), 0, "", r.adapter());
       }
     }, notes);
   }
@@ -256,7 +265,7 @@ public final class TraceV2Reader {
   /** Columns that do not shape the simulation: one note per column, at its first use. */
   private static void noteColumns(CsvFields f, Map<String, Integer> at, String where,
       Map<String, String> once) {
-    for (String c : List.of("session_id", "model", "adapter", "vllm_priority", "slo_target_us",
+    for (String c : List.of("session_id", "model", "vllm_priority", "slo_target_us",
         "think_time_us", "reason_ratio", "image_tokens", "audio_tokens", "video_tokens")) {
       Integer i = at.get(c);
       if (i == null || once.containsKey(c)) {
@@ -270,7 +279,6 @@ public final class TraceV2Reader {
         case "session_id", "think_time_us" -> "every row is sent at its recorded time (Go BLIS's"
             + " --session-mode fixed), so sessions and think times do not pace it";
         case "model" -> "the simulated model comes from --model or the policy config's pools";
-        case "adapter" -> "LoRA adapters are not simulated";
         case "vllm_priority" -> "the priority comes from slo_class and the priority policy";
         case "slo_target_us" -> "SLO targets go in --policy-config (slo:)";
         case "reason_ratio" -> "reasoning tokens are output tokens like any other";

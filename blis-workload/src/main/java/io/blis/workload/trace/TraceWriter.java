@@ -32,6 +32,7 @@ public final class TraceWriter implements AutoCloseable {
   private final Writer out;
   private final boolean tokenIds;
   private final boolean models;
+  private final boolean adapters;
   private final StringBuilder line = new StringBuilder(256);
   private long rows;
 
@@ -42,12 +43,22 @@ public final class TraceWriter implements AutoCloseable {
 
   /**
    * Writes to {@code out} (closed by {@link #close}), with a {@code model} column when {@code
-   * models} (the workload's requests name models).
+   * models} (the workload's requests name models); its requests name no LoRA adapter.
    */
   public TraceWriter(Writer out, TraceHeader header, boolean models) {
+    this(out, header, models, false);
+  }
+
+  /**
+   * Writes to {@code out} (closed by {@link #close}), with a {@code model} column when {@code
+   * models} (the workload's requests name models) and an {@code adapter} column when {@code
+   * adapters} (they name LoRA adapters).
+   */
+  public TraceWriter(Writer out, TraceHeader header, boolean models, boolean adapters) {
     this.out = out;
     this.tokenIds = header.tokenIds();
     this.models = models;
+    this.adapters = adapters;
     ObjectNode json = new ObjectMapper().createObjectNode();
     json.put("version", header.version());
     json.put("time_unit", "us");
@@ -58,7 +69,7 @@ public final class TraceWriter implements AutoCloseable {
       out.write(TraceFormat.MAGIC);
       out.write(json.toString());
       out.write('\n');
-      out.write(String.join(",", TraceFormat.columns(tokenIds, models)));
+      out.write(String.join(",", TraceFormat.columns(tokenIds, models, adapters)));
       out.write('\n');
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write trace header: " + e.getMessage(), e);
@@ -76,9 +87,18 @@ public final class TraceWriter implements AutoCloseable {
   /** As {@link #create(OutputStream, TraceHeader, boolean)}, with a {@code model} column when {@code models}. */
   public static TraceWriter create(OutputStream raw, TraceHeader header, boolean gzip, boolean models)
       throws IOException {
+    return create(raw, header, gzip, models, false);
+  }
+
+  /**
+   * As {@link #create(OutputStream, TraceHeader, boolean)}, with a {@code model} column when {@code
+   * models} and an {@code adapter} column when {@code adapters}.
+   */
+  public static TraceWriter create(OutputStream raw, TraceHeader header, boolean gzip, boolean models,
+      boolean adapters) throws IOException {
     OutputStream os = gzip ? new GZIPOutputStream(raw, 1 << 16) : raw;
-    return new TraceWriter(
-        new BufferedWriter(new OutputStreamWriter(os, StandardCharsets.UTF_8), 1 << 16), header, models);
+    return new TraceWriter(new BufferedWriter(new OutputStreamWriter(os, StandardCharsets.UTF_8), 1 << 16),
+        header, models, adapters);
   }
 
   /** Creates {@code file} (gzip-compressed when the name ends in {@code .gz}). */
@@ -123,6 +143,12 @@ public final class TraceWriter implements AutoCloseable {
     } else if (!r.model().isEmpty()) {
       throw new IllegalArgumentException("request " + r.id() + " names model '" + r.model()
           + "', and this trace has no model column (open it with models)");
+    }
+    if (adapters) {
+      line.append(',').append(name("adapter", r.adapter(), r));
+    } else if (!r.adapter().isEmpty()) {
+      throw new IllegalArgumentException("request " + r.id() + " names LoRA adapter '" + r.adapter()
+          + "', and this trace has no adapter column (open it with adapters)");
     }
     if (tokenIds) {
       line.append(',');

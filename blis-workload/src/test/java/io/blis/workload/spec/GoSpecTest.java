@@ -195,15 +195,66 @@ class GoSpecTest {
               reason_ratio_distribution: {type: constant, params: {value: 1}}
         """;
     List<String> notes = WorkloadFile.parse(go, "n.yaml").notes();
-    // a client's model is read (requests go to the pools serving it), so it is not among them
-    assertThat(notes).hasSize(8).allSatisfy(n -> assertThat(n).matches("n\\.yaml:\\d+:\\d+: [^\\n]+"));
+    // a client's model and adapter are read (requests go to the pools serving the model, naming the
+    // adapter), so they are not among them
+    assertThat(notes).hasSize(7).allSatisfy(n -> assertThat(n).matches("n\\.yaml:\\d+:\\d+: [^\\n]+"));
     assertThat(notes.get(0)).startsWith("n.yaml:2:1: category has no meaning here");
-    assertThat(String.join("\n", notes)).doesNotContain("model has no meaning here");
+    assertThat(String.join("\n", notes)).doesNotContain("model has no meaning here")
+        .doesNotContain("adapter has no meaning here");
     assertThat(WorkloadFile.parse(go, "n.yaml").spec().clients().get(0).model()).isEqualTo("llama");
+    assertThat(WorkloadFile.parse(go, "n.yaml").spec().clients().get(0).adapter()).isEqualTo("lora-1");
     assertThat(String.join("\n", notes)).contains(
-        "adapter has no meaning here", "streaming has no meaning here", "network has no meaning here",
+        "streaming has no meaning here", "network has no meaning here",
         "slo_target_us has no meaning here", "n.yaml:14:5: scale has no meaning here".substring(12),
         "reason_ratio_distribution has no meaning here", "goodput_slo_targets has no meaning here");
+  }
+
+  @Test
+  void clientsAndCohortsNameTheirAdapter() {
+    String go = """
+        version: "2"
+        aggregate_rate: 30
+        num_requests: 300
+        clients:
+          - id: solo
+            adapter: sql-lora
+            rate_fraction: 1
+            arrival: {process: poisson}
+            input_distribution: {type: constant, params: {value: 8}}
+            output_distribution: {type: constant, params: {value: 4}}
+          - id: base
+            tenant_id: t
+            rate_fraction: 1
+            arrival: {process: poisson}
+            input_distribution: {type: constant, params: {value: 8}}
+            output_distribution: {type: constant, params: {value: 4}}
+        cohorts:
+          - id: crowd
+            population: 3
+            adapter: chat-lora
+            rate_fraction: 1
+            prefix_group: app
+            arrival: {process: poisson}
+            input_distribution: {type: constant, params: {value: 8}}
+            output_distribution: {type: constant, params: {value: 4}}
+        """;
+    WorkloadFile f = WorkloadFile.parse(go, "a.yaml");
+    assertThat(f.notes()).isEmpty();
+    assertThat(f.spec().clients()).extracting(ClientSpec::adapter)
+        .containsExactly("sql-lora", "", "chat-lora", "chat-lora", "chat-lora");
+    List<RequestSpec> rs = requests(f.spec().source(), 300);
+    assertThat(rs).hasSize(300).allSatisfy(r -> assertThat(r.adapter())
+        .isEqualTo(r.prefixGroup().equals("app") ? "chat-lora" : r.tenant().equals("t") ? "" : "sql-lora"));
+    assertThat(rs.stream().map(RequestSpec::adapter).distinct()).containsExactlyInAnyOrder("sql-lora", "", "chat-lora");
+    // written as this project's spec, the adapter stays
+    WorkloadSpec back = WorkloadSpec.parse(SpecWriter.toYaml(f.spec(), List.of()), "written.yaml");
+    assertThat(back).isEqualTo(f.spec());
+    assertThatThrownBy(() -> WorkloadFile.parse(go.replace("adapter: sql-lora", "adapter: \"sql,lora\""), "a.yaml"))
+        .hasMessage("a.yaml:6:5: adapter 'sql,lora' must not contain commas, quotes or line breaks (traces store"
+            + " adapter names unquoted)");
+    // a popularity over many adapters is this project's key
+    assertThatThrownBy(() -> WorkloadFile.parse(go.replace("adapter: sql-lora", "adapters: {count: 3}"), "a.yaml"))
+        .hasMessageStartingWith("a.yaml:6:5: 'adapters' is a key of this project's workload spec");
   }
 
   @Test

@@ -163,6 +163,59 @@ class WorkloadSpecTest {
   }
 
   @Test
+  void adaptersAreReadInBothForms() {
+    WorkloadSpec one = WorkloadSpec.parse(SPEC.replace("timeout_s: 30", "timeout_s: 30\n    adapter: sql-lora"), "a.yaml");
+    assertThat(one.clients().get(0).adapter()).isEqualTo("sql-lora");
+    assertThat(one.clients().get(1).adapter()).isEmpty();
+    List<RequestSpec> rs = TestSupport.drain(one.source());
+    assertThat(rs).allSatisfy(r -> assertThat(r.adapter()).isEqualTo(r.tenant().equals("acme") ? "sql-lora" : ""));
+    WorkloadSpec many = WorkloadSpec.parse(SPEC.replace("timeout_s: 30",
+        "timeout_s: 30\n    adapters: {count: 100, zipf: 1.0, prefix: \"lora-\", base_share: 0.2}"), "b.yaml");
+    assertThat(many.clients().get(0).adapters())
+        .isEqualTo(io.blis.workload.synthetic.AdapterPopularity.numbered("lora-", 100, 1.0, 0.2));
+    WorkloadSpec listed = WorkloadSpec.parse(SPEC.replace("timeout_s: 30",
+        "timeout_s: 30\n    adapters:\n      names: [a, b, c]\n      zipf: 1.0"), "c.yaml");
+    assertThat(listed.clients().get(0).adapters())
+        .isEqualTo(io.blis.workload.synthetic.AdapterPopularity.named(List.of("a", "b", "c"), 1.0, 0));
+    assertThat(TestSupport.drain(listed.source()).stream().map(RequestSpec::adapter).distinct())
+        .containsExactlyInAnyOrder("a", "b", "c", "");
+  }
+
+  @Test
+  void adapterErrorsNameTheClientAndKey() {
+    Map<String, String> errors = new java.util.LinkedHashMap<>();
+    errors.put("adapters: {count: 0}", "x.yaml:15:5: at 'clients[0]': client chat: adapters.count must be a whole"
+        + " number in [1, 100000], got 0");
+    errors.put("adapters: {count: 10, zipf: -1}", "x.yaml:15:5: at 'clients[0]': client chat: adapters.zipf must be"
+        + " a finite number >= 0 (0: every adapter equally popular), got -1.0");
+    errors.put("adapters: {count: 10, zipf: .inf}", "x.yaml:15:27: at 'clients[0].adapters.zipf': malformed number"
+        + " '.inf'");
+    errors.put("adapters: {count: 10, base_share: 1.5}", "x.yaml:15:5: at 'clients[0]': client chat:"
+        + " adapters.base_share must be in [0, 1] (the share of the requests that name no adapter), got 1.5");
+    errors.put("adapters: {count: 10, base_share: -0.1}", "client chat: adapters.base_share must be in [0, 1]");
+    errors.put("adapters: {names: []}", "x.yaml:15:5: at 'clients[0]': client chat: adapters.names must list at"
+        + " least one adapter");
+    errors.put("adapters: {names: [a, b, a]}", "client chat: adapters.names lists 'a' twice");
+    errors.put("adapters: {names: [a, \"\"]}", "client chat: adapters.names[1] is empty");
+    errors.put("adapters: {names: [a, \"b,c\"]}", "client chat: adapters.names[1] 'b,c' must not contain commas");
+    errors.put("adapters: {count: 10, zipff: 1}", "x.yaml:15:27: unknown key 'zipff' in clients[0].adapters;"
+        + " expected one of");
+    errors.put("adapters: {count: 10, names: [a]}", "client chat: adapters: count and names exclude each other");
+    errors.put("adapters: {zipf: 1}", "client chat: adapters needs count");
+    errors.put("adapters: {names: [a], prefix: x}", "client chat: adapters: prefix goes with count, not with names");
+    errors.put("adapters: {count: 2.5}", "x.yaml:15:16: at 'clients[0].adapters.count': expected an integer, got 2.5");
+    errors.put("adapter: x\n    adapters: {count: 3}", "x.yaml:15:5: at 'clients[0]': client chat: adapter and"
+        + " adapters exclude each other");
+    errors.put("adapter: \"x,y\"", "x.yaml:15:5: at 'clients[0]': client chat: adapter 'x,y' must not contain"
+        + " commas");
+    errors.forEach((keys, message) -> assertThatThrownBy(
+        () -> WorkloadSpec.parse(SPEC.replace("timeout_s: 30", "timeout_s: 30\n    " + keys), "x.yaml"))
+        .as(keys)
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageStartingWith(message.startsWith("x.yaml") ? message : "x.yaml:15:5: at 'clients[0]': " + message));
+  }
+
+  @Test
   void presetsHaveTheirLengths() {
     List<RequestSpec> rs = TestSupport.drain(WorkloadSpec.preset("summarization", 50, 3000, 1).source());
     assertThat(rs).hasSize(3000);

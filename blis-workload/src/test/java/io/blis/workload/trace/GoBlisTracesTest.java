@@ -79,6 +79,19 @@ class GoBlisTracesTest {
   }
 
   @Test
+  void anAdapterColumnNamesEachRowsLoraAdapter() throws IOException {
+    Path h = write("a.yaml", "trace_version: 3\ntime_unit: us\nmode: generated\nwarm_up_requests: 0\n");
+    Path d = write("a.csv", COLUMNS + ",adapter\n1,c,,,,0,,0,false,5,5,5,0,0,0,0,,0,0,0,0,0,0,0,ok,,,sql\n"
+        + "2,c,,,,0,,0,false,5,5,5,0,0,0,0,,0,0,10,0,0,0,0,ok,,,\n");
+    assertThat(TraceV2Reader.hasAdapterColumn(d)).isTrue();
+    NotedSource s = TraceV2Reader.open(h, d, 1);
+    assertThat(all(s.source())).extracting(RequestSpec::adapter).containsExactly("sql", "");
+    assertThat(s.notes()).noneMatch(n -> n.contains("adapter"));
+    assertThat(TraceV2Reader.hasAdapterColumn(pair("1,c,,,,0,,0,false,5,5,5,0,0,0,0,,0,0,0,0,0,0,0,ok,,\n")[1]))
+        .isFalse();
+  }
+
+  @Test
   void headerSettingsThatDoNotApplyAreNoted() throws IOException {
     Path h = write("h.yaml", """
         trace_version: 3

@@ -118,6 +118,84 @@ class TraceRoundTripTest {
   }
 
   @Test
+  void adapterColumnIsWrittenWhenAskedAndReadWhenThere(@TempDir Path dir) throws Exception {
+    String adapters = SPEC.formatted(4)
+        .replace("  - id: chat\n", "  - id: chat\n    adapter: chat-lora\n")
+        .replace("  - id: docs\n", "  - id: docs\n    adapters: {count: 20, zipf: 1.0, prefix: \"lora-\", base_share: 0.3}\n");
+    String both = adapters.replace("  - id: plain\n", "  - id: plain\n    model: small\n");
+    for (boolean tokenIds : new boolean[] {false, true}) {
+      for (boolean models : new boolean[] {false, true}) {
+        Path file = dir.resolve("a-" + tokenIds + "-" + models + ".csv");
+        WorkloadSpec spec = WorkloadSpec.parse(models ? both : adapters, "a.yaml");
+        List<MiniEngine.Served> original;
+        try (TraceWriter w = TraceWriter.create(Files.newOutputStream(file), TraceHeader.of(4, tokenIds, "lora"),
+            false, models, true)) {
+          original = MiniEngine.run(spec.source(), SERVICE, w::write);
+        }
+        assertThat(Files.readAllLines(file).get(1)).isEqualTo(String.join(",", TraceFormat.COLUMNS)
+            + (models ? ",model" : "") + ",adapter" + (tokenIds ? ",token_ids" : ""));
+        List<MiniEngine.Served> replayed;
+        try (RequestSource src = TraceReader.open(file)) {
+          replayed = MiniEngine.run(src, SERVICE);
+        }
+        assertThat(replayed).hasSameSizeAs(original);
+        for (int i = 0; i < original.size(); i++) {
+          RequestSpec o = original.get(i).request();
+          RequestSpec r = replayed.get(i).request();
+          assertThat(r.adapter()).isEqualTo(o.adapter());
+          assertThat(r.model()).isEqualTo(o.model());
+          assertThat(withoutTokens(r)).isEqualTo(withoutTokens(o));
+          if (tokenIds) {
+            assertThat(r).isEqualTo(o);
+          }
+        }
+        List<String> names = original.stream().map(x -> x.request().adapter()).distinct().toList();
+        assertThat(names).contains("chat-lora", "lora-0", "");
+        assertThat(original.stream().filter(x -> x.request().round() > 0 && !x.request().adapter().isEmpty()))
+            .isNotEmpty();
+      }
+    }
+    // a request naming an adapter, and a trace without the column
+    RequestSpec named = TestSupport.drain(WorkloadSpec.parse(adapters, "a.yaml").source()).stream()
+        .filter(r -> !r.adapter().isEmpty()).findFirst().orElseThrow();
+    try (TraceWriter w = new TraceWriter(new java.io.StringWriter(), TraceHeader.of(4, false, "x"), true)) {
+      assertThatThrownBy(() -> w.write(named)).hasMessage("request " + named.id() + " names LoRA adapter '"
+          + named.adapter() + "', and this trace has no adapter column (open it with adapters)");
+    }
+    try (TraceWriter w = new TraceWriter(new java.io.StringWriter(), TraceHeader.of(4, false, "x"), false, true)) {
+      assertThatThrownBy(() -> w.write(named.withAdapter("a,b"))).hasMessage("request " + named.id()
+          + ": adapter 'a,b' cannot be written to a trace (no commas, quotes or line breaks)");
+    }
+  }
+
+  @Test
+  void aWrittenAdapterColumnIsReadBack(@TempDir Path dir) throws Exception {
+    String header = "# blis-trace {\"version\":1,\"time_unit\":\"us\",\"token_seed\":1,\"token_ids\":false}\n";
+    String columns = String.join(",", TraceFormat.COLUMNS);
+    Path f = dir.resolve("adapters.csv");
+    Files.writeString(f, header + columns + ",adapter\n"
+        + "0,100,20,5,g,8,123,-1,0,standard,,0,0,lora-3\n"
+        + "1,200,20,5,g,8,124,-1,0,standard,,0,0,\n");
+    List<RequestSpec> rs;
+    try (RequestSource src = TraceReader.open(f)) {
+      rs = TestSupport.drain(src);
+    }
+    assertThat(rs).extracting(RequestSpec::adapter).containsExactly("lora-3", "");
+    assertThat(rs).extracting(RequestSpec::model).containsExactly("", "");
+    Files.writeString(f, header + columns + ",model,adapter\n" + "0,100,20,5,g,8,123,-1,0,standard,,0,0,m,lora-3\n");
+    try (RequestSource src = TraceReader.open(f)) {
+      assertThat(TestSupport.drain(src)).singleElement()
+          .satisfies(r -> assertThat(r.model() + "/" + r.adapter()).isEqualTo("m/lora-3"));
+    }
+    Files.writeString(f, header + columns + ",adapter,model\n" + "0,100,20,5,g,8,123,-1,0,standard,,0,0,lora-3,m\n");
+    assertThatThrownBy(() -> TraceReader.open(f)).hasMessageStartingWith(f + ":2: column header is '")
+        .hasMessageContaining("with a model and then an adapter column");
+    Files.writeString(f, header + columns + ",adapter\n" + "0,100,20,5,g,8,123,-1,0,standard,,0,0\n");
+    assertThatThrownBy(() -> TraceReader.open(f)).hasMessageStartingWith(f + ":3:")
+        .hasMessageContaining("expected 14 fields");
+  }
+
+  @Test
   void badRowsNameFileLineAndField(@TempDir Path dir) throws Exception {
     String header = "# blis-trace {\"version\":1,\"time_unit\":\"us\",\"token_seed\":1,\"token_ids\":false}\n"
         + String.join(",", TraceFormat.COLUMNS) + "\n";
