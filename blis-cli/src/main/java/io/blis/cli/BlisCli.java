@@ -48,6 +48,7 @@ public final class BlisCli implements Runnable {
     m.put("sweep", SweepCommand::new);
     m.put("day", DayCommand::new);
     m.put("convert", ConvertCommand::new);
+    m.put("compose", ComposeCommand::new);
     m.put("gpu-profile", GpuProfileCommand::new);
     return Collections.unmodifiableMap(m);
   }
@@ -124,6 +125,10 @@ public final class BlisCli implements Runnable {
       cl.addSubcommand(SUBCOMMANDS.get(name).get());
     }
     cl.getSubcommands().values().forEach(RefusedOptions::hideFromHelp);
+    if (cl.getSubcommands().containsKey("convert")) {
+      // `convert --from inference-perf FILE`: a kind, not Go BLIS's `convert inference-perf` form
+      cl.getSubcommands().get("convert").setAllowSubcommandsAsOptionParameters(true);
+    }
     cl.setParameterExceptionHandler(BlisCli::onParameterError);
     cl.setExecutionExceptionHandler(BlisCli::onExecutionError);
     return cl;

@@ -33,7 +33,7 @@ final class ClusterOptions {
   String priorityPolicy;
 
   @Option(names = "--routing-scorers", paramLabel = "NAME:W,...",
-      description = "Scorers and weights of the weighted router, e.g. prefix-cache:2,load:1,kv-utilization:1 (default), with load, queue-depth and in-flight halving at half_load requests.")
+      description = "Scorers and weights of the weighted router, e.g. prefix-cache:2,load:1,kv-utilization:1 (default), with load, queue-depth and in-flight halving at half_load requests; lora-affinity; or Go BLIS's prefix-affinity, precise-prefix-cache, no-hit-lru, queue-depth-minmax (its queue-depth), load-balance, active-requests, running-requests, load-aware, vllm-dp.")
   String routingScorers;
 
   @Option(names = "--routing-cache-weight", paramLabel = "W",
@@ -44,6 +44,10 @@ final class ClusterOptions {
   @Option(names = "--routing-load-weight", paramLabel = "W",
       description = "Go BLIS: weight of the weighted router's load scorer (default 0.4 when only --routing-cache-weight is given).")
   Double routingLoadWeight;
+
+  /** Scorers only Go BLIS has (with this project's queue-depth they mean a mixed profile). */
+  private static final java.util.List<String> GO_ONLY_SCORERS = java.util.List.of("precise-prefix-cache",
+      "prefix-affinity", "no-hit-lru", "load-balance", "active-requests", "running-requests", "load-aware", "vllm-dp");
 
   @Option(names = "--lora-scorer-weight", paramLabel = "W",
       description = "Go BLIS: adds the lora-affinity scorer at weight W to the weighted router's scorers (those given, or"
@@ -100,6 +104,11 @@ final class ClusterOptions {
         "--counterfactual-k needs --trace-level decisions");
     DeploymentOptions.require(cl, !summarizeTrace || traceLevel.equals("decisions"),
         "--summarize-trace needs --trace-level decisions (the summary is of the decision trace)");
+    if (routingScorers != null && java.util.regex.Pattern.compile("(^|,)\\s*queue-depth\\s*:").matcher(routingScorers).find()
+        && GO_ONLY_SCORERS.stream().anyMatch(routingScorers::contains)) {
+      Cli.printNotes(cl, java.util.List.of("--routing-scorers: queue-depth here scores each instance on its own,"
+          + " 1/(1 + waiting/half_load); Go BLIS's min-max queue-depth is queue-depth-minmax"));
+    }
     boolean goWeights = routingCacheWeight != null || routingLoadWeight != null;
     DeploymentOptions.require(cl, !goWeights || routingScorers == null,
         "give either --routing-scorers or --routing-cache-weight/--routing-load-weight, not both");

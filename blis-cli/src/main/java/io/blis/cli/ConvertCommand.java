@@ -42,6 +42,7 @@ import picocli.CommandLine.Spec;
     name = "convert",
     mixinStandardHelpOptions = true,
     sortOptions = false,
+    subcommands = {ConvertCommand.Preset.class, ConvertCommand.InferencePerfSpec.class, ConvertCommand.ServeGen.class},
     description = "Convert Go BLIS's workload spec, policy config or traces (and inference-perf configs) into this"
         + " project's formats; the output loads and simulates as the input does. See docs/go-blis.md.")
 final class ConvertCommand implements Callable<Integer> {
@@ -51,7 +52,7 @@ final class ConvertCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
 
-  @Parameters(index = "0", paramLabel = "FILE",
+  @Parameters(index = "0", arity = "0..1", paramLabel = "FILE",
       description = "Go BLIS workload spec or policy config, TraceV2 header or data (PREFIX.yaml / PREFIX.csv), Go"
           + " BLIS trace CSV with token arrays, or an inference-perf config.")
   Path input;
@@ -64,7 +65,7 @@ final class ConvertCommand implements Callable<Integer> {
       description = "What FILE is: workload-spec, policy-config, trace, inference-perf (default: told by the content).")
   String from;
 
-  @Option(names = {"-o", "--out"}, required = true, paramLabel = "FILE",
+  @Option(names = {"-o", "--out"}, paramLabel = "FILE",
       description = "Where to write the converted file (spec or bundle YAML, BLIS trace CSV; gzip when it ends in .gz).")
   Path out;
 
@@ -75,6 +76,9 @@ final class ConvertCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     CommandLine cl = spec.commandLine();
+    DeploymentOptions.require(cl, input != null, "Missing required parameter: 'FILE' (or a Go BLIS form: convert preset,"
+        + " convert inference-perf, convert servegen)");
+    DeploymentOptions.require(cl, out != null, "Missing required option: '--out=FILE'");
     DeploymentOptions.require(cl, from == null || KINDS.contains(from),
         "--from must be one of " + String.join(", ", KINDS) + ", got '" + from + "'");
     Cli.requireFile("FILE", input);
@@ -249,5 +253,113 @@ final class ConvertCommand implements Callable<Integer> {
     Cli.commit("--out", tmp, out);
     return "BLIS trace of " + rows + " requests" + (ids ? " with their token ids" : "")
         + "; replay it with blis replay --trace";
+  }
+
+  /** Writes {@code yaml} to {@code out}, or to stdout when none is given (as Go BLIS prints it). */
+  static void emit(CommandLine cl, Path out, String yaml, String what) {
+    if (out == null) {
+      cl.getOut().print(yaml);
+      cl.getOut().flush();
+    } else {
+      Cli.requireWritable("--out", out);
+      Cli.write("--out", out, yaml);
+      cl.getOut().println("wrote " + out + " (" + what + ")");
+    }
+  }
+
+  /** Go BLIS's {@code blis convert preset}: a named preset as a workload spec, on stdout. */
+  @Command(name = "preset", mixinStandardHelpOptions = true,
+      description = "Go BLIS: a named workload preset (chatbot, summarization, contentgen, multidoc) at --rate as a"
+          + " workload spec, printed (or written to --out); load it with --workload-spec.")
+  static final class Preset implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Option(names = "--name", required = true, paramLabel = "PRESET", description = "The preset's name.")
+    String name;
+
+    @Option(names = "--rate", required = true, paramLabel = "R", description = "Requests per second.")
+    double rate;
+
+    @Option(names = "--num-requests", required = true, paramLabel = "N", description = "Requests of the spec.")
+    long numRequests;
+
+    @Option(names = "--seed", description = "The spec's seed (default: ${DEFAULT-VALUE}, blis run's).")
+    long seed = 42;
+
+    @Option(names = "--defaults-filepath", paramLabel = "FILE", hidden = true,
+        description = "Go BLIS: its defaults.yaml; the presets here are built in (noted when given).")
+    Path defaults;
+
+    @Option(names = {"-o", "--out"}, paramLabel = "FILE", description = "Write the spec here instead of printing it.")
+    Path out;
+
+    @Override
+    public Integer call() {
+      CommandLine cl = spec.commandLine();
+      DeploymentOptions.require(cl, rate > 0 && Double.isFinite(rate), "--rate must be a finite value > 0, got " + rate);
+      DeploymentOptions.require(cl, numRequests > 0, "--num-requests must be > 0, got " + numRequests);
+      DeploymentOptions.require(cl, io.blis.workload.spec.WorkloadSpec.presetNames().contains(name),
+          "--name: unknown preset '" + name + "', expected one of " + io.blis.workload.spec.WorkloadSpec.presetNames());
+      if (defaults != null) {
+        Cli.printNotes(cl, List.of("--defaults-filepath: the presets are built in (the lengths of Go BLIS's"
+            + " defaults.yaml); the file is not read"));
+      }
+      String yaml = SpecWriter.toYaml(io.blis.workload.spec.WorkloadSpec.preset(name, rate, numRequests, seed),
+          List.of("The " + name + " preset at " + rate + " req/s, " + numRequests + " requests (blis convert preset)."));
+      emit(cl, out, yaml, "this project's workload spec; load it with --workload-spec");
+      return 0;
+    }
+  }
+
+  /** Go BLIS's {@code blis convert inference-perf --spec F}: a spec with an inference_perf section. */
+  @Command(name = "inference-perf", mixinStandardHelpOptions = true,
+      description = "Go BLIS: a workload spec with an inference_perf section as a spec --workload-spec loads, printed (or"
+          + " written to --out). Its section is expanded into stages and clients when the spec is loaded.")
+  static final class InferencePerfSpec implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Option(names = "--spec", required = true, paramLabel = "FILE", description = "The spec with an inference_perf section.")
+    Path file;
+
+    @Option(names = {"-o", "--out"}, paramLabel = "FILE", description = "Write the spec here instead of printing it.")
+    Path out;
+
+    @Override
+    public Integer call() {
+      CommandLine cl = spec.commandLine();
+      Cli.requireFile("--spec", file);
+      WorkloadFile f = WorkloadFile.load(file);
+      DeploymentOptions.require(cl, f.inferencePerf() != null,
+          "--spec: file " + file + " does not contain an inference_perf section");
+      Cli.printNotes(cl, f.notes());
+      String text = TextFiles.readConfig(file);
+      String yaml = StrictYaml.comments(List.of("Converted from " + file.getFileName() + " (blis convert inference-perf):"
+          + " its inference_perf section is expanded into stages and clients when --workload-spec loads it.")) + text
+          + (text.endsWith("\n") ? "" : "\n");
+      emit(cl, out, yaml, "a workload spec with an inference_perf section; load it with --workload-spec");
+      return 0;
+    }
+  }
+
+  /** Go BLIS's {@code blis convert servegen}: refused, as a spec's servegen_data is. */
+  @Command(name = "servegen", mixinStandardHelpOptions = true,
+      description = "Go BLIS: converts ServeGen data files; not available here (their format is not read).")
+  static final class ServeGen implements Callable<Integer> {
+    @Spec CommandSpec spec;
+
+    @Option(names = "--path", paramLabel = "DIR", description = "The ServeGen data directory.")
+    Path path;
+
+    @Option(names = {"--window-duration-seconds", "--drain-timeout-seconds", "--time"}, paramLabel = "VALUE",
+        hidden = true, description = "Go BLIS's other servegen flags.")
+    List<String> other;
+
+    @Override
+    public Integer call() {
+      DeploymentOptions.require(spec.commandLine(), false, "ServeGen data files are not read here: convert them with"
+          + " Go BLIS's 'blis convert servegen' and load the spec it prints with --workload-spec (this project reads"
+          + " Go BLIS's specs as written)");
+      return 2;
+    }
   }
 }

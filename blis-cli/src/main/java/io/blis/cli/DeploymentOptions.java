@@ -88,6 +88,16 @@ final class DeploymentOptions {
       description = "CPU KV tier size in GiB summed over TP ranks (vLLM --kv-offloading-size); overrides --kv-cpu-blocks.")
   Double kvOffloadingSizeGib;
 
+  @Option(names = "--kv-transfer-bandwidth", paramLabel = "BLOCKS_PER_US",
+      description = "Go BLIS: CPU tier reloads at this many blocks per microsecond (instead of bytes at"
+          + " --kv-transfer-bandwidth-gbps).")
+  Double goKvTransferBlocksPerUs;
+
+  @Option(names = "--kv-offload-threshold", paramLabel = "U",
+      description = "Go BLIS: GPU KV use above which it offloads; here every computed prompt block is copied to the CPU"
+          + " tier, as vLLM's OffloadingConnector does (noted when given).")
+  Double kvOffloadThreshold;
+
   @Option(names = "--kv-transfer-bandwidth-gbps",
       description = "Host-to-GPU copy bandwidth per GPU for CPU-tier reloads, GB/s (default: ${DEFAULT-VALUE}).")
   double kvTransferBandwidthGbps = KvOffload.DEFAULT_BANDWIDTH_GBPS;
@@ -98,6 +108,11 @@ final class DeploymentOptions {
   @Option(names = "--results-path", paramLabel = "FILE",
       description = "Also write the result JSON to this file.")
   Path resultsPath;
+
+  @Option(names = "--metrics-path", paramLabel = "FILE",
+      description = "Go BLIS: also write the aggregate metrics in Go BLIS's keys (what --output-format go-blis prints) to"
+          + " FILE; stdout is unchanged.")
+  Path metricsPath;
 
   @Option(names = "--per-request", description = "Include one record per request in the result.")
   boolean perRequest;
@@ -173,6 +188,15 @@ final class DeploymentOptions {
     require(cl, kvCpuBlocks >= 0, "--kv-cpu-blocks must be >= 0, got " + kvCpuBlocks);
     require(cl, kvOffloadingSizeGib == null || (kvOffloadingSizeGib >= 0 && Double.isFinite(kvOffloadingSizeGib)),
         "--kv-offloading-size-gib must be >= 0, got " + kvOffloadingSizeGib);
+    require(cl, goKvTransferBlocksPerUs == null || (goKvTransferBlocksPerUs > 0 && Double.isFinite(goKvTransferBlocksPerUs)),
+        "--kv-transfer-bandwidth must be a number of blocks per microsecond > 0, got " + goKvTransferBlocksPerUs);
+    require(cl, kvOffloadThreshold == null || (kvOffloadThreshold >= 0 && kvOffloadThreshold <= 1),
+        "--kv-offload-threshold must be in [0, 1], got " + kvOffloadThreshold);
+    if (kvOffloadThreshold != null) {
+      Cli.printNotes(cl, java.util.List.of("--kv-offload-threshold " + kvOffloadThreshold + ": every computed prompt block is"
+          + " copied to the CPU tier, as vLLM's OffloadingConnector does, whatever the GPU's KV use (Go BLIS offloads"
+          + " above the threshold)"));
+    }
     require(cl, kvTransferBandwidthGbps > 0 && Double.isFinite(kvTransferBandwidthGbps),
         "--kv-transfer-bandwidth-gbps must be positive, got " + kvTransferBandwidthGbps);
     if (vllmVersion != null) {
@@ -198,6 +222,9 @@ final class DeploymentOptions {
     require(cl, maxBacklog >= 1, "--max-backlog must be at least 1 request, got " + maxBacklog);
     if (resultsPath != null) {
       Cli.requireWritable("--results-path", resultsPath);
+    }
+    if (metricsPath != null) {
+      Cli.requireWritable("--metrics-path", metricsPath);
     }
     if (otelOut != null) {
       Cli.requireWritable("--otel-out", otelOut);
@@ -396,7 +423,8 @@ final class DeploymentOptions {
             server.pp, server.dp, server.ep()))
         .overrides(explicitPoolFlags(coefficients))
         .bundle(bundle).options(options).asyncScheduling(asyncScheduling)
-        .cpuKvTier(kvCpuBlocks, kvOffloadingSizeGib, kvTransferBandwidthGbps).seed(seed);
+        .cpuKvTier(kvCpuBlocks, kvOffloadingSizeGib, kvTransferBandwidthGbps)
+        .cpuLoadUsPerBlock(goKvTransferBlocksPerUs == null ? null : 1 / goKvTransferBlocksPerUs).seed(seed);
     if (given("--num-instances")) {
       cb.instances(numInstances);
     }
@@ -450,6 +478,10 @@ final class DeploymentOptions {
     }
     if (interval != null) {
       extra.put("prediction_interval", interval);
+    }
+    if (metricsPath != null) { // first: a failed write prints no result
+      Cli.write("--metrics-path", metricsPath,
+          io.blis.engine.result.GoBlisResult.toJson(result, started, java.time.Instant.now()));
     }
     StringBuilder tail = new StringBuilder(); // the same fields as appendField writes them
     extra.forEach((k, v) -> tail.append(",\n").append(Cli.field(k, v)));

@@ -10,14 +10,20 @@ import io.blis.cli.observe.RunDirectory;
 import io.blis.cli.observe.RunReport;
 import io.blis.cli.observe.ServerDeployment;
 import io.blis.cli.observe.ServerInfo;
+import io.blis.cli.observe.TraceV2Recorder;
+import io.blis.latency.catalog.ModelCatalog;
 import io.blis.engine.validate.RunStats;
 import io.blis.workload.RequestSource;
 import io.blis.workload.RequestSpec;
 import io.blis.workload.trace.TraceReader;
+import io.blis.workload.trace.TraceV2Writer;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;
 import java.net.URISyntaxException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
@@ -28,6 +34,8 @@ import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -50,7 +58,10 @@ import picocli.CommandLine.Spec;
     footer = {"", "The deployment flags (--model ... --gpu-memory-utilization) describe the server as it was"
         + " launched. One not given is taken from the server where it tells (max_model_len from /v1/models;"
         + " block size, GPU blocks and memory utilization from vLLM's /metrics), else recorded as the default;"
-        + " deployment_sources in experiments.json says which."})
+        + " deployment_sources in experiments.json says which.",
+        "", "Go BLIS's form: --server-url URL --model NAME --trace-header FILE --trace-data FILE writes its TraceV2"
+        + " pair (--out DIR is then optional). Without --served-model, the requests name --model when the server"
+        + " answers to it (or gives no model list), else the one model the server lists."})
 final class ObserveCommand implements Callable<Integer> {
 
   @Spec CommandSpec spec;
@@ -59,20 +70,66 @@ final class ObserveCommand implements Callable<Integer> {
       description = "The server's OpenAI base URL, e.g. http://127.0.0.1:8000/v1.")
   String endpoint;
 
+  @Option(names = "--server-url", paramLabel = "URL",
+      description = "Go BLIS: the server's URL, e.g. http://localhost:8000 (requests go to URL/v1/...); the same as"
+          + " --endpoint URL/v1.")
+  String serverUrl;
+
   @Option(names = "--served-model", paramLabel = "NAME",
       description = "The model name the server answers to (vLLM's --served-model-name, or the model path it was started with;"
           + " default: the one model the server lists at /v1/models).")
   String servedModel;
 
-  @Option(names = "--out", paramLabel = "DIR", description = "Folder of the run (created; must not hold a run).")
+  @Option(names = "--out", paramLabel = "DIR", description = "Folder of the run (created; must not hold a run;"
+      + " optional with --trace-header/--trace-data).")
   Path out;
+
+  @Option(names = "--trace-header", paramLabel = "FILE",
+      description = "Go BLIS: write its TraceV2 header (YAML) here; with --trace-data.")
+  Path traceHeader;
+
+  @Option(names = "--trace-data", paramLabel = "FILE",
+      description = "Go BLIS: write its TraceV2 requests (CSV, one row per request, wall-clock times in epoch us) here;"
+          + " with --trace-header.")
+  Path traceData;
+
+  @Option(names = "--warmup-requests", paramLabel = "N",
+      description = "Go BLIS: leave the first N requests sent out of the TraceV2 trace (they are sent; the header"
+          + " records N) (default: ${DEFAULT-VALUE}).")
+  int warmupRequests = 0;
+
+  @Option(names = "--prewarm-duration", paramLabel = "DURATION",
+      description = "Go BLIS: before the run, prime a cold server for DURATION (60s, 1m30s, 500ms; 0 = none): 4"
+          + " requests at a time of 256 prompt and 64 output tokens, not streamed, never recorded.")
+  String prewarmDuration = "0";
+
+  @Option(names = "--rtt-ms", paramLabel = "MS",
+      description = "Go BLIS: the measured network round trip, ms, recorded in the TraceV2 header (network.measured_rtt_ms)"
+          + " (default: ${DEFAULT-VALUE}).")
+  double rttMs = 0;
+
+  @Option(names = "--server-type", paramLabel = "TYPE",
+      description = "Go BLIS: the server's kind, recorded in the TraceV2 header (server.type) (default: ${DEFAULT-VALUE}).")
+  String serverType = "vllm";
+
+  @Option(names = "--record-itl",
+      description = "Go BLIS: also write every streamed chunk's time (request_id,chunk_index,timestamp_us) to --itl-output.")
+  boolean recordItl;
+
+  @Option(names = "--itl-output", paramLabel = "FILE",
+      description = "Go BLIS: the ITL file of --record-itl (default: --trace-data without .csv, then .itl.csv).")
+  Path itlOutput;
+
+  @Option(names = "--no-streaming",
+      description = "Ask for whole answers (stream: false): each is one chunk, its first byte the first token.")
+  boolean noStreaming;
 
   @Option(names = "--id", paramLabel = "ID",
       description = "The run's experiment id (default: observe-<model>-<date>-<time>).")
   String id;
 
-  @Option(names = "--api", paramLabel = "completions|chat",
-      description = "Endpoint the requests go to (default: ${DEFAULT-VALUE}).")
+  @Option(names = {"--api", "--api-format"}, paramLabel = "completions|chat",
+      description = "Endpoint the requests go to (default: ${DEFAULT-VALUE}; --api-format is Go BLIS's name).")
   String api = "completions";
 
   @Option(names = "--prompt-format", paramLabel = "token-ids|text",
@@ -83,7 +140,9 @@ final class ObserveCommand implements Callable<Integer> {
       description = "Requests in flight at most; a request due while N are in flight waits and is sent late (default: no cap).")
   int maxConcurrency = 0;
 
-  @Option(names = "--timeout-s", description = "Client timeout of a request whose workload gives none, seconds (default: ${DEFAULT-VALUE}).")
+  @Option(names = {"--timeout-s", "--timeout"},
+      description = "Client timeout of a request whose workload gives none, seconds (default: ${DEFAULT-VALUE};"
+          + " --timeout is Go BLIS's name).")
   double timeoutS = 300;
 
   @Option(names = "--connect-timeout-s", description = "How long a connection may take, seconds (default: ${DEFAULT-VALUE}).")
@@ -139,17 +198,62 @@ final class ObserveCommand implements Callable<Integer> {
   public Integer call() throws InterruptedException {
     CommandLine cl = spec.commandLine();
     if (finish != null) {
-      require(endpoint == null && servedModel == null && out == null && trace == null,
+      require(endpoint == null && serverUrl == null && servedModel == null && out == null && trace == null
+              && traceHeader == null && traceData == null,
           "--finish DIR rebuilds a run's summary from its files: give it alone");
       RunReport report = RunDirectory.finish(finish, null);
       printSummary(cl.getOut(), report, finish);
       return 0;
     }
-    require(endpoint != null, "--endpoint URL is required (the server's OpenAI base URL, e.g. http://127.0.0.1:8000/v1)");
+    require(endpoint == null || serverUrl == null, "give --endpoint URL or Go BLIS's --server-url URL, not both");
+    if (serverUrl != null) {
+      uri("--server-url", serverUrl);
+      String root = serverUrl.replaceAll("/+$", "");
+      endpoint = root.endsWith("/v1") ? root : root + "/v1";
+    }
+    require(endpoint != null, "--endpoint URL is required (the server's OpenAI base URL, e.g. http://127.0.0.1:8000/v1;"
+        + " or Go BLIS's --server-url http://127.0.0.1:8000)");
     require(servedModel == null || !servedModel.isBlank(), "--served-model must name the model the server answers to,"
         + " got a blank name");
-    require(out != null, "--out DIR is required (the folder of the run)");
+    require(traceHeader == null || traceData != null, "--trace-header FILE goes with --trace-data FILE (Go BLIS's"
+        + " TraceV2 is two files: the header YAML and the data CSV)");
+    require(traceData == null || traceHeader != null, "--trace-data FILE goes with --trace-header FILE (Go BLIS's"
+        + " TraceV2 is two files: the header YAML and the data CSV)");
+    boolean goTrace = traceHeader != null;
+    require(out != null || goTrace, "--out DIR is required (the folder of the run), or Go BLIS's --trace-header FILE"
+        + " --trace-data FILE");
+    require(!recordItl || !noStreaming, "--record-itl and --no-streaming are mutually exclusive; ITL recording requires"
+        + " streaming responses");
+    require(!recordItl || goTrace, "--record-itl records the chunks of the TraceV2 trace's requests: give"
+        + " --trace-header FILE and --trace-data FILE");
+    require(!recordItl || tokenTimes, "--record-itl needs every chunk's time: leave out --no-token-times");
+    require(warmupRequests >= 0, "--warmup-requests must be >= 0, got " + warmupRequests);
+    require(warmupRequests == 0 || goTrace, "--warmup-requests N leaves the first N requests out of the TraceV2 trace:"
+        + " give --trace-header FILE and --trace-data FILE");
+    require(Double.isFinite(rttMs) && rttMs >= 0, "--rtt-ms must be a finite value >= 0, got " + rttMs);
+    require(serverType != null && !serverType.isBlank(), "--server-type must name the server's kind (vllm, sglang,"
+        + " tgi, ...), got a blank name");
+    long prewarmUs = goDurationUs("--prewarm-duration", prewarmDuration);
+    if (goTrace) {
+      Path itl = itlPath();
+      require(!traceHeader.toAbsolutePath().normalize().equals(traceData.toAbsolutePath().normalize()),
+          "--trace-header and --trace-data must be two files, got " + traceHeader + " for both");
+      require(itl == null || (!itl.toAbsolutePath().normalize().equals(traceData.toAbsolutePath().normalize())
+              && !itl.toAbsolutePath().normalize().equals(traceHeader.toAbsolutePath().normalize())),
+          "--itl-output must be a file of its own, not the trace's " + itl);
+      for (Path p : itl == null ? List.of(traceHeader, traceData) : List.of(traceHeader, traceData, itl)) {
+        requireWritable(p);
+      }
+    }
+    if (itlOutput != null && !recordItl) {
+      cl.getErr().println("blis observe: note: --itl-output is set but --record-itl is not: no ITL file is written");
+    }
     server.validate(cl);
+    if (cl.getParseResult().hasMatchedOption("--model") && servedModel == null && !cl.getParseResult()
+        .hasMatchedOption("--model-config-folder")) {
+      modelName = server.model;
+      modelNameOnly = !resolvable(server.model);
+    }
     workload.validate(cl, trace == null ? List.of() : List.of("--trace"));
     require(Double.isFinite(timeoutS) && timeoutS > 0, "--timeout-s must be a positive number of seconds, got " + timeoutS);
     require(Double.isFinite(connectTimeoutS) && connectTimeoutS > 0,
@@ -162,6 +266,9 @@ final class ObserveCommand implements Callable<Integer> {
     require(kvOffloadingSizeGib == null || (Double.isFinite(kvOffloadingSizeGib) && kvOffloadingSizeGib >= 0),
         "--kv-offloading-size-gib must be >= 0, got " + kvOffloadingSizeGib);
     require(metricsUrl == null || !noMetrics, "give --metrics-url or --no-metrics, not both");
+    if (out == null && metricsUrl == null) {
+      noMetrics = true; // the scrapes go to the run folder's metrics.csv only
+    }
     if (servedModel == null) {
       servedModel = theOnlyServedModel();
     }
@@ -172,7 +279,9 @@ final class ObserveCommand implements Callable<Integer> {
           + " start with '# blis-trace'); observe re-sends BLIS traces: the workload.csv of an earlier run or a"
           + " 'blis run --trace-out' trace");
     }
-    RunDirectory.requireFree(out);
+    if (out != null) {
+      RunDirectory.requireFree(out);
+    }
     ServerDeployment.check(declared());
     // the workload first: a bad file fails before anything is sent
     try (RequestSource source = trace != null ? TraceReader.open(trace) : workload.source(cl);
@@ -183,7 +292,7 @@ final class ObserveCommand implements Callable<Integer> {
       for (String note : info.notes()) {
         err.println("blis observe: note: " + note);
       }
-      if (!deployment.simulatable()) {
+      if (!deployment.simulatable() && out != null) {
         err.println("blis observe: note: '" + deployment.model() + "' is not a bundled model: give --model"
             + " CONFIG_JSON (its HuggingFace config.json) so that validate and calibrate can simulate the run");
       }
@@ -191,6 +300,8 @@ final class ObserveCommand implements Callable<Integer> {
       String runId = id != null ? id : defaultId(deployment.model());
       long tokenSeed = trace != null ? TraceReader.header(trace).tokenSeed() : workload.effectiveSeed(cl);
       String description = trace != null ? "trace " + trace.getFileName() : workload.description(cl);
+      String createdAt = Instant.now().truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString();
+      TraceV2Recorder traceRecorder = goTrace ? new TraceV2Recorder(warmupRequests, recordItl, config) : null;
       ObservedRun run;
       CountDownLatch finished = new CountDownLatch(1);
       Thread hook = new Thread(() -> {
@@ -203,22 +314,58 @@ final class ObserveCommand implements Callable<Integer> {
       }, "blis-observe-stop");
       Runtime.getRuntime().addShutdownHook(hook);
       try {
-        try (RunDirectory files = RunDirectory.create(out, runId, deployment, config, info, workloadName(),
-            description, tokenSeed)) {
-          err.printf(Locale.ROOT, "blis observe: %s, model %s, %s; writing %s (Ctrl-C stops and keeps what ended)%n",
-              config.endpoint(), servedModel, description, out);
+        if (prewarmUs > 0) {
+          err.printf(Locale.ROOT, "blis observe: prewarming for %s (%d requests at a time, %d prompt and %d output"
+                  + " tokens, not recorded)%n", prewarmDuration, Observer.PREWARM_CONCURRENCY,
+              Observer.PREWARM_INPUT_TOKENS, Observer.PREWARM_OUTPUT_TOKENS);
           err.flush();
-          run = observer.run(source, new Progressing(files, err, progressIntervalUs()));
+          Observer.Prewarm p = observer.prewarm(prewarmUs);
+          err.printf(Locale.ROOT, "blis observe: prewarm: %d request(s) sent, %d failed%s%n", p.sent(), p.failed(),
+              p.sent() > 0 && p.failed() == p.sent() ? " (is the server reachable at " + config.endpoint() + "?)" : "");
+          err.flush();
         }
-        RunReport report = RunDirectory.finish(out, run);
+        List<ObservationListener> targets = new ArrayList<>();
+        RunDirectory files = out == null ? null : RunDirectory.create(out, runId, deployment, config, info,
+            workloadName(), description, tokenSeed);
+        try {
+          if (files != null) {
+            targets.add(files);
+          }
+          if (traceRecorder != null) {
+            targets.add(traceRecorder);
+          }
+          err.printf(Locale.ROOT, "blis observe: %s, model %s, %s; writing %s (Ctrl-C stops and keeps what ended)%n",
+              config.endpoint(), servedModel, description, writing());
+          err.flush();
+          run = observer.run(source, new Progressing(targets, err, progressIntervalUs()));
+        } finally {
+          if (files != null) {
+            files.close();
+          }
+        }
+        if (traceRecorder != null) {
+          traceRecorder.write(new TraceV2Writer.Header(3, createdAt, "real", warmupRequests, tokenSeed,
+              goWorkloadSpec(), serverType, servedModel, rttMs), traceHeader, traceData, itlPath());
+        }
+        RunReport report = out != null ? RunDirectory.finish(out, run) : RunReport.of(traceRecorder.observations());
         printSummary(cl.getOut(), report, out);
+        if (traceRecorder != null) {
+          PrintWriter o = cl.getOut();
+          o.printf(Locale.ROOT, "wrote %s and %s: %d request(s)%s (then: blis replay --trace-header %s --trace-data %s)%n",
+              traceHeader, traceData, traceRecorder.rows(), warmupRequests > 0 ? ", the first " + warmupRequests
+                  + " sent left out as warm-up" : "", traceHeader, traceData);
+          if (recordItl) {
+            o.printf(Locale.ROOT, "wrote %s: %d chunk(s)%n", itlPath(), traceRecorder.itlRows());
+          }
+          o.flush();
+        }
         Observation firstFailure = noneSucceeded(report);
         if (firstFailure != null) {
           err.printf(Locale.ROOT, "blis observe: no request succeeded: all %d sent failed, the first with %s%s;"
                   + " is %s an OpenAI-compatible endpoint serving '%s'? (the run is in %s)%n",
               report.observations().size(), firstFailure.status(),
               firstFailure.httpStatus() > 0 ? " (HTTP " + firstFailure.httpStatus() + ")" : "",
-              config.endpoint(), servedModel, out);
+              config.endpoint(), servedModel, writing());
           err.flush();
           failedRun = true;
         }
@@ -241,6 +388,104 @@ final class ObserveCommand implements Callable<Integer> {
 
   /** Set when every request sent failed: the exit status is then 1. */
   private boolean failedRun;
+
+  /** --model's value when given without --served-model: the name requests send, as in Go BLIS, when served. */
+  private String modelName;
+  /** Whether --model names no bundled model nor config: only the name requests send (Go BLIS's meaning). */
+  private boolean modelNameOnly;
+
+  /** Whether {@code model} is a bundled model (or alias) or a config file; a name ending .json counts (its error is the deployment's). */
+  private static boolean resolvable(String model) {
+    if (model.endsWith(".json")) {
+      return true;
+    }
+    try {
+      ModelCatalog.resolve(model);
+      return true;
+    } catch (IllegalArgumentException | java.io.UncheckedIOException e) {
+      return false;
+    }
+  }
+
+  /** The ITL file: --itl-output, else --trace-data without .csv then .itl.csv (as Go BLIS); null without --record-itl. */
+  private Path itlPath() {
+    if (!recordItl) {
+      return null;
+    }
+    if (itlOutput != null) {
+      return itlOutput;
+    }
+    String name = traceData.getFileName().toString();
+    String stem = name.endsWith(".csv") ? name.substring(0, name.length() - 4) : name;
+    return traceData.resolveSibling(stem + ".itl.csv");
+  }
+
+  /** An output file must be one that can be written, before anything is sent. */
+  private void requireWritable(Path file) {
+    require(!Files.isDirectory(file), file + " is a directory; expected the path of a file to write");
+    Path parent = file.toAbsolutePath().getParent();
+    if (parent != null && !Files.isDirectory(parent)) {
+      try {
+        Files.createDirectories(parent);
+      } catch (IOException | SecurityException e) {
+        require(false, "cannot create the folder of " + file + ": " + e.getMessage());
+      }
+    }
+    require(parent == null || Files.isWritable(parent), "cannot write " + file + ": its folder is not writable");
+  }
+
+  private static final Pattern GO_DURATION_PART = Pattern.compile("(\\d+(?:\\.\\d*)?|\\.\\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)");
+
+  /** Go's time.ParseDuration ("60s", "1m30s", "500ms", "0"), in microseconds; negative is refused. */
+  private long goDurationUs(String flag, String text) {
+    String t = text == null ? "" : text.strip();
+    if (t.equals("0") || t.equals("+0") || t.equals("-0")) {
+      return 0;
+    }
+    require(!t.startsWith("-"), flag + " must be >= 0, got " + text);
+    String rest = t.startsWith("+") ? t.substring(1) : t;
+    Matcher m = GO_DURATION_PART.matcher(rest);
+    double us = 0;
+    int at = 0;
+    while (at < rest.length() && m.find(at) && m.start() == at) {
+      double v = Double.parseDouble(m.group(1));
+      us += v * switch (m.group(2)) {
+        case "ns" -> 1e-3;
+        case "ms" -> 1e3;
+        case "s" -> 1e6;
+        case "m" -> 60e6;
+        case "h" -> 3600e6;
+        default -> 1;
+      };
+      at = m.end();
+    }
+    require(!rest.isEmpty() && at == rest.length() && Double.isFinite(us) && us < Long.MAX_VALUE / 2.0,
+        flag + ": expected a duration such as 60s, 1m30s or 500ms (Go's form), got '" + text + "'");
+    return Math.round(us);
+  }
+
+  /** The TraceV2 header's workload_spec: the spec file as given, preset:NAME, or null (as Go BLIS). */
+  private String goWorkloadSpec() {
+    if (trace != null) {
+      return trace.toString();
+    }
+    if (workload.workloadSpec != null) {
+      return workload.workloadSpec.toString();
+    }
+    return workload.workloadPreset != null ? "preset:" + workload.workloadPreset : null;
+  }
+
+  /** What the run writes, in words. */
+  private String writing() {
+    List<String> w = new ArrayList<>();
+    if (out != null) {
+      w.add(out.toString());
+    }
+    if (traceHeader != null) {
+      w.add(traceHeader + " and " + traceData);
+    }
+    return String.join(", ", w);
+  }
 
   /** The first failed observation when requests were sent and none succeeded (stopped ones aside), else null. */
   private static Observation noneSucceeded(RunReport report) {
@@ -266,7 +511,23 @@ final class ObserveCommand implements Callable<Integer> {
     try (Observer probe = Observer.create(config())) {
       models = probe.servedModels();
     } catch (IllegalArgumentException e) {
+      if (modelName != null) {
+        return modelName; // Go BLIS sends --model as it is; a server that cannot be reached says so below
+      }
       throw new CommandLine.ParameterException(spec.commandLine(), "--served-model NAME is needed: " + e.getMessage());
+    }
+    if (modelName != null) {
+      if (models.isEmpty() || models.contains(modelName)) {
+        return modelName;
+      }
+      List<String> alike = models.stream().filter(m -> m.equalsIgnoreCase(modelName)).toList();
+      String only = alike.size() == 1 ? alike.get(0) : models.size() == 1 ? models.get(0) : null;
+      require(only != null, "--served-model NAME is needed: the server at " + endpoint + " serves "
+          + Observer.someOf(models) + ", not --model's '" + modelName + "'");
+      spec.commandLine().getErr().println("blis observe: note: --served-model not given and the server does not"
+          + " answer to --model's '" + modelName + "': sending " + only + ", the " + (alike.size() == 1
+          ? "name it serves that differs only in case" : "one model it serves"));
+      return only;
     }
     require(models.size() == 1, "--served-model NAME is needed: the server at " + endpoint
         + (models.isEmpty() ? " lists no model" : " serves " + Observer.someOf(models)));
@@ -303,7 +564,7 @@ final class ObserveCommand implements Callable<Integer> {
           .timeoutUs(Math.round(timeoutS * 1e6)).ignoreEos(ignoreEos).tokenTimes(tokenTimes)
           .apiKey(apiKey == null || apiKey.isBlank() ? null : apiKey)
           .metrics(noMetrics ? null : metrics != null ? metrics : c.metricsUri(), Math.round(metricsIntervalS * 1e6))
-          .connectTimeoutUs(Math.round(connectTimeoutS * 1e6)).build();
+          .connectTimeoutUs(Math.round(connectTimeoutS * 1e6)).streaming(!noStreaming).build();
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }
@@ -313,7 +574,8 @@ final class ObserveCommand implements Callable<Integer> {
     try {
       URI u = new URI(value);
       require(u.getScheme() != null && (u.getScheme().equals("http") || u.getScheme().equals("https"))
-          && u.getHost() != null, flag + " must be an http:// or https:// URL with a host (e.g. http://127.0.0.1:8000/v1), got '" + value + "'");
+          && u.getHost() != null, flag + " must be an http:// or https:// URL with a host (e.g. http://127.0.0.1:8000"
+          + (flag.equals("--server-url") ? "" : "/v1") + "), got '" + value + "'");
       require(u.getPort() >= -1 && u.getPort() <= 65535 && u.getPort() != 0,
           flag + ": port " + u.getPort() + " is not a TCP port (1-65535), in '" + value + "'");
       return u;
@@ -325,7 +587,7 @@ final class ObserveCommand implements Callable<Integer> {
   private ServerDeployment.Declared declared() {
     CommandLine.ParseResult p = spec.commandLine().getParseResult();
     return new ServerDeployment.Declared(
-        ServerOptions.modelGiven(p) ? server.model : null,
+        ServerOptions.modelGiven(p) && !modelNameOnly ? server.model : null,
         ServerOptions.gpuGiven(p) ? server.gpu : null,
         p.hasMatchedOption("--tp") ? server.tp : null,
         server.maxModelLen,
@@ -378,32 +640,37 @@ final class ObserveCommand implements Callable<Integer> {
     return System.console() != null ? 1_000_000 : 10_000_000;
   }
 
-  /** The run's files plus a progress line on stderr. */
+  /** The run's files (its folder, the TraceV2 trace) plus a progress line on stderr. */
   private static final class Progressing implements ObservationListener {
-    private final RunDirectory files;
+    private final List<ObservationListener> targets;
     private final PrintWriter err;
     private final long intervalUs;
     private final boolean terminal = System.console() != null;
 
-    Progressing(RunDirectory files, PrintWriter err, long intervalUs) {
-      this.files = files;
+    Progressing(List<ObservationListener> targets, PrintWriter err, long intervalUs) {
+      this.targets = List.copyOf(targets);
       this.err = err;
       this.intervalUs = intervalUs;
     }
 
     @Override
+    public void onStart(long epochUs) {
+      targets.forEach(t -> t.onStart(epochUs));
+    }
+
+    @Override
     public void onSent(long seq, RequestSpec asSent, long scheduledUs) {
-      files.onSent(seq, asSent, scheduledUs);
+      targets.forEach(t -> t.onSent(seq, asSent, scheduledUs));
     }
 
     @Override
     public void onObservation(Observation o) {
-      files.onObservation(o);
+      targets.forEach(t -> t.onObservation(o));
     }
 
     @Override
     public void onMetrics(io.blis.cli.observe.MetricsSample sample) {
-      files.onMetrics(sample);
+      targets.forEach(t -> t.onMetrics(sample));
     }
 
     @Override
@@ -444,8 +711,10 @@ final class ObserveCommand implements Callable<Integer> {
         row(out, String.valueOf(s.stage()), s);
       }
     }
-    out.printf(Locale.ROOT, "wrote %s (then: blis validate --experiments %s)%n",
-        dir.resolve(RunDirectory.EXPERIMENTS), dir.resolve(RunDirectory.EXPERIMENTS));
+    if (dir != null) {
+      out.printf(Locale.ROOT, "wrote %s (then: blis validate --experiments %s)%n",
+          dir.resolve(RunDirectory.EXPERIMENTS), dir.resolve(RunDirectory.EXPERIMENTS));
+    }
     out.flush();
   }
 

@@ -119,6 +119,7 @@ final class ServeCommand implements Callable<Integer>, RefusedOptions {
     String running = "a server runs until it is stopped; --duration-s stops it after wall-clock seconds";
     m.put("--horizon", running);
     m.put("--horizon-s", running);
+    m.put("--metrics-path", "a server has no end of run; scrape /metrics");
     return java.util.Collections.unmodifiableMap(m);
   }
 

@@ -320,8 +320,8 @@ class BadInputCliTest {
   }
 
   /**
-   * run says, as convert does, what a Go BLIS policy config's setting means here: its
-   * prefix-affinity scorer is read as prefix-cache (run read it so silently).
+   * run says, as convert does, what a Go BLIS policy config's setting means here: its lora-affinity
+   * scorer is read as this project's (its prefix-affinity and queue-depth keep Go BLIS's formulas).
    */
   @Test
   void aGoPolicyConfigsReinterpretedScorerIsNotedByRun(@TempDir Path dir) throws Exception {
@@ -331,11 +331,12 @@ class BadInputCliTest {
           scorers:
             - {name: prefix-affinity, weight: 2}
             - {name: queue-depth, weight: 1}
+            - {name: lora-affinity, weight: 1}
         """);
     BlisCliTest.Outcome o = BlisCliTest.blis("run", "--num-requests", "10", "--num-instances", "2",
         "--policy-config", config.toString());
     assertThat(o.code()).as(o.err()).isZero();
-    assertThat(o.err()).contains("note: " + config + ", line 4, column 14: scorer prefix-affinity is read as prefix-cache");
+    assertThat(o.err()).contains("note: " + config + ", line 6, column 14: scorer lora-affinity is read as this project's");
     assertThat(o.err().lines().filter(l -> l.startsWith("note:")).count()).isEqualTo(1);
     assertThat(o.out()).startsWith("{");
   }

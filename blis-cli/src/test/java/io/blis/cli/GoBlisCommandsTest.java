@@ -20,11 +20,13 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Every command of Go BLIS's README and CLI reference runs here as written there and means what Go
- * BLIS documents; the list and its checks are in {@code goblis/readme-commands.txt}.
+ * BLIS documents; the lists and their checks are in {@code goblis/readme-commands.txt} (the README
+ * this project started from) and {@code goblis/docs-commands.txt} (its current README and docs).
  */
 class GoBlisCommandsTest {
 
   private static final String LIST = "goblis/readme-commands.txt";
+  private static final String DOCS_LIST = "goblis/docs-commands.txt";
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final List<String> OUTPUT_FLAGS = List.of("--results-path", "--trace-out", "--metrics-path",
       "--otel-out");
@@ -32,8 +34,16 @@ class GoBlisCommandsTest {
   @TempDir Path tmp;
 
   static Stream<Arguments> commands() throws IOException {
+    return lines(LIST);
+  }
+
+  static Stream<Arguments> docsCommands() throws IOException {
+    return lines(DOCS_LIST);
+  }
+
+  private static Stream<Arguments> lines(String list) throws IOException {
     List<Arguments> out = new ArrayList<>();
-    try (InputStream in = GoBlisCommandsTest.class.getResourceAsStream(LIST)) {
+    try (InputStream in = GoBlisCommandsTest.class.getResourceAsStream(list)) {
       int lineNo = 0;
       for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
         lineNo++;
@@ -44,6 +54,12 @@ class GoBlisCommandsTest {
       }
     }
     return out.stream();
+  }
+
+  @ParameterizedTest(name = "docs line {0}: {1}")
+  @MethodSource("docsCommands")
+  void runsAsGoBlisCurrentDocsHaveIt(int lineNo, String line) throws Exception {
+    runsAsGoBlisDocumentsIt(lineNo, line);
   }
 
   @ParameterizedTest(name = "line {0}: {1}")
@@ -65,14 +81,26 @@ class GoBlisCommandsTest {
     if (exit != 0) {
       assertThat(o.err().strip().lines()).as("one line").hasSize(1);
     }
-    JsonNode result = exit == 0 ? JSON.readTree(o.out()) : null;
+    boolean text = line.contains(" | text");
+    JsonNode result = exit == 0 && !text ? JSON.readTree(o.out()) : null;
     for (int i = 1; i < parts.length; i++) {
       check(parts[i].strip(), args, result, o);
     }
   }
 
   private void check(String c, List<String> args, JsonNode result, BlisCliTest.Outcome o) throws IOException {
-    if (c.startsWith("exit=")) {
+    if (c.startsWith("exit=") || c.equals("text")) {
+      return;
+    }
+    if (c.startsWith("stdout~")) {
+      assertThat(o.out()).contains(c.substring("stdout~".length()));
+      return;
+    }
+    if (c.startsWith("file:")) { // file:FLAG~TEXT: the file the flag names (in the temporary directory) holds TEXT
+      int tilde = c.indexOf('~');
+      Path file = Path.of(args.get(args.indexOf(c.substring("file:".length(), tilde)) + 1));
+      assertThat(file).as(c).exists();
+      assertThat(Files.readString(file)).as(c).contains(c.substring(tilde + 1));
       return;
     }
     if (c.startsWith("stderr~")) {

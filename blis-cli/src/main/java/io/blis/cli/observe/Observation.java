@@ -33,11 +33,27 @@ import java.util.Locale;
  * @param reason what went wrong, in words ("" when ok)
  * @param tokenTimesUs arrival of every chunk carrying text, microseconds since the send (empty
  *     unless token times were asked for)
+ * @param finishReason the server's last {@code finish_reason} ({@code length}, {@code stop},
+ *     {@code abort}, ...), "" when it gave none
  */
 public record Observation(long seq, long id, int stage, long sessionId, int round, long scheduledUs,
     long sendUs, long firstTokenUs, long lastTokenUs, long endUs, int chunks, int promptTokensSent,
     int promptTokensUsage, int completionTokensUsage, int maxTokens, int httpStatus, String status,
-    String reason, long[] tokenTimesUs) {
+    String reason, long[] tokenTimesUs, String finishReason) {
+
+  public Observation {
+    finishReason = finishReason == null ? "" : finishReason;
+  }
+
+  /** An observation without a finish reason. */
+  public Observation(long seq, long id, int stage, long sessionId, int round, long scheduledUs,
+      long sendUs, long firstTokenUs, long lastTokenUs, long endUs, int chunks, int promptTokensSent,
+      int promptTokensUsage, int completionTokensUsage, int maxTokens, int httpStatus, String status,
+      String reason, long[] tokenTimesUs) {
+    this(seq, id, stage, sessionId, round, scheduledUs, sendUs, firstTokenUs, lastTokenUs, endUs, chunks,
+        promptTokensSent, promptTokensUsage, completionTokensUsage, maxTokens, httpStatus, status, reason,
+        tokenTimesUs, "");
+  }
 
   /** The whole answer arrived. */
   public static final String OK = "ok";
@@ -109,6 +125,9 @@ public record Observation(long seq, long id, int stage, long sessionId, int roun
     g.writeNumberField("http_status", httpStatus);
     g.writeStringField("status", status);
     g.writeStringField("reason", reason);
+    if (!finishReason.isEmpty()) {
+      g.writeStringField("finish_reason", finishReason);
+    }
     g.writeArrayFieldStart("token_times_us");
     for (long t : tokenTimesUs) {
       g.writeNumber(t);
@@ -139,7 +158,7 @@ public record Observation(long seq, long id, int stage, long sessionId, int roun
         (int) longField(n, "prompt_tokens_sent", where), (int) longField(n, "prompt_tokens_usage", where),
         (int) longField(n, "completion_tokens_usage", where), (int) longField(n, "max_tokens", where),
         (int) longField(n, "http_status", where), textField(n, "status", where),
-        textField(n, "reason", where), tt);
+        textField(n, "reason", where), tt, n.path("finish_reason").asText(""));
   }
 
   private static long longField(JsonNode n, String field, String where) {

@@ -11,6 +11,12 @@ import io.blis.workload.RequestSpec;
 public interface ObservationListener {
 
   /**
+   * The run began: its time 0 (the origin of every time in microseconds the run hands over) is
+   * {@code epochUs} on the wall clock, microseconds since the Unix epoch.
+   */
+  default void onStart(long epochUs) {}
+
+  /**
    * A request was sent.
    *
    * @param seq send order (0 for the first request sent)

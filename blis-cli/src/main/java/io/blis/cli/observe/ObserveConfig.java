@@ -19,10 +19,13 @@ import java.util.Locale;
  * @param metricsUri the server's Prometheus endpoint, or null for none
  * @param metricsIntervalUs how often it is scraped, microseconds
  * @param connectTimeoutUs how long a connection may take, microseconds
+ * @param streaming whether answers stream (server-sent events, every chunk timestamped); without,
+ *     each answer is one JSON body, its first byte the first chunk and its end the last (Go
+ *     BLIS's {@code --no-streaming})
  */
 public record ObserveConfig(URI endpoint, String servedModel, Api api, PromptFormat promptFormat,
     int maxConcurrency, long timeoutUs, boolean ignoreEos, boolean tokenTimes, String apiKey,
-    URI metricsUri, long metricsIntervalUs, long connectTimeoutUs) {
+    URI metricsUri, long metricsIntervalUs, long connectTimeoutUs, boolean streaming) {
 
   /** The endpoint requests go to. */
   public enum Api {
@@ -89,7 +92,7 @@ public record ObserveConfig(URI endpoint, String servedModel, Api api, PromptFor
   /** The defaults: completions with token ids, no cap, 300 s timeout, ignore_eos, metrics every second. */
   public static ObserveConfig of(URI endpoint, String servedModel) {
     return new ObserveConfig(endpoint, servedModel, Api.COMPLETIONS, PromptFormat.TOKEN_IDS, 0,
-        300_000_000L, true, false, null, rootOf(endpoint).resolve("metrics"), 1_000_000L, 10_000_000L);
+        300_000_000L, true, false, null, rootOf(endpoint).resolve("metrics"), 1_000_000L, 10_000_000L, true);
   }
 
   public ObserveConfig {
@@ -166,6 +169,7 @@ public record ObserveConfig(URI endpoint, String servedModel, Api api, PromptFor
     private URI metricsUri;
     private long metricsIntervalUs;
     private long connectTimeoutUs;
+    private boolean streaming;
 
     private Builder(ObserveConfig c) {
       endpoint = c.endpoint;
@@ -180,6 +184,13 @@ public record ObserveConfig(URI endpoint, String servedModel, Api api, PromptFor
       metricsUri = c.metricsUri;
       metricsIntervalUs = c.metricsIntervalUs;
       connectTimeoutUs = c.connectTimeoutUs;
+      streaming = c.streaming;
+    }
+
+    /** Whether answers stream (default) or come as one JSON body each. */
+    public Builder streaming(boolean b) {
+      streaming = b;
+      return this;
     }
 
     /** The endpoint and how prompts are written (chat takes text). */
@@ -235,7 +246,7 @@ public record ObserveConfig(URI endpoint, String servedModel, Api api, PromptFor
      */
     public ObserveConfig build() {
       return new ObserveConfig(endpoint, servedModel, api, promptFormat, maxConcurrency, timeoutUs,
-          ignoreEos, tokenTimes, apiKey, metricsUri, metricsIntervalUs, connectTimeoutUs);
+          ignoreEos, tokenTimes, apiKey, metricsUri, metricsIntervalUs, connectTimeoutUs, streaming);
     }
   }
 }

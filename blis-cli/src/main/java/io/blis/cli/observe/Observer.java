@@ -284,6 +284,78 @@ public final class Observer implements AutoCloseable {
     return one.length() <= 300 ? one : one.substring(0, 300) + "...";
   }
 
+  // ------------------------------------------------------------------ prewarm
+
+  /** Go BLIS's prewarm: requests in flight at once, prompt tokens, output tokens. */
+  public static final int PREWARM_CONCURRENCY = 4;
+  public static final int PREWARM_INPUT_TOKENS = 256;
+  public static final int PREWARM_OUTPUT_TOKENS = 64;
+
+  /** How a prewarm went: requests sent, and how many of them failed. */
+  public record Prewarm(long sent, long failed) {}
+
+  /**
+   * Primes a cold server before the run, as Go BLIS's {@code --prewarm-duration} does: {@value
+   * #PREWARM_CONCURRENCY} requests in flight at a time, each the same prompt of {@value
+   * #PREWARM_INPUT_TOKENS} tokens asking for {@value #PREWARM_OUTPUT_TOKENS} tokens, not streamed,
+   * one after another until {@code durationUs} has passed (a request under way then is waited
+   * for); after a failure a worker waits 0.5 s. Nothing of it reaches the run's listener. Returns
+   * early when {@link #stop()} is called. Calls {@link #probe()} first if it was not called.
+   */
+  public Prewarm prewarm(long durationUs) {
+    if (info == null) {
+      probe();
+    }
+    PromptEncoder enc = new PromptEncoder(config, info.textOverheadTokens(), info.tokensPerWord());
+    int[] ids = new int[PREWARM_INPUT_TOKENS];
+    for (int i = 0; i < ids.length; i++) {
+      ids[i] = 3 + Math.floorMod(7919 * (i + 1), 31_997);
+    }
+    int length = config.promptFormat() == ObserveConfig.PromptFormat.TOKEN_IDS ? ids.length : enc.words(ids.length);
+    byte[] body = enc.body(ids, length, PREWARM_OUTPUT_TOKENS, false);
+    long deadline = System.nanoTime() + durationUs * 1000;
+    java.util.concurrent.atomic.AtomicLong sent = new java.util.concurrent.atomic.AtomicLong();
+    java.util.concurrent.atomic.AtomicLong failed = new java.util.concurrent.atomic.AtomicLong();
+    java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(PREWARM_CONCURRENCY);
+    for (int i = 0; i < PREWARM_CONCURRENCY; i++) {
+      timer.execute(() -> prewarmOne(body, deadline, sent, failed, done));
+    }
+    try {
+      while (!done.await(50, TimeUnit.MILLISECONDS)) {
+        if (stopping) {
+          break;
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return new Prewarm(sent.get(), failed.get());
+  }
+
+  /** One prewarm request, then (on the timer's thread) the next, until the deadline. */
+  private void prewarmOne(byte[] body, long deadlineNanos, java.util.concurrent.atomic.AtomicLong sent,
+      java.util.concurrent.atomic.AtomicLong failed, java.util.concurrent.CountDownLatch done) {
+    if (stopping || System.nanoTime() >= deadlineNanos) {
+      done.countDown();
+      return;
+    }
+    sent.incrementAndGet();
+    http.fetch(HttpMethod.POST, config.requestUri(), body, headers(true))
+        .orTimeout(config.timeoutUs(), TimeUnit.MICROSECONDS)
+        .whenComplete((r, err) -> {
+          boolean ok = err == null && r.status() == 200;
+          if (!ok) {
+            failed.incrementAndGet();
+          }
+          try {
+            timer.schedule(() -> prewarmOne(body, deadlineNanos, sent, failed, done), ok ? 0 : 500,
+                TimeUnit.MILLISECONDS);
+          } catch (java.util.concurrent.RejectedExecutionException closed) {
+            done.countDown();
+          }
+        });
+  }
+
   // ------------------------------------------------------------------ the run
 
   /**
@@ -329,6 +401,9 @@ public final class Observer implements AutoCloseable {
     private final RequestSource source;
     private final ObservationListener listener;
     private final long origin = System.nanoTime();
+    /** The wall clock (Unix epoch microseconds) at {@link #origin}. */
+    private final long epochOriginUs = java.time.temporal.ChronoUnit.MICROS.between(java.time.Instant.EPOCH,
+        java.time.Instant.now());
     private final LongSupplier clock = () -> (System.nanoTime() - origin) / 1000;
     private final PromptEncoder encoder = new PromptEncoder(config, info.textOverheadTokens(), info.tokensPerWord());
     private final ConcurrentLinkedQueue<SendOrder.Sent> sentQueue = new ConcurrentLinkedQueue<>();
@@ -356,6 +431,7 @@ public final class Observer implements AutoCloseable {
     }
 
     ObservedRun go() {
+      listener.onStart(epochOriginUs);
       ScheduledFuture<?> scraping = info.metrics()
           ? timer.scheduleAtFixedRate(this::scrape, 0, config.metricsIntervalUs(), TimeUnit.MICROSECONDS)
           : null;
@@ -455,7 +531,7 @@ public final class Observer implements AutoCloseable {
       byte[] body = encoder.body(spec);
       Thread loop = Thread.currentThread();
       SseRecorder recorder = new SseRecorder(key, order, spec, p.scheduledUs(), encoder.promptTokensSent(spec),
-          config.tokenTimes(), clock, o -> {
+          config.tokenTimes(), config.streaming(), clock, o -> {
             ended.add(new Ended(key, o));
             LockSupport.unpark(loop);
           });

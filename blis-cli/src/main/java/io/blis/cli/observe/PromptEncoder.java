@@ -23,7 +23,8 @@ import java.nio.charset.StandardCharsets;
  *       request tells how exact it was.
  * </ul>
  *
- * Every request streams ({@code stream_options.include_usage} asks for the token counts) and
+ * Every request streams ({@code stream_options.include_usage} asks for the token counts; unless
+ * {@link ObserveConfig#streaming()} is off: one JSON body, which carries them too) and
  * asks for exactly the workload's output length ({@code max_tokens}, and {@code ignore_eos}
  * unless turned off, so that vLLM does not stop at an end-of-sequence token).
  */
@@ -84,7 +85,7 @@ final class PromptEncoder {
   byte[] body(RequestSpec r) {
     // a request naming a LoRA adapter asks for it by name, as vLLM serves adapters (--lora-modules)
     return body(r.promptTokens(), config.promptFormat() == ObserveConfig.PromptFormat.TOKEN_IDS
-        ? r.inputTokens() : words(r.inputTokens()), r.outputTokens(), true,
+        ? r.inputTokens() : words(r.inputTokens()), r.outputTokens(), config.streaming(),
         r.adapter().isEmpty() ? config.servedModel() : r.adapter());
   }
 

@@ -201,7 +201,7 @@ public final class RunDirectory implements ObservationListener, AutoCloseable {
     w.put("trace", WORKLOAD);
     ObjectNode api = w.putObject("api");
     api.put("type", config.api().label());
-    api.put("streaming", true);
+    api.put("streaming", config.streaming());
     w.put("ignore_eos", config.ignoreEos());
     ObjectNode prompt = w.putObject("prompt");
     prompt.put("format", config.promptFormat().label());

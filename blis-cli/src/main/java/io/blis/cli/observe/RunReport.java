@@ -97,24 +97,50 @@ public final class RunReport {
         throw new IllegalArgumentException(file + ":" + (i + 1) + ": not a JSON object: " + why, e);
       }
       Observation o = Observation.read(n, file + ":" + (i + 1));
-      if (o.ok()) {
-        long[] t = o.tokenTimesUs();
-        if (t.length == o.chunks() && t.length > 0) {
-          for (int k = 1; k < t.length; k++) {
-            gap(itl, sums, o.stage(), t[k] - t[k - 1], 1);
-          }
-        } else if (o.chunks() > 1) {
-          tokenTimes = false; // no token times: each request's mean gap stands for its gaps
-          gap(itl, sums, o.stage(), (o.lastTokenUs() - o.firstTokenUs()) / (o.chunks() - 1), o.chunks() - 1);
-        }
-      }
+      tokenTimes &= addGaps(o, itl, sums);
       out.add(new Observation(o.seq(), o.id(), o.stage(), o.sessionId(), o.round(), o.scheduledUs(),
           o.sendUs(), o.firstTokenUs(), o.lastTokenUs(), o.endUs(), o.chunks(), o.promptTokensSent(),
           o.promptTokensUsage(), o.completionTokensUsage(), o.maxTokens(), o.httpStatus(), o.status(),
-          o.reason(), new long[0]));
+          o.reason(), new long[0], o.finishReason()));
     }
     out.sort(Comparator.comparingLong(Observation::seq));
     return new RunReport(List.copyOf(out), itl, sums, tokenTimes, truncated);
+  }
+
+  /**
+   * Adds the gaps between the tokens of {@code o} (when it completed) to the stage's figures;
+   * false when it had no token times, so that its mean gap stood for its gaps.
+   */
+  private static boolean addGaps(Observation o, Map<Integer, Histogram> itl, Map<Integer, double[]> sums) {
+    if (!o.ok()) {
+      return true;
+    }
+    long[] t = o.tokenTimesUs();
+    if (t.length == o.chunks() && t.length > 0) {
+      for (int k = 1; k < t.length; k++) {
+        gap(itl, sums, o.stage(), t[k] - t[k - 1], 1);
+      }
+      return true;
+    }
+    if (o.chunks() > 1) {
+      gap(itl, sums, o.stage(), (o.lastTokenUs() - o.firstTokenUs()) / (o.chunks() - 1), o.chunks() - 1);
+      return false;
+    }
+    return true;
+  }
+
+  /** The report of {@code observations} held in memory (a run without a run folder), as {@link #read} computes it. */
+  public static RunReport of(List<Observation> observations) {
+    List<Observation> out = new ArrayList<>(observations.size());
+    Map<Integer, Histogram> itl = new TreeMap<>();
+    Map<Integer, double[]> sums = new TreeMap<>();
+    boolean tokenTimes = true;
+    for (Observation o : observations) {
+      tokenTimes &= addGaps(o, itl, sums);
+      out.add(o);
+    }
+    out.sort(Comparator.comparingLong(Observation::seq));
+    return new RunReport(List.copyOf(out), itl, sums, tokenTimes, 0);
   }
 
   private static void gap(Map<Integer, Histogram> itl, Map<Integer, double[]> sums, int stage,

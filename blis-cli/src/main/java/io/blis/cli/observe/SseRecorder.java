@@ -30,6 +30,7 @@ final class SseRecorder implements NettyClient.Lines {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int MAX_REASON = 300;
   private static final int MAX_ERROR_BODY = 1 << 16;
+  private static final int MAX_BODY = 64 << 20;
 
   private final long key;
   private final SendOrder order;
@@ -37,6 +38,7 @@ final class SseRecorder implements NettyClient.Lines {
   private final long scheduledUs;
   private final int promptTokensSent;
   private final boolean keepTokenTimes;
+  private final boolean streaming;
   private final LongSupplier clockUs;
   private final Consumer<Observation> done;
 
@@ -56,6 +58,10 @@ final class SseRecorder implements NettyClient.Lines {
   private String failure;
   private final StringBuilder errorBody = new StringBuilder();
   private long[] tokenTimes = new long[0];
+  private String finishReason = "";
+  /** Without streaming: the answer's body, and when its first line arrived (-1: not yet). */
+  private final StringBuilder body = new StringBuilder();
+  private long bodyStartUs = -1;
 
   /**
    * @param key the run's key of the request
@@ -64,17 +70,19 @@ final class SseRecorder implements NettyClient.Lines {
    * @param scheduledUs when the workload wanted it sent
    * @param promptTokensSent prompt tokens meant
    * @param keepTokenTimes whether to keep every chunk's arrival time
+   * @param streaming whether the answer streams; if not, it is one JSON body, read whole
    * @param clockUs the run's clock, microseconds
    * @param done receives the one observation
    */
   SseRecorder(long key, SendOrder order, RequestSpec request, long scheduledUs, int promptTokensSent,
-      boolean keepTokenTimes, LongSupplier clockUs, Consumer<Observation> done) {
+      boolean keepTokenTimes, boolean streaming, LongSupplier clockUs, Consumer<Observation> done) {
     this.key = key;
     this.order = order;
     this.request = request;
     this.scheduledUs = scheduledUs;
     this.promptTokensSent = promptTokensSent;
     this.keepTokenTimes = keepTokenTimes;
+    this.streaming = streaming;
     this.clockUs = clockUs;
     this.done = done;
   }
@@ -122,6 +130,15 @@ final class SseRecorder implements NettyClient.Lines {
       }
       return;
     }
+    if (!streaming) {
+      if (bodyStartUs < 0) {
+        bodyStartUs = now;
+      }
+      if (body.length() < MAX_BODY) {
+        body.append(line).append('\n');
+      }
+      return;
+    }
     if (failure != null || line.isEmpty() || line.startsWith(":")) {
       return; // after a failure the rest is drained; blank lines end events; ':' is a comment
     }
@@ -151,6 +168,7 @@ final class SseRecorder implements NettyClient.Lines {
       return;
     }
     usage(n.get("usage"));
+    finishReason(n);
     if (carriesText(n)) {
       if (firstTokenUs < 0) {
         firstTokenUs = now;
@@ -171,14 +189,31 @@ final class SseRecorder implements NettyClient.Lines {
     failure = reason;
   }
 
-  /** Whether a chunk carries output text (a completion's {@code text} or a chat delta's {@code content}). */
+  /** The last non-empty {@code finish_reason} of a chunk's (or a body's) choices. */
+  private void finishReason(JsonNode n) {
+    JsonNode choices = n.get("choices");
+    if (choices != null && choices.isArray()) {
+      for (JsonNode c : choices) {
+        JsonNode f = c.get("finish_reason");
+        if (f != null && f.isTextual() && !f.asText().isEmpty()) {
+          finishReason = f.asText();
+        }
+      }
+    }
+  }
+
+  /**
+   * Whether a chunk carries output text (a completion's {@code text}, a chat delta's {@code
+   * content}, or, in a whole answer, a chat message's).
+   */
   private static boolean carriesText(JsonNode n) {
     JsonNode choices = n.get("choices");
     if (choices == null || !choices.isArray()) {
       return false;
     }
     for (JsonNode c : choices) {
-      JsonNode t = c.has("delta") ? c.get("delta").get("content") : c.get("text");
+      JsonNode t = c.has("delta") ? c.get("delta").get("content")
+          : c.has("message") ? c.get("message").get("content") : c.get("text");
       if (t != null && t.isTextual() && !t.asText().isEmpty()) {
         return true;
       }
@@ -205,10 +240,11 @@ final class SseRecorder implements NettyClient.Lines {
     } else if (httpStatus == 200 && failure != null) {
       // what went wrong first is the request's failure; the broken connection only follows it
       finish(failureStatus, failure + "; then the connection broke: " + describe(t));
-    } else if (httpStatus == 200 && sawDone) {
+    } else if (httpStatus == 200 && streaming && sawDone) {
       onEnd(); // the answer was whole ([DONE] came) before the connection broke
     } else if (httpStatus == 200) {
-      finish(Observation.STREAM_CUT, "connection broken after " + chunks + " chunks: " + describe(t));
+      finish(Observation.STREAM_CUT, "connection broken after " + (streaming ? chunks + " chunks" : "part of the body")
+          + ": " + describe(t));
     } else {
       finish(Observation.HTTP_ERROR, "HTTP " + httpStatus + ", then the connection broke: " + describe(t));
     }
@@ -218,6 +254,8 @@ final class SseRecorder implements NettyClient.Lines {
   public synchronized void onEnd() {
     if (httpStatus != 200) {
       finish(Observation.HTTP_ERROR, "HTTP " + httpStatus + ": " + clip(errorBody.toString().strip()));
+    } else if (!streaming) {
+      endBody();
     } else if (failure != null) {
       finish(failureStatus, failure);
     } else if (!sawDone) {
@@ -227,6 +265,41 @@ final class SseRecorder implements NettyClient.Lines {
     } else {
       finish(Observation.OK, "");
     }
+  }
+
+  /**
+   * The end of an answer that did not stream: one JSON body, its usage and finish reason read as
+   * a stream's; the whole answer is one chunk, first when its first line arrived, last now.
+   */
+  private void endBody() {
+    long now = clockUs.getAsLong();
+    JsonNode n;
+    try {
+      n = JSON.readTree(body.toString());
+    } catch (IOException e) {
+      n = null;
+    }
+    if (n == null || !n.isObject()) {
+      finish(Observation.MALFORMED, "the answer is not a JSON object: " + clip(body.toString().strip()));
+      return;
+    }
+    if (n.has("error")) {
+      finish(Observation.ERROR_EVENT, "error in the answer: " + clip(n.get("error").toString()));
+      return;
+    }
+    usage(n.get("usage"));
+    finishReason(n);
+    if (!carriesText(n)) {
+      finish(Observation.NO_OUTPUT, "the answer carries no output text");
+      return;
+    }
+    chunks = 1;
+    firstTokenUs = bodyStartUs >= 0 ? bodyStartUs : now;
+    lastTokenUs = now;
+    if (keepTokenTimes) {
+      tokenTimes = new long[] {now - sendUs};
+    }
+    finish(Observation.OK, "");
   }
 
   /**
@@ -273,7 +346,7 @@ final class SseRecorder implements NettyClient.Lines {
     long[] times = keepTokenTimes ? Arrays.copyOf(tokenTimes, chunks) : new long[0];
     done.accept(new Observation(seq, request.id(), request.stage(), request.sessionId(), request.round(),
         scheduledUs, sendUs, firstTokenUs, lastTokenUs, end, chunks, promptTokensSent, promptUsage,
-        completionUsage, request.outputTokens(), httpStatus, status, reason, times));
+        completionUsage, request.outputTokens(), httpStatus, status, reason, times, finishReason));
     return true;
   }
 

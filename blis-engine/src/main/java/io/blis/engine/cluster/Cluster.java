@@ -98,6 +98,7 @@ public final class Cluster {
     private long cpuKvBlocks;
     private Double cpuKvGib;
     private double kvTransferGbps = KvOffload.DEFAULT_BANDWIDTH_GBPS;
+    private Double cpuLoadUsPerBlock;
     private long seed = 42;
     private PolicySpec autoscaler;
     private io.blis.engine.autoscale.FleetConfig fleet;
@@ -228,6 +229,20 @@ public final class Cluster {
       this.cpuKvBlocks = blocks;
       this.cpuKvGib = gib;
       this.kvTransferGbps = bandwidthGbps;
+      return this;
+    }
+
+    /**
+     * Reloads from the CPU KV tier take {@code us} microseconds a block, whatever the block's bytes
+     * (Go BLIS's {@code --kv-transfer-bandwidth} in blocks per microsecond); null for the bytes at
+     * the bandwidth of {@link #cpuKvTier}.
+     */
+    public Builder cpuLoadUsPerBlock(Double us) {
+      if (us != null && !(us >= 0 && us <= Simulation.MAX_DELAY_US)) {
+        throw new IllegalArgumentException("CPU KV load time per block must be in [0, " + Simulation.MAX_DELAY_US
+            + "] us, got " + us);
+      }
+      this.cpuLoadUsPerBlock = us;
       return this;
     }
 
@@ -482,7 +497,8 @@ public final class Cluster {
         long blockBytesPerGpu = ModelSizes.kvBytesPerTokenPerGpu(model, tp) * blockSize;
         long cpuBlocks = cpuKvGib != null
             ? KvOffload.cpuBlocks(cpuKvGib * (1L << 30), blockBytesPerGpu, tp) : cpuKvBlocks;
-        double loadUs = cpuBlocks > 0 ? KvOffload.loadUsPerBlock(blockBytesPerGpu, kvTransferGbps) : 0;
+        double loadUs = cpuBlocks == 0 ? 0 : cpuLoadUsPerBlock != null ? cpuLoadUsPerBlock
+            : KvOffload.loadUsPerBlock(blockBytesPerGpu, kvTransferGbps);
         InstancePool pool = new InstancePool(name, s.instances(),
             i -> i == 0 ? first : lmp.create(context), limits, kvBlocks, blockSize, cpuBlocks, loadUs,
             layout.dp(), layout.pp(), model.isMoe());

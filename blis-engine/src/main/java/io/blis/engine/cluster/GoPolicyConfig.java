@@ -26,8 +26,8 @@ import java.util.Map;
  * cluster}, {@code slo}) in such a file are refused in one line. Weights map to this project's
  * weighted-router scorers: {@code cache_weight} to {@code prefix-cache}, {@code load_weight} to
  * {@code load} (Go BLIS's defaults 0.6 and 0.4 when the policy is weighted and one or both are left
- * out); Go BLIS's scorer names to the scorer that measures the same thing. Errors name the file,
- * line and column as the bundle's do.
+ * out); Go BLIS's scorers to the weighted router's scorers with Go BLIS's formulas ({@link #SCORERS}).
+ * Errors name the file, line and column as the bundle's do.
  */
 final class GoPolicyConfig {
 
@@ -57,15 +57,24 @@ final class GoPolicyConfig {
       {"gaie_kv_threshold", "gaie-legacy", "kv_threshold"}};
   private static final List<String> ROUTING = List.of("policy", "cache_weight", "load_weight", "scorers");
   private static final List<String> SCORER = List.of("name", "weight");
-  /** Go BLIS's scorers and the scorer of this project that measures the same thing. */
-  static final Map<String, String> SCORERS = Map.of(
-      "precise-prefix-cache", "prefix-cache",
-      "prefix-affinity", "prefix-cache",
-      "queue-depth", "queue-depth",
-      "kv-utilization", "kv-utilization",
-      "load-balance", "load",
-      "active-requests", "in-flight",
-      "lora-affinity", "lora-affinity");
+  /**
+   * Go BLIS's scorers and the weighted router's scorer with the same formula: its own name, except
+   * Go BLIS's min-max {@code queue-depth}, which is {@code queue-depth-minmax} here ({@code
+   * queue-depth} being this project's per-instance score); {@code lora-affinity} is this project's
+   * (noted).
+   */
+  static final Map<String, String> SCORERS = Map.ofEntries(
+      Map.entry("prefix-affinity", "prefix-affinity"),
+      Map.entry("precise-prefix-cache", "precise-prefix-cache"),
+      Map.entry("no-hit-lru", "no-hit-lru"),
+      Map.entry("queue-depth", "queue-depth-minmax"),
+      Map.entry("kv-utilization", "kv-utilization"),
+      Map.entry("load-balance", "load-balance"),
+      Map.entry("active-requests", "active-requests"),
+      Map.entry("running-requests", "running-requests"),
+      Map.entry("load-aware", "load-aware"),
+      Map.entry("vllm-dp", "vllm-dp"),
+      Map.entry("lora-affinity", "lora-affinity"));
   static final double DEFAULT_CACHE_WEIGHT = 0.6;
   static final double DEFAULT_LOAD_WEIGHT = 0.4;
 
@@ -340,7 +349,8 @@ final class GoPolicyConfig {
     if (n.list() == null || n.list().isEmpty()) {
       throw reader.error(n, "scorers must be a list of {name, weight}, got " + (n.map() != null ? "a mapping" : "'" + n.text() + "'"));
     }
-    Map<String, Double> weights = new LinkedHashMap<>(); // summed when two map to the same scorer here
+    Map<String, Double> weights = new LinkedHashMap<>();
+    Map<String, YamlNode> seen = new LinkedHashMap<>();
     double total = 0;
     for (YamlNode item : n.list()) {
       Map<String, YamlNode> s = reader.mapping(item, "a scorer", SCORER);
@@ -351,16 +361,22 @@ final class GoPolicyConfig {
       String goName = reader.string(nameNode, "name");
       String mine = SCORERS.get(goName);
       if (mine == null) {
-        throw reader.error(nameNode, "Go BLIS scorer '" + goName + "' has no counterpart here; scorers"
-            + " read: " + String.join(", ", new java.util.TreeSet<>(SCORERS.keySet())));
+        throw reader.error(nameNode, "unknown Go BLIS scorer '" + goName + "'; scorers read: "
+            + String.join(", ", new java.util.TreeSet<>(SCORERS.keySet())));
       }
-      if (goName.equals("prefix-affinity")) {
-        notes.add(at(nameNode) + ": scorer prefix-affinity is read as prefix-cache: this project scores"
-            + " the prefix each instance actually has cached (Go BLIS kept a router-side record of it)");
+      YamlNode before = seen.putIfAbsent(goName, nameNode);
+      if (before != null) {
+        throw reader.error(nameNode, "duplicate scorer '" + goName + "' (first at line " + before.line()
+            + "): each scorer may appear at most once, as in Go BLIS");
+      }
+      if (goName.equals("lora-affinity")) {
+        notes.add(at(nameNode) + ": scorer lora-affinity is read as this project's: 1 where the instance"
+            + " holds the adapter (on its GPU or named by a request there), 1/2 where it has a free adapter"
+            + " slot, 0 elsewhere (Go BLIS: 1 where it is resident, 0 elsewhere, 1 everywhere when all are alike)");
       }
       double w = weight(s.get("weight"), "weight");
       total += w;
-      weights.merge(mine, w, Double::sum);
+      weights.put(mine, w);
     }
     if (total <= 0) {
       throw reader.error(n, "the scorer weights cannot all be 0");

@@ -15,15 +15,15 @@ import io.blis.api.Router;
 final class PrefixAffinity implements Router {
 
   private final int blockSize;
-  private final int capacityBlocks;
   private final int minBlocks;
-  private HashLru[] index = new HashLru[0];
+  /** Keyed by the instance's position in the router's view. */
+  private final PrefixIndex index;
   private int[] matched = new int[16];
   private boolean[] tied = new boolean[16];
 
   PrefixAffinity(int blockSize, int capacityBlocks, int minBlocks) {
     this.blockSize = blockSize;
-    this.capacityBlocks = capacityBlocks;
+    this.index = new PrefixIndex(capacityBlocks);
     this.minBlocks = minBlocks;
   }
 
@@ -40,12 +40,7 @@ final class PrefixAffinity implements Router {
     } else {
       choice = Load.extreme(cluster, 1, null);
     }
-    // last block first: the leading blocks end up most recent, so eviction trims a prefix from its
-    // end and never leaves a tail that the chained match (which stops at the first miss) cannot use
-    HashLru lru = index[choice];
-    for (int b = hashes.length - 1; b >= 0; b--) {
-      lru.touch(hashes[b]);
-    }
+    index.record(hashes, choice);
     return choice;
   }
 
@@ -62,23 +57,13 @@ final class PrefixAffinity implements Router {
   /** Fills {@link #matched} per instance; returns the best. */
   private int match(long[] hashes, ClusterView cluster) {
     int n = cluster.size();
-    if (index.length < n) {
-      HashLru[] bigger = java.util.Arrays.copyOf(index, n);
-      for (int i = index.length; i < n; i++) {
-        bigger[i] = new HashLru(capacityBlocks);
-      }
-      index = bigger;
-    }
     if (matched.length < n) {
       matched = new int[n];
       tied = new boolean[n];
     }
     int best = 0;
     for (int i = 0; i < n; i++) {
-      int m = 0;
-      while (m < hashes.length && index[i].contains(hashes[m])) {
-        m++;
-      }
+      int m = index.matched(hashes, i);
       matched[i] = m;
       best = Math.max(best, m);
     }

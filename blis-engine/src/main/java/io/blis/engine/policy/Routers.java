@@ -27,8 +27,12 @@ public final class Routers {
 
   /**
    * {@code weighted}: scorers ({@code prefix-cache}, {@code load}, {@code queue-depth}, {@code
-   * kv-utilization}, {@code in-flight}) with weights, normalized to sum 1; argmax, ties to the lowest
-   * index; load scores halve at {@value Weighted#DEFAULT_HALF_LOAD} requests.
+   * kv-utilization}, {@code in-flight}, {@code lora-affinity}, and Go BLIS's {@code prefix-affinity},
+   * {@code precise-prefix-cache}, {@code no-hit-lru}, {@code queue-depth-minmax}, {@code
+   * load-balance}, {@code active-requests}, {@code running-requests}, {@code load-aware}, {@code
+   * vllm-dp}) with weights, normalized to sum 1; argmax, ties to the lowest index; load scores halve
+   * at {@value Weighted#DEFAULT_HALF_LOAD} requests; {@code prefix-affinity} hashes blocks of
+   * {@value Weighted#DEFAULT_BLOCK_SIZE} tokens.
    */
   public static Router weighted(Map<String, Double> scorerWeights) {
     return new Weighted(scorerWeights, Weighted.DEFAULT_HALF_LOAD);
@@ -37,6 +41,14 @@ public final class Routers {
   /** As {@link #weighted(Map)}, a load of {@code halfLoad} requests scoring 1/2. */
   public static Router weighted(Map<String, Double> scorerWeights, int halfLoad) {
     return new Weighted(scorerWeights, halfLoad);
+  }
+
+  /**
+   * As {@link #weighted(Map, int)}, the {@code prefix-affinity} scorer hashing blocks of {@code
+   * blockSize} tokens (the KV cache's, as Go BLIS's does).
+   */
+  public static Router weighted(Map<String, Double> scorerWeights, int halfLoad, int blockSize) {
+    return new Weighted(scorerWeights, halfLoad, blockSize);
   }
 
   /**
@@ -114,7 +126,8 @@ public final class Routers {
 
   /**
    * Provides {@code weighted}; parameters {@code scorers} ({@value Weighted#DEFAULT_SCORERS}) and
-   * {@code half_load} (an eighth of the deployment's {@code max_num_seqs}).
+   * {@code half_load} (an eighth of the deployment's {@code max_num_seqs}); the {@code
+   * prefix-affinity} scorer hashes blocks of the deployment's KV block size.
    */
   public static final class WeightedProvider implements RouterProvider {
     @Override
@@ -124,15 +137,19 @@ public final class Routers {
 
     @Override
     public String description() {
-      return "weighted scorers (prefix-cache, load, queue-depth, kv-utilization, in-flight, lora-affinity), highest total";
+      return "weighted scorers (prefix-cache, load, queue-depth, kv-utilization, in-flight, lora-affinity; Go BLIS's"
+          + " prefix-affinity, precise-prefix-cache, no-hit-lru, queue-depth-minmax, load-balance, active-requests,"
+          + " running-requests, load-aware, vllm-dp), highest total";
     }
 
     @Override
     public Router create(ProviderContext context) {
       Params p = Params.of(name(), context.options(), "scorers", "half_load");
       int seqs = context.deployment() == null ? 0 : context.deployment().maxNumSeqs();
+      int block = context.deployment() == null || context.deployment().blockSizeTokens() < 1
+          ? Weighted.DEFAULT_BLOCK_SIZE : context.deployment().blockSizeTokens();
       return weighted(Weighted.parseScorers(p.string("scorers", Weighted.DEFAULT_SCORERS)),
-          p.integer("half_load", Weighted.halfLoad(seqs), 1));
+          p.integer("half_load", Weighted.halfLoad(seqs), 1), block);
     }
   }
 

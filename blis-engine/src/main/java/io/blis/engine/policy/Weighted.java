@@ -33,11 +33,26 @@ import java.util.Map;
  * holding it has enough requests more than another; a queue of 1,000 scores far below a queue of
  * 1. (Scores scaled min-max across the instances, as in earlier versions, made a one-block prefix difference worth
  * a full point and sent a whole workload to one instance.)
+ *
+ * <p>Go BLIS's scorers are there too, under its names and with its formulas ({@link GoScorers}:
+ * {@code prefix-affinity}, {@code precise-prefix-cache}, {@code no-hit-lru}, {@code load-balance},
+ * {@code active-requests}, {@code running-requests}, {@code load-aware}, {@code vllm-dp}; its
+ * {@code kv-utilization} is this one; its {@code queue-depth}, min-max across the instances, is
+ * {@code queue-depth-minmax}). Every weight is divided by the sum of all of them; this project's
+ * scorers' terms are added first, in a fixed order (so that their totals are what they were before),
+ * then Go BLIS's in the order given. Scorers with state of their own update it in {@link #route},
+ * after the choice, never in {@link #score}.
  */
 final class Weighted implements Router {
 
-  static final List<String> SCORERS = List.of("prefix-cache", "queue-depth", "kv-utilization",
+  /** This project's scorers. */
+  static final List<String> OWN_SCORERS = List.of("prefix-cache", "queue-depth", "kv-utilization",
       "in-flight", "load", "lora-affinity");
+  /** Every scorer: this project's, then Go BLIS's. */
+  static final List<String> SCORERS = java.util.stream.Stream.concat(OWN_SCORERS.stream(),
+      GoScorers.NAMES.stream()).toList();
+  /** The KV cache's block size when the deployment gives none (vLLM's default, 16 tokens). */
+  static final int DEFAULT_BLOCK_SIZE = 16;
   static final String DEFAULT_SCORERS = "prefix-cache:2,load:1,kv-utilization:1";
   /** The half-load count when the deployment gives no {@code max_num_seqs}: an eighth of vLLM's default 256. */
   static final int DEFAULT_HALF_LOAD = 32;
@@ -54,11 +69,27 @@ final class Weighted implements Router {
   private final double loadW;
   private final double loraW;
   private final double halfLoad;
+  /** Go BLIS's scorers with a positive weight, in the order given, and their normalized weights. */
+  private final GoScorers.Scorer[] goScorers;
+  private final double[] goWeights;
   private double[] total = new double[16];
+  private double[] dim = new double[16];
 
   Weighted(Map<String, Double> weights, int halfLoad) {
+    this(weights, halfLoad, DEFAULT_BLOCK_SIZE);
+  }
+
+  /**
+   * @param weights scorer name to weight
+   * @param halfLoad the requests at which {@code load}, {@code queue-depth} and {@code in-flight} score 1/2
+   * @param blockSize the KV cache's block size in tokens (the {@code prefix-affinity} scorer's blocks)
+   */
+  Weighted(Map<String, Double> weights, int halfLoad, int blockSize) {
     if (halfLoad < 1) {
       throw new IllegalArgumentException("weighted router: half_load must be at least 1 request, got " + halfLoad);
+    }
+    if (blockSize < 1) {
+      throw new IllegalArgumentException("weighted router: block size must be at least 1 token, got " + blockSize);
     }
     this.halfLoad = halfLoad;
     double sum = 0;
@@ -83,6 +114,16 @@ final class Weighted implements Router {
     inFlightW = weights.getOrDefault("in-flight", 0.0) / sum;
     loadW = weights.getOrDefault("load", 0.0) / sum;
     loraW = weights.getOrDefault("lora-affinity", 0.0) / sum;
+    List<GoScorers.Scorer> go = new java.util.ArrayList<>();
+    List<Double> goW = new java.util.ArrayList<>();
+    for (Map.Entry<String, Double> e : weights.entrySet()) {
+      if (GoScorers.NAMES.contains(e.getKey()) && e.getValue() > 0) {
+        go.add(GoScorers.create(e.getKey(), blockSize));
+        goW.add(e.getValue() / sum);
+      }
+    }
+    goScorers = go.toArray(GoScorers.Scorer[]::new);
+    goWeights = goW.stream().mapToDouble(Double::doubleValue).toArray();
   }
 
   /** Parses {@code name:weight,name:weight}. */
@@ -115,6 +156,9 @@ final class Weighted implements Router {
         best = i;
       }
     }
+    for (GoScorers.Scorer g : goScorers) {
+      g.routed(request, cluster, best);
+    }
     return best;
   }
 
@@ -129,6 +173,7 @@ final class Weighted implements Router {
     int n = cluster.size();
     if (total.length < n) {
       total = new double[n];
+      dim = new double[n];
     }
     int prompt = request.inputTokens();
     String adapter = loraW > 0 ? request.adapter() : "";
@@ -154,6 +199,13 @@ final class Weighted implements Router {
         t += loraW * (adapter.isEmpty() || s.holdsAdapter(adapter) ? 1.0 : s.freeAdapterSlots() > 0 ? 0.5 : 0.0);
       }
       total[i] = t;
+    }
+    for (int k = 0; k < goScorers.length; k++) {
+      goScorers[k].score(request, cluster, dim);
+      double w = goWeights[k];
+      for (int i = 0; i < n; i++) {
+        total[i] += w * Math.min(1.0, Math.max(0.0, dim[i]));
+      }
     }
     return total;
   }

@@ -43,7 +43,7 @@ class GoPolicyConfigTest {
   }
 
   @Test
-  void weightsDefaultToGoBlissAndScorersMapByWhatTheyMeasure() throws IOException {
+  void weightsDefaultToGoBlissAndScorersKeepGoBlissFormulas() throws IOException {
     assertThat(PolicyBundle.parse("routing: {policy: weighted, load_weight: 1}\n", "p.yaml").router())
         .isEqualTo(new PolicySpec("weighted", Map.of("scorers", "prefix-cache:0.6,load:1.0")));
     Path f = dir.resolve("scorers.yaml");
@@ -60,10 +60,36 @@ class GoPolicyConfigTest {
         """);
     PolicyBundle.Read r = PolicyBundle.read(f);
     assertThat(r.goBlis()).isTrue();
-    assertThat(r.bundle().router().params().get("scorers"))
-        .isEqualTo("prefix-cache:3.0,queue-depth:1.0,load:0.5,in-flight:0.25,kv-utilization:1.0");
-    assertThat(r.notes()).containsExactly(f + ", line 5, column 14: scorer prefix-affinity is read as prefix-cache:"
-        + " this project scores the prefix each instance actually has cached (Go BLIS kept a router-side record of it)");
+    // Go BLIS's min-max queue-depth is queue-depth-minmax here; the others keep their names
+    assertThat(r.bundle().router().params().get("scorers")).isEqualTo("precise-prefix-cache:2.0,prefix-affinity:1.0,"
+        + "queue-depth-minmax:1.0,load-balance:0.5,active-requests:0.25,kv-utilization:1.0");
+    assertThat(r.notes()).isEmpty();
+    // written as a bundle it reads back the same
+    assertThat(PolicyBundle.parse(r.bundle().toYaml(), "bundle.yaml")).isEqualTo(r.bundle());
+  }
+
+  /** Every scorer of Go BLIS's, as a policy config names it, parses and routes a cluster's requests. */
+  @Test
+  void everyGoBlisScorerParsesAndRuns() throws IOException {
+    for (String name : new java.util.TreeSet<>(GoPolicyConfig.SCORERS.keySet())) {
+      Path f = dir.resolve(name + ".yaml");
+      Files.writeString(f, "routing:\n  policy: weighted\n  scorers:\n    - {name: " + name + ", weight: 2}\n");
+      PolicyBundle.Read r = PolicyBundle.read(f);
+      assertThat(r.bundle().router().params().get("scorers")).as(name)
+          .isEqualTo(GoPolicyConfig.SCORERS.get(name) + ":2.0");
+      List<io.blis.workload.RequestSpec> reqs = new java.util.ArrayList<>();
+      for (int i = 0; i < 40; i++) {
+        int[] prompt = new int[200 + 16 * (i % 5)];
+        for (int k = 0; k < prompt.length; k++) {
+          prompt[k] = k < 128 ? 7 + (i % 3) * 1000 + k : 100_000 + i * 1_000 + k; // three shared 128-token prefixes
+        }
+        reqs.add(io.blis.workload.RequestSpec.simple(i, i * 20_000L, prompt, 16));
+      }
+      io.blis.engine.result.SimulationResult res = Cluster.builder().bundle(r.bundle())
+          .defaults(PoolSpec.builder("default").model("meta-llama/llama-3.1-8b-instruct").build()).instances(3)
+          .toSimulation().source(io.blis.workload.RequestSource.of(reqs)).build().run();
+      assertThat(res.overall().completedRequests()).as(name).isEqualTo(reqs.size());
+    }
   }
 
   @Test
@@ -113,9 +139,11 @@ class GoPolicyConfigTest {
         {CONFIG.replace("load_weight: 0.3", "load_weight: -1"), "p.yaml, line 8, column 16: load_weight must be a finite number >= 0, got -1"},
         {CONFIG.replace("policy: weighted", "policy: fastest"), "p.yaml, line 6, column 11: unknown routing policy 'fastest'; available:"},
         {CONFIG.replace("priority-fcfs", "lottery"), "p.yaml, line 11, column 12: unknown scheduler 'lottery'; available:"},
-        {"routing:\n  policy: weighted\n  scorers:\n    - {name: vllm-dp, weight: 1}\n", "p.yaml, line 4, column 14: Go BLIS scorer"
-            + " 'vllm-dp' has no counterpart here; scorers read: active-requests, kv-utilization, load-balance, lora-affinity, precise-prefix-cache,"
-            + " prefix-affinity, queue-depth"},
+        {"routing:\n  policy: weighted\n  scorers:\n    - {name: queue-scorer, weight: 1}\n", "p.yaml, line 4, column 14: unknown"
+            + " Go BLIS scorer 'queue-scorer'; scorers read: active-requests, kv-utilization, load-aware, load-balance, lora-affinity,"
+            + " no-hit-lru, precise-prefix-cache, prefix-affinity, queue-depth, running-requests, vllm-dp"},
+        {"routing:\n  policy: weighted\n  scorers:\n    - {name: vllm-dp, weight: 1}\n    - {name: vllm-dp, weight: 2}\n",
+            "p.yaml, line 5, column 14: duplicate scorer 'vllm-dp' (first at line 4): each scorer may appear at most once, as in Go BLIS"},
         {"routing: {policy: weighted, cache_weight: 0, load_weight: 0}\n", "p.yaml, line 1, column 10: cache_weight and load_weight cannot both be 0"},
         {"routing: {policy: weighted, cache_weight: 1, scorers: [{name: queue-depth, weight: 1}]}\n",
             "p.yaml, line 1, column 55: give cache_weight/load_weight or scorers, not both"},
@@ -126,6 +154,17 @@ class GoPolicyConfigTest {
           .hasMessageStartingWith(c[1])
           .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
     }
+  }
+
+  @Test
+  void loraAffinityIsReadAsThisProjectsAndNoted() throws IOException {
+    Path f = dir.resolve("lora.yaml");
+    Files.writeString(f, "routing:\n  policy: weighted\n  scorers:\n    - {name: vllm-dp, weight: 1}\n"
+        + "    - {name: lora-affinity, weight: 1}\n");
+    PolicyBundle.Read r = PolicyBundle.read(f);
+    assertThat(r.bundle().router().params().get("scorers")).isEqualTo("vllm-dp:1.0,lora-affinity:1.0");
+    assertThat(r.notes()).singleElement().asString().startsWith(f + ", line 5, column 14: scorer lora-affinity is read"
+        + " as this project's:").doesNotContain("\n");
   }
 
   @Test

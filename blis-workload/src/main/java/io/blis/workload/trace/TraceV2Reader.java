@@ -28,6 +28,11 @@ import java.util.regex.Pattern;
  * generates at least one); deadline_us becomes a timeout from the send time. Columns and header
  * keys that do not shape the simulation are listed as notes. Rows are validated on reading;
  * errors name the file, line and column.
+ *
+ * <p>{@link #recorded} reads the same pair for what was measured (the rows' send, first-chunk and
+ * last-chunk times, tokens and status, the header's warm-up count, RTT and observed KV hit rate),
+ * and {@link #itl} the per-chunk times of {@code observe --record-itl}: the observed side of {@code
+ * blis calibrate --trace-header/--trace-data/--sim-results}.
  */
 public final class TraceV2Reader {
 
@@ -137,78 +142,66 @@ public final class TraceV2Reader {
     Map<String, Integer> groupIndex = new HashMap<>();
     Map<String, String> once = new LinkedHashMap<>();
     Map<String, String> names = new HashMap<>();
-    LongSet ids = new LongSet();
-    int zeroOutputs = 0;
-    String firstZeroOutput = null;
-    try (LineReader lines = new LineReader(data)) {
-      String first = lines.firstLine("a TraceV2 data file (a first line request_id,client_id,...)");
-      List<String> columns = List.of(first.strip().split(",", -1));
-      Map<String, Integer> at = columnIndex(data, columns);
-      String line;
-      while ((line = lines.nonBlankLine()) != null) {
-        CsvFields f = CsvFields.quoted(data.toString(), lines.lineNo(), columns, line);
-        String where = data + ":" + lines.lineNo();
-        long id = f.longValue(at.get("request_id"), 0, Long.MAX_VALUE, "");
-        if (!ids.add(id)) {
-          throw f.error(at.get("request_id"), "request_id " + id + " appears twice");
-        }
-        String slo = f.string(at.get("slo_class")).strip();
-        if (slo.isEmpty()) {
-          slo = "standard";
-        } else if (!ClientSpec.SLO_CLASSES.contains(slo)) {
-          throw f.error(at.get("slo_class"), "expected an SLO class, one of " + ClientSpec.SLO_CLASSES);
-        }
-        String group = f.string(at.get("prefix_group")).strip();
-        int prefix = f.intValue(at.get("prefix_length"), 0, RequestSpec.MAX_TOKENS, "the most tokens a request may have");
-        int input = f.intValue(at.get("input_tokens"), 0, RequestSpec.MAX_TOKENS, "the most tokens a request may have");
-        int output = f.intValue(at.get("output_tokens"), 0, RequestSpec.MAX_TOKENS, "the most tokens a request may have");
-        int server = f.intValue(at.get("server_input_tokens"), 0, RequestSpec.MAX_TOKENS, "the most tokens a request may have");
-        long arrival = f.longValue(at.get("arrival_time_us"), 0, RequestSpec.MAX_TIME_US, "the latest simulated time, us");
-        long send = f.longValue(at.get("send_time_us"), 0, RequestSpec.MAX_TIME_US, "the latest simulated time, us");
-        long deadline = f.longValue(at.get("deadline_us"), 0, Long.MAX_VALUE, "");
-        int gi = -1;
-        int own = input;
-        if (!group.isEmpty()) {
-          Integer known = groupIndex.get(group);
-          if (known == null) {
-            known = groups.size();
-            groupIndex.put(group, known);
-            groups.add(group);
-            groupLengths.add(prefix);
-          } else if (groupLengths.get(known) != prefix) {
-            once.putIfAbsent("prefix_length", where + ": prefix_length " + prefix + " differs from the "
-                + groupLengths.get(known) + " of group " + group + "'s first row, which every row of"
-                + " the group uses (as in Go BLIS)");
-          }
-          gi = known;
-        } else if (prefix > 0) {
-          throw f.error(at.get("prefix_length"), "a prefix length needs a prefix_group");
-        } else if (server > 0) {
-          own = server;
-        }
-        if (own + (gi < 0 ? 0 : groupLengths.get(gi)) < 1) {
-          throw f.error(at.get("input_tokens"), "a prompt needs at least one token (input_tokens,"
-              + " server_input_tokens and the group prefix are all 0)");
-        }
-        if (output == 0) {
-          zeroOutputs++;
-          firstZeroOutput = firstZeroOutput == null ? where : firstZeroOutput;
-          output = 1;
-        }
-        long at0 = send > 0 ? send : arrival;
-        long timeout = deadline == 0 ? 0 : Math.max(1, Math.min(RequestSpec.MAX_TIME_US, deadline - at0));
-        String adapter = at.containsKey("adapter") ? intern(names, f.string(at.get("adapter")).strip()) : "";
-        rows.add(new Row(id, at0, own, gi, output, intern(names, slo),
-            intern(names, f.string(at.get("tenant_id")).strip()), timeout, adapter));
-        noteColumns(f, at, where, once);
+    int[] zeroOutputs = {0};
+    String[] firstZeroOutput = {null};
+    forEachRow(data, (f, at, id, lineNo) -> {
+      String where = data + ":" + lineNo;
+      String slo = f.string(at.get("slo_class")).strip();
+      if (slo.isEmpty()) {
+        slo = "standard";
+      } else if (!ClientSpec.SLO_CLASSES.contains(slo)) {
+        throw f.error(at.get("slo_class"), "expected an SLO class, one of " + ClientSpec.SLO_CLASSES);
       }
-    }
+      String group = f.string(at.get("prefix_group")).strip();
+      int prefix = f.intValue(at.get("prefix_length"), 0, RequestSpec.MAX_TOKENS, "the most tokens a request may have");
+      int input = f.intValue(at.get("input_tokens"), 0, RequestSpec.MAX_TOKENS, "the most tokens a request may have");
+      int output = f.intValue(at.get("output_tokens"), 0, RequestSpec.MAX_TOKENS, "the most tokens a request may have");
+      int server = f.intValue(at.get("server_input_tokens"), 0, RequestSpec.MAX_TOKENS, "the most tokens a request may have");
+      long arrival = f.longValue(at.get("arrival_time_us"), 0, RequestSpec.MAX_TIME_US, "the latest simulated time, us");
+      long send = f.longValue(at.get("send_time_us"), 0, RequestSpec.MAX_TIME_US, "the latest simulated time, us");
+      long deadline = f.longValue(at.get("deadline_us"), 0, Long.MAX_VALUE, "");
+      int gi = -1;
+      int own = input;
+      if (!group.isEmpty()) {
+        Integer known = groupIndex.get(group);
+        if (known == null) {
+          known = groups.size();
+          groupIndex.put(group, known);
+          groups.add(group);
+          groupLengths.add(prefix);
+        } else if (groupLengths.get(known) != prefix) {
+          once.putIfAbsent("prefix_length", where + ": prefix_length " + prefix + " differs from the "
+              + groupLengths.get(known) + " of group " + group + "'s first row, which every row of"
+              + " the group uses (as in Go BLIS)");
+        }
+        gi = known;
+      } else if (prefix > 0) {
+        throw f.error(at.get("prefix_length"), "a prefix length needs a prefix_group");
+      } else if (server > 0) {
+        own = server;
+      }
+      if (own + (gi < 0 ? 0 : groupLengths.get(gi)) < 1) {
+        throw f.error(at.get("input_tokens"), "a prompt needs at least one token (input_tokens,"
+            + " server_input_tokens and the group prefix are all 0)");
+      }
+      if (output == 0) {
+        zeroOutputs[0]++;
+        firstZeroOutput[0] = firstZeroOutput[0] == null ? where : firstZeroOutput[0];
+        output = 1;
+      }
+      long at0 = send > 0 ? send : arrival;
+      long timeout = deadline == 0 ? 0 : Math.max(1, Math.min(RequestSpec.MAX_TIME_US, deadline - at0));
+      String adapter = at.containsKey("adapter") ? intern(names, f.string(at.get("adapter")).strip()) : "";
+      rows.add(new Row(id, at0, own, gi, output, intern(names, slo),
+          intern(names, f.string(at.get("tenant_id")).strip()), timeout, adapter));
+      noteColumns(f, at, where, once);
+    });
     if (rows.isEmpty()) {
       throw new IllegalArgumentException(data + ": no requests: the TraceV2 data has its column line"
           + " and no rows");
     }
-    if (zeroOutputs > 0) {
-      once.put("output_tokens", firstZeroOutput + ": " + zeroOutputs + " row(s) with output_tokens 0"
+    if (zeroOutputs[0] > 0) {
+      once.put("output_tokens", firstZeroOutput[0] + ": " + zeroOutputs[0] + " row(s) with output_tokens 0"
           + " are simulated with 1 output token (a request here generates at least one)");
     }
     notes.addAll(once.values());
@@ -287,7 +280,7 @@ public final class TraceV2Reader {
     }
   }
 
-  private static void header(Path file, List<String> notes) {
+  private static HeaderFile header(Path file, List<String> notes) {
     String text = TextFiles.readConfig(file);
     HeaderFile h = StrictYaml.parse(text, file.toString(), HeaderFile.class);
     String source = file.toString();
@@ -323,5 +316,184 @@ public final class TraceV2Reader {
             + " has no meaning here: " + noted[i][1]);
       }
     }
+    return h;
+  }
+
+  // ---- the recorded timings (blis calibrate's observed side) ----
+
+  /**
+   * One row as recorded: its tokens and times, in microseconds on the clock of the trace (Go BLIS's
+   * {@code observe} writes epoch microseconds). Latencies are differences of its times, so they do
+   * not depend on where that clock starts.
+   *
+   * @param requestId request_id
+   * @param sloClass slo_class as written (may be empty)
+   * @param model model as written (may be empty)
+   * @param prefixGroup prefix_group (may be empty)
+   * @param prefixLength prefix_length
+   * @param inputTokens input_tokens (without the group prefix)
+   * @param serverInputTokens server_input_tokens: the prompt tokens the server reported, 0 when not recorded
+   * @param outputTokens output_tokens
+   * @param arrivalTimeUs arrival_time_us
+   * @param sendTimeUs send_time_us
+   * @param firstChunkTimeUs first_chunk_time_us, 0 when no chunk came
+   * @param lastChunkTimeUs last_chunk_time_us, 0 when no chunk came
+   * @param numChunks num_chunks
+   * @param status status (ok, error, timeout)
+   */
+  public record RecordedRow(long requestId, String sloClass, String model, String prefixGroup, int prefixLength,
+      int inputTokens, int serverInputTokens, int outputTokens, long arrivalTimeUs, long sendTimeUs,
+      long firstChunkTimeUs, long lastChunkTimeUs, int numChunks, String status) {
+
+    /** When the request left the client: send_time_us, or arrival_time_us when that is 0 (as {@link #open} sends it). */
+    public long sentUs() {
+      return sendTimeUs > 0 ? sendTimeUs : arrivalTimeUs;
+    }
+
+    /** Time to first token as the client saw it: first_chunk_time_us minus the send time. */
+    public long ttftUs() {
+      return firstChunkTimeUs - sentUs();
+    }
+
+    /** End-to-end latency as the client saw it: last_chunk_time_us minus the send time. */
+    public long e2eUs() {
+      return lastChunkTimeUs - sentUs();
+    }
+
+    /**
+     * Whether the row has usable latencies: a first and a last chunk were recorded, neither before
+     * the send time (a row without them, e.g. a failed request, or with clock skew has none).
+     */
+    public boolean timed() {
+      return firstChunkTimeUs > 0 && lastChunkTimeUs > 0 && ttftUs() >= 0 && e2eUs() >= 0;
+    }
+
+    /**
+     * The prompt tokens the server saw: server_input_tokens when recorded, else the group prefix
+     * and input_tokens (what {@link #open} simulates for the row).
+     */
+    public int promptTokens() {
+      return serverInputTokens > 0 ? serverInputTokens : (prefixGroup.isEmpty() ? 0 : prefixLength) + inputTokens;
+    }
+  }
+
+  /**
+   * The KV cache hit rate the real server reported over the run (header {@code
+   * observed_kv_metrics}, Go BLIS's {@code observe --scrape-kv-metrics}).
+   *
+   * @param source which counters it came from (tiered, gpu-prefix-cache-fallback)
+   * @param hitRate hits over queries, in [0, 1]
+   */
+  public record ObservedKvMetrics(String source, double hitRate) {}
+
+  /** One data row: its fields, the columns by name, its request id (checked unique) and its line. */
+  private interface RowVisitor {
+    void row(CsvFields f, Map<String, Integer> at, long id, int lineNo);
+  }
+
+  /** Reads {@code data}'s column line, then hands each row to {@code v}, refusing a repeated request id. */
+  private static void forEachRow(Path data, RowVisitor v) {
+    LongSet ids = new LongSet();
+    try (LineReader lines = new LineReader(data)) {
+      String first = lines.firstLine("a TraceV2 data file (a first line request_id,client_id,...)");
+      List<String> columns = List.of(first.strip().split(",", -1));
+      Map<String, Integer> at = columnIndex(data, columns);
+      String line;
+      while ((line = lines.nonBlankLine()) != null) {
+        CsvFields f = CsvFields.quoted(data.toString(), lines.lineNo(), columns, line);
+        long id = f.longValue(at.get("request_id"), 0, Long.MAX_VALUE, "");
+        if (!ids.add(id)) {
+          throw f.error(at.get("request_id"), "request_id " + id + " appears twice");
+        }
+        v.row(f, at, id, lines.lineNo());
+      }
+    }
+  }
+
+  /**
+   * A TraceV2 pair read for its recorded outcomes.
+   *
+   * @param mode header mode (real, generated, replayed), empty when absent
+   * @param warmUpRequests header warm_up_requests (0 when absent): requests with a lower id are warm-up
+   * @param measuredRttMs header network.measured_rtt_ms, 0 when absent
+   * @param observedKv header observed_kv_metrics, or null
+   * @param goodputTargets whether the header has goodput_slo_targets
+   * @param rows the rows in file order
+   */
+  public record Recorded(String mode, int warmUpRequests, double measuredRttMs, ObservedKvMetrics observedKv,
+      boolean goodputTargets, List<RecordedRow> rows) {}
+
+  /**
+   * Reads the pair's recorded outcomes: every row with its tokens and times (not sorted, nothing
+   * simulated). Times are any non-negative microsecond values (epoch ones included). Errors name
+   * the file, line and column.
+   */
+  public static Recorded recorded(Path header, Path data) {
+    HeaderFile h = header(header, new ArrayList<>());
+    ObservedKvMetrics kv = null;
+    JsonNode o = h.observedKvMetrics();
+    if (o != null && !o.isNull()) {
+      JsonNode rate = o.get("hit_rate");
+      if (!o.isObject() || rate == null || !rate.isNumber() || !(rate.asDouble() >= 0) || rate.asDouble() > 1) {
+        throw new IllegalArgumentException(header + ": observed_kv_metrics.hit_rate must be a number in [0, 1], got "
+            + (rate == null ? "none" : rate.toString()));
+      }
+      kv = new ObservedKvMetrics(o.path("source").asText(""), rate.asDouble());
+    }
+    double rtt = h.network() == null || h.network().measuredRttMs() == null ? 0 : h.network().measuredRttMs();
+    if (!(rtt >= 0) || !Double.isFinite(rtt)) {
+      throw new IllegalArgumentException(header + ": network.measured_rtt_ms must be a non-negative number, got " + rtt);
+    }
+    JsonNode gp = h.goodputSloTargets();
+    boolean goodput = gp != null && !gp.isNull() && !(gp.isObject() && gp.isEmpty());
+    List<RecordedRow> rows = new ArrayList<>();
+    Map<String, String> names = new HashMap<>();
+    forEachRow(data, (f, at, id, lineNo) -> {
+      String bound = "the most tokens a request may have";
+      rows.add(new RecordedRow(id, intern(names, f.string(at.get("slo_class")).strip()),
+          intern(names, f.string(at.get("model")).strip()), intern(names, f.string(at.get("prefix_group")).strip()),
+          f.intValue(at.get("prefix_length"), 0, RequestSpec.MAX_TOKENS, bound),
+          f.intValue(at.get("input_tokens"), 0, RequestSpec.MAX_TOKENS, bound),
+          f.intValue(at.get("server_input_tokens"), 0, RequestSpec.MAX_TOKENS, bound),
+          f.intValue(at.get("output_tokens"), 0, RequestSpec.MAX_TOKENS, bound),
+          f.longValue(at.get("arrival_time_us"), 0, Long.MAX_VALUE, ""),
+          f.longValue(at.get("send_time_us"), 0, Long.MAX_VALUE, ""),
+          f.longValue(at.get("first_chunk_time_us"), 0, Long.MAX_VALUE, ""),
+          f.longValue(at.get("last_chunk_time_us"), 0, Long.MAX_VALUE, ""),
+          f.intValue(at.get("num_chunks"), 0, Integer.MAX_VALUE, ""),
+          intern(names, f.string(at.get("status")).strip())));
+    });
+    if (rows.isEmpty()) {
+      throw new IllegalArgumentException(data + ": no requests: the TraceV2 data has its column line and no rows");
+    }
+    return new Recorded(h.mode() == null ? "" : h.mode(), h.warmUpRequests() == null ? 0 : h.warmUpRequests(), rtt,
+        kv, goodput, List.copyOf(rows));
+  }
+
+  /**
+   * One streamed chunk of Go BLIS's ITL file ({@code observe --record-itl}: columns request_id,
+   * chunk_index, timestamp_us).
+   */
+  public record ItlChunk(long requestId, int chunkIndex, long timestampUs) {}
+
+  /** The columns of an ITL file. */
+  public static final List<String> ITL_COLUMNS = List.of("request_id", "chunk_index", "timestamp_us");
+
+  /** Reads an ITL file (a column line, then one row per chunk); errors name the file, line and column. */
+  public static List<ItlChunk> itl(Path file) {
+    List<ItlChunk> out = new ArrayList<>();
+    try (LineReader lines = new LineReader(file)) {
+      String first = lines.firstLine("an ITL file (a first line " + String.join(",", ITL_COLUMNS) + ")");
+      if (!first.strip().equals(String.join(",", ITL_COLUMNS))) {
+        throw new IllegalArgumentException(file + ":1: expected the ITL columns " + String.join(",", ITL_COLUMNS)
+            + " (blis observe --record-itl), got '" + TextFiles.quote(first.strip()) + "'");
+      }
+      String line;
+      while ((line = lines.nonBlankLine()) != null) {
+        CsvFields f = new CsvFields(file.toString(), lines.lineNo(), ITL_COLUMNS, line.strip());
+        out.add(new ItlChunk(f.longValue(0), f.intValue(1, 0), f.longValue(2)));
+      }
+    }
+    return out;
   }
 }
