@@ -85,7 +85,7 @@ final class CapacityCommand implements Callable<Integer>, RefusedOptions {
   /** Flags of the workload that capacity searches or sets per load point. */
   private static final List<String> SEARCHED = List.of("--rate", "--num-requests", "--horizon-s");
   /** Options of a single run that a search of many runs would take and do nothing with. */
-  private static final List<String> SINGLE_RUN = List.of("--results-path", "--metrics-path", "--otel-out", "--otel-step-sample-rate",
+  private static final List<String> SINGLE_RUN = List.of("--results-path", "--metrics-path", "--post-hoc-detector", "--saturation-threshold-ms", "--otel-out", "--otel-step-sample-rate",
       "--otel-journey-sample-rate", "--otel-request-snapshots", "--per-request", "--trace-level", "--summarize-trace",
       "--counterfactual-k", "--fitness-weights", "--output-format", "--max-backlog", "--autoscaler");
 

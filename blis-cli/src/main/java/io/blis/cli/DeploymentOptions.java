@@ -114,6 +114,17 @@ final class DeploymentOptions {
           + " FILE; stdout is unchanged.")
   Path metricsPath;
 
+  @Option(names = "--post-hoc-detector", paramLabel = "none|composite|threshold",
+      description = "Go BLIS: add a saturation verdict of the run to the result (default: none).")
+  String postHocDetector = "none";
+
+  @Option(names = "--saturation-threshold-ms", paramLabel = "MS",
+      description = "Go BLIS: mean E2E above which --post-hoc-detector threshold calls the run overloaded (default: 5000).")
+  Double saturationThresholdMs;
+
+  /** The saturation verdict of the last simulation (with --post-hoc-detector), or null. */
+  private com.fasterxml.jackson.databind.node.ObjectNode saturation;
+
   @Option(names = "--per-request", description = "Include one record per request in the result.")
   boolean perRequest;
 
@@ -223,6 +234,12 @@ final class DeploymentOptions {
     if (resultsPath != null) {
       Cli.requireWritable("--results-path", resultsPath);
     }
+    require(cl, PostHocSaturation.DETECTORS.contains(postHocDetector), "--post-hoc-detector must be one of "
+        + String.join(", ", PostHocSaturation.DETECTORS) + ", got '" + postHocDetector + "'");
+    require(cl, saturationThresholdMs == null || postHocDetector.equals("threshold"),
+        "--saturation-threshold-ms goes with --post-hoc-detector threshold");
+    require(cl, saturationThresholdMs == null || (saturationThresholdMs > 0 && Double.isFinite(saturationThresholdMs)),
+        "--saturation-threshold-ms must be a number of milliseconds > 0, got " + saturationThresholdMs);
     if (metricsPath != null) {
       Cli.requireWritable("--metrics-path", metricsPath);
     }
@@ -319,6 +336,10 @@ final class DeploymentOptions {
     return String.join("; ", pools) + policies + ", latency model " + latencyModel;
   }
 
+  private PostHocSaturation postHoc(io.blis.engine.EngineListener next) {
+    return new PostHocSaturation(postHocDetector, saturationThresholdMs == null ? 5000 : saturationThresholdMs, next);
+  }
+
   /** The latency model the flags select. */
   String latencyModel() {
     return latencyModel;
@@ -327,15 +348,24 @@ final class DeploymentOptions {
   private SimulationResult simulate(RequestSource source, long seed, String coefficients, boolean traced) {
     Simulation.Builder b = builder(seed, coefficients);
     b.source(source).recordRequests(perRequest).streamingMetrics(streamingMetrics).maxBacklog(maxBacklog);
+    saturation = null;
     if (otelOut == null || !traced) {
-      return b.build().run();
+      if (postHocDetector.equals("none")) {
+        return b.build().run();
+      }
+      PostHocSaturation post = postHoc(null);
+      SimulationResult r = b.listener(post).build().run();
+      saturation = post.verdict();
+      return r;
     }
     // written to FILE.tmp and moved into place when the run is complete
     Path tmp = io.blis.engine.result.OutputFiles.temporary(Cli.parentsCreated("--otel-out", otelOut));
     SimulationResult result;
     try (OtlpTraceWriter w = new OtlpTraceWriter(tmp, otelOut.getFileName().toString().endsWith(".gz"),
         otelStepSampleRate, otelJourneySampleRate, otelRequestSnapshots, seed)) {
-      result = b.listener(w).build().run();
+      PostHocSaturation post = postHocDetector.equals("none") ? null : postHoc(w);
+      result = b.listener(post != null ? post : w).build().run();
+      saturation = post == null ? null : post.verdict();
     } catch (java.io.UncheckedIOException e) {
       io.blis.engine.result.OutputFiles.discard(tmp);
       // name the file the user gave, not the temporary one beside it
@@ -479,9 +509,15 @@ final class DeploymentOptions {
     if (interval != null) {
       extra.put("prediction_interval", interval);
     }
+    if (saturation != null) {
+      extra.put("saturation", saturation);
+    }
     if (metricsPath != null) { // first: a failed write prints no result
-      Cli.write("--metrics-path", metricsPath,
-          io.blis.engine.result.GoBlisResult.toJson(result, started, java.time.Instant.now()));
+      String metrics = io.blis.engine.result.GoBlisResult.toJson(result, started, java.time.Instant.now());
+      for (var e : extra.entrySet()) {
+        metrics = Cli.appendField(metrics, e.getKey(), e.getValue());
+      }
+      Cli.write("--metrics-path", metricsPath, metrics);
     }
     StringBuilder tail = new StringBuilder(); // the same fields as appendField writes them
     extra.forEach((k, v) -> tail.append(",\n").append(Cli.field(k, v)));

@@ -120,6 +120,8 @@ final class ServeCommand implements Callable<Integer>, RefusedOptions {
     m.put("--horizon", running);
     m.put("--horizon-s", running);
     m.put("--metrics-path", "a server has no end of run; scrape /metrics");
+    m.put("--post-hoc-detector", "a server has no end of run to judge");
+    m.put("--saturation-threshold-ms", "a server has no end of run to judge");
     return java.util.Collections.unmodifiableMap(m);
   }
 

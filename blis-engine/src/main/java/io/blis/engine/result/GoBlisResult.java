@@ -31,6 +31,14 @@ public final class GoBlisResult {
    * @param started when the simulation started (wall clock)
    * @param ended when it ended
    */
+  /** Rejections by the admission policies (the reasons of {@code io.blis.engine.policy.Admissions}). */
+  private static final java.util.Set<String> ADMISSION_REASONS = java.util.Set.of("token_bucket_exhausted",
+      "reject_all", "tier_shed", "gaie_saturated");
+
+  /** Refusals of requests no instance can hold (Go BLIS's {@code dropped_unservable}). */
+  private static final java.util.Set<String> UNSERVABLE_REASONS = java.util.Set.of("prompt_exceeds_max_model_len",
+      "prompt_plus_output_exceeds_max_model_len", "exceeds_kv_cache_capacity");
+
   public static String toJson(SimulationResult r, Instant started, Instant ended) {
     MetricsSummary o = r.overall();
     double simS = r.simulatedDurationUs() / 1e6;
@@ -41,7 +49,14 @@ public final class GoBlisResult {
     n.put("completed_requests", o.completedRequests());
     n.put("still_queued", o.stillQueued());
     n.put("still_running", o.stillRunning());
-    n.put("injected_requests", o.injectedRequests());
+    // Go BLIS counts a request as injected once admitted: its admission rejections never enter
+    long refused = 0;
+    long unservable = 0;
+    for (java.util.Map.Entry<String, Long> e : o.rejectedByReason().entrySet()) {
+      refused += ADMISSION_REASONS.contains(e.getKey()) ? e.getValue() : 0;
+      unservable += UNSERVABLE_REASONS.contains(e.getKey()) ? e.getValue() : 0;
+    }
+    n.put("injected_requests", o.injectedRequests() - refused);
     n.put("timed_out_requests", o.timedOutRequests());
     n.put("rejected_requests", o.rejectedRequests());
     n.put("total_input_tokens", o.inputTokens());
@@ -55,6 +70,8 @@ public final class GoBlisResult {
     latencies(n, "itl", o.itl());
     ms(n, "scheduling_delay_p99_ms", o.schedulingDelay().p99Us());
     n.put("preemption_count", r.engine().preemptions());
+    n.put("dropped_unservable", unservable);
+    n.put("length_capped_requests", 0); // a request over max_model_len is refused here, never cut short
     n.put("cache_hit_rate", round(r.engine().tokenHitRate()));
     try {
       return JSON.writeValueAsString(n) + "\n";
