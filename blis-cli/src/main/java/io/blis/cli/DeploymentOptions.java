@@ -340,6 +340,11 @@ final class DeploymentOptions {
     return new PostHocSaturation(postHocDetector, saturationThresholdMs == null ? 5000 : saturationThresholdMs, next);
   }
 
+  /** The LoRA settings in effect: the flags', else the policy bundle's {@code lora:} section; null for none. */
+  io.blis.engine.lora.LoraSpec loraSpec() {
+    return lora.spec() != null ? lora.spec() : cluster.bundle().lora();
+  }
+
   /** The latency model the flags select. */
   String latencyModel() {
     return latencyModel;

@@ -114,7 +114,7 @@ final class RunCommand implements Callable<Integer> {
     if (traceOut != null) {
       Cli.requireWritable("--trace-out", traceOut);
     }
-    if (workload.namesAdapters() && deployment.lora.spec() == null) {
+    if (workload.namesAdapters() && deployment.loraSpec() == null) {
       Cli.printNotes(spec.commandLine(), List.of("the workload names LoRA adapters and LoRA is off: their requests are"
           + " refused (adapter_not_served); give --enable-lora, --max-loras or --lora-config to serve them"));
     }

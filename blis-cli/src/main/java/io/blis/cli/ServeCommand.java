@@ -251,9 +251,9 @@ final class ServeCommand implements Callable<Integer>, RefusedOptions {
 
   /** The adapter names the server answers to: the registry's, then --lora-modules' (without paths). */
   private List<String> adapterNames() {
-    io.blis.engine.lora.LoraSpec lora = deployment.lora.spec();
+    io.blis.engine.lora.LoraSpec lora = deployment.loraSpec();
     DeploymentOptions.require(spec.commandLine(), loraModules == null || lora != null,
-        "--lora-modules needs LoRA turned on: give --enable-lora, --max-loras or --lora-config");
+        "--lora-modules needs LoRA turned on: give --enable-lora, --max-loras, --lora-config or a policy bundle's lora:");
     java.util.LinkedHashSet<String> out = new java.util.LinkedHashSet<>();
     if (lora != null) {
       out.addAll(lora.adapters().keySet());

@@ -472,8 +472,9 @@ public final class Cluster {
         layout.check(model);
         int tp = layout.tp();
         int blockSize = s.blockSize();
-        io.blis.engine.lora.LoraCosts loraCosts = lora == null ? null
-            : io.blis.engine.lora.LoraCosts.of(lora, model, hw, tp, layout.layersPerStage(model));
+        io.blis.engine.lora.LoraSpec loraSpec = lora != null ? lora : bundle.lora();
+        io.blis.engine.lora.LoraCosts loraCosts = loraSpec == null ? null
+            : io.blis.engine.lora.LoraCosts.of(loraSpec, model, hw, tp, layout.layersPerStage(model));
         long kvBlocks = s.totalKvBlocks() != null ? s.totalKvBlocks()
             : KvCapacity.totalBlocks(model, hw, layout, s.gpuMemoryUtilization(), blockSize,
                 loraCosts == null ? 0 : loraCosts.reservedBytesPerGpu());
@@ -521,7 +522,7 @@ public final class Cluster {
               cpuBlocks > 0 ? ", CPU tier " + cpuBlocks + " blocks" : "");
           if (loraCosts != null) {
             LOG.info("{}LoRA: {} adapter slots of rank {} reserve {} GiB per GPU{}", name.isEmpty() ? "" : "pool " + name
-                + ": ", lora.maxLoras(), lora.maxLoraRank(), String.format(java.util.Locale.ROOT, "%.3f",
+                + ": ", loraSpec.maxLoras(), loraSpec.maxLoraRank(), String.format(java.util.Locale.ROOT, "%.3f",
                 loraCosts.reservedBytesPerGpu() / (double) (1L << 30)), s.totalKvBlocks() != null
                 ? " (not taken from the given total_kv_blocks)" : " before the KV cache is sized");
           }

@@ -54,7 +54,7 @@ public final class LoraFile {
   public static LoraSpec load(Path file, Integer maxLorasOverride) {
     String text = InputTrees.readText(file, "LoRA configuration");
     String source = file.toString();
-    YamlNode root = PolicyBundle.root(text, source);
+    YamlNode root = YamlNode.document(text, source);
     if (root == null) {
       throw new IllegalArgumentException(source + ": the LoRA configuration is empty; give a lora: block");
     }
@@ -206,5 +206,38 @@ public final class LoraFile {
       throw r.error(n, key + " must be >= 0, got " + n.text());
     }
     return v;
+  }
+
+  /** {@code spec} as a {@code lora:} block that {@link #read} reads back to an equal spec. */
+  static String toYaml(LoraSpec spec) {
+    StringBuilder y = new StringBuilder("lora:\n");
+    y.append("  max_loras: ").append(spec.maxLoras()).append('\n');
+    y.append("  max_cpu_loras: ").append(spec.maxCpuLoras()).append('\n');
+    y.append("  max_lora_rank: ").append(spec.maxLoraRank()).append('\n');
+    y.append("  default_rank: ").append(spec.defaultRank()).append('\n');
+    if (!spec.adapters().isEmpty()) {
+      y.append("  adapters:\n");
+      for (LoraSpec.Adapter a : spec.adapters().values()) {
+        y.append("    - {id: ").append(io.blis.workload.StrictYaml.quote(a.name())).append(", rank: ").append(a.rank());
+        if (!a.targets().equals(LoraSizes.ALL_LINEAR)) {
+          y.append(", target_modules: [").append(String.join(", ", a.targets().stream()
+              .map(LoraSizes.Target::peftName).toList())).append(']');
+        }
+        y.append("}\n");
+      }
+    }
+    y.append("  checkpoint_read_gb_s: ").append(spec.diskGbPerS()).append('\n');
+    y.append("  checkpoint_read_latency_ms: ").append(spec.diskLatencyUs() / 1e3).append('\n');
+    y.append("  host_to_gpu_gb_s: ").append(spec.hostToGpuGbPerS()).append('\n');
+    y.append("  copy_latency_us: ").append(spec.copyLatencyUs()).append('\n');
+    if (spec.footprintBytesPerRank() != null) {
+      y.append("  footprint_bytes_per_rank: ").append(spec.footprintBytesPerRank()).append('\n');
+    }
+    if (!spec.overheadTiers().isEmpty()) {
+      y.append("  step_overhead_tiers:\n");
+      spec.overheadTiers().forEach((rank, k) -> y.append("    ").append(rank).append(": {k6: ").append(k[0])
+          .append(", k7: ").append(k[1]).append("}\n"));
+    }
+    return y.toString();
   }
 }

@@ -1,9 +1,6 @@
 package io.blis.engine.cluster;
 
-import com.fasterxml.jackson.core.JacksonException;
-import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.dataformat.yaml.YAMLFactory;
 import io.blis.api.AdmissionPolicyProvider;
 import io.blis.api.NamedProvider;
 import io.blis.api.PriorityPolicyProvider;
@@ -15,7 +12,6 @@ import io.blis.engine.SloTarget;
 import io.blis.latency.coeff.InputTrees;
 import io.blis.workload.StrictYaml;
 import io.blis.workload.synthetic.ClientSpec;
-import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -97,7 +93,16 @@ import java.util.TreeMap;
 public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec admission,
     PolicySpec priority, String scheduler, Long admissionLatencyUs, Long routingLatencyUs,
     Long snapshotRefreshUs, Map<String, SloTarget> slo, PdSpec disaggregation,
-    Map<String, SloTarget> modelSlo) {
+    Map<String, SloTarget> modelSlo, io.blis.engine.lora.LoraSpec lora) {
+
+  /** A bundle without a {@code lora} section. */
+  public PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec admission,
+      PolicySpec priority, String scheduler, Long admissionLatencyUs, Long routingLatencyUs,
+      Long snapshotRefreshUs, Map<String, SloTarget> slo, PdSpec disaggregation,
+      Map<String, SloTarget> modelSlo) {
+    this(pools, router, admission, priority, scheduler, admissionLatencyUs, routingLatencyUs,
+        snapshotRefreshUs, slo, disaggregation, modelSlo, null);
+  }
 
   /** A bundle without a disaggregation section or targets per model. */
   public PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec admission,
@@ -107,9 +112,8 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
         snapshotRefreshUs, slo, null, Map.of());
   }
 
-  private static final YAMLFactory YAML = new YAMLFactory();
   private static final List<String> TOP = List.of("pools", "router", "admission", "priority",
-      "scheduler", "cluster", "slo", "disaggregation", "model_slo");
+      "scheduler", "cluster", "slo", "disaggregation", "model_slo", "lora");
   private static final List<String> PD = List.of("decider", "prefix_threshold", "transfer_bandwidth_gb_s",
       "transfer_base_latency_ms", "transfer_contention", "prefill_router", "decode_router");
   private static final List<String> POOL = List.of("name", "instances", "model", "gpu", "tp",
@@ -176,7 +180,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
 
   /** Bundle text read in either format; an empty document is the {@link #empty} bundle. */
   private static Read read(String text, String source) {
-    YamlNode root = root(text, source);
+    YamlNode root = YamlNode.document(text, source);
     if (root == null) {
       return new Read(empty(), false, List.of());
     }
@@ -197,24 +201,6 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
    */
   public static String goWeightedScorers(Double cache, Double load) {
     return GoPolicyConfig.weightedScorers(cache, load);
-  }
-
-  /** The YAML tree of {@code text}, or null for an empty document. */
-  static YamlNode root(String text, String source) {
-    try (JsonParser p = YAML.createParser(text)) {
-      if (p.nextToken() == null) {
-        return null;
-      }
-      YamlNode root = YamlNode.read(p, source);
-      if (p.nextToken() != null) {
-        throw new YamlNode.Problem(source, p.currentTokenLocation(), "expected a single YAML document");
-      }
-      return root.isNull() ? null : root;
-    } catch (JacksonException e) {
-      throw new IllegalArgumentException(source + ", " + InputTrees.problem(e, "not valid YAML"), e);
-    } catch (IOException e) {
-      throw new IllegalArgumentException(source + ": cannot read: " + e.getMessage(), e);
-    }
   }
 
   /** The bundle as YAML that {@link #parse} reads back to an equal bundle. */
@@ -296,6 +282,9 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       subPolicy(y, "prefill_router", d.prefillRouter());
       subPolicy(y, "decode_router", d.decodeRouter());
     }
+    if (lora != null) {
+      y.append(LoraFile.toYaml(lora));
+    }
     return y.toString();
   }
 
@@ -369,8 +358,9 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
           modelSlo.put(e.getKey(), target(e.getValue(), "model_slo." + e.getKey()));
         }
       }
+      io.blis.engine.lora.LoraSpec lora = top.containsKey("lora") ? LoraFile.read(this, top.get("lora"), null) : null;
       return new PolicyBundle(pools, router, admission, priority, scheduler, admissionLatency,
-          routingLatency, refresh, slo, pd, modelSlo);
+          routingLatency, refresh, slo, pd, modelSlo, lora);
     }
 
     /** A {@code {ttft_ms, e2e_ms}} target. */

@@ -27,6 +27,31 @@ record YamlNode(Map<String, YamlNode> map, List<YamlNode> list, String text, Num
     return map == null && list == null;
   }
 
+  private static final com.fasterxml.jackson.dataformat.yaml.YAMLFactory YAML =
+      new com.fasterxml.jackson.dataformat.yaml.YAMLFactory();
+
+  /**
+   * The single YAML document {@code text} as a tree, null when it is empty or {@code ~}; errors
+   * name {@code source}, the line and the column.
+   */
+  static YamlNode document(String text, String source) {
+    try (JsonParser p = YAML.createParser(text)) {
+      if (p.nextToken() == null) {
+        return null;
+      }
+      YamlNode root = read(p, source);
+      if (p.nextToken() != null) {
+        throw new Problem(source, p.currentTokenLocation(), "expected a single YAML document");
+      }
+      return root.isNull() ? null : root;
+    } catch (com.fasterxml.jackson.core.JacksonException e) {
+      throw new IllegalArgumentException(source + ", "
+          + io.blis.latency.coeff.InputTrees.problem(e, "not valid YAML"), e);
+    } catch (IOException e) {
+      throw new IllegalArgumentException(source + ": cannot read: " + e.getMessage(), e);
+    }
+  }
+
   static YamlNode read(JsonParser p, String source) throws IOException {
     InputTrees.refuseAnchors(p, source);
     JsonLocation at = p.currentTokenLocation();

@@ -144,6 +144,31 @@ public record LoraSpec(int maxLoras, int maxCpuLoras, int maxLoraRank, int defau
         adapters, diskGbPerS, diskLatencyUs, hostToGpuGbPerS, copyLatencyUs, footprintBytesPerRank, overheadTiers);
   }
 
+  @Override
+  public boolean equals(Object o) {
+    if (!(o instanceof LoraSpec l)) {
+      return false;
+    }
+    if (l.overheadTiers.size() != overheadTiers.size()) {
+      return false;
+    }
+    for (Map.Entry<Integer, double[]> e : overheadTiers.entrySet()) {
+      if (!java.util.Arrays.equals(e.getValue(), l.overheadTiers.get(e.getKey()))) {
+        return false;
+      }
+    }
+    return maxLoras == l.maxLoras && maxCpuLoras == l.maxCpuLoras && maxLoraRank == l.maxLoraRank
+        && defaultRank == l.defaultRank && adapters.equals(l.adapters) && diskGbPerS == l.diskGbPerS
+        && diskLatencyUs == l.diskLatencyUs && hostToGpuGbPerS == l.hostToGpuGbPerS
+        && copyLatencyUs == l.copyLatencyUs && Objects.equals(footprintBytesPerRank, l.footprintBytesPerRank);
+  }
+
+  @Override
+  public int hashCode() {
+    return Objects.hash(maxLoras, maxCpuLoras, maxLoraRank, defaultRank, adapters, diskGbPerS, diskLatencyUs,
+        hostToGpuGbPerS, copyLatencyUs, footprintBytesPerRank, overheadTiers.keySet());
+  }
+
   private static void positive(double v, String what) {
     if (!(v > 0) || !Double.isFinite(v)) {
       throw new IllegalArgumentException(what + " must be a finite number > 0, got " + v);

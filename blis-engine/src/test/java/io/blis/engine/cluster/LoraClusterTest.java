@@ -205,4 +205,33 @@ class LoraClusterTest {
     Files.writeString(f, "max_loras: 2\n");
     assertThatThrownBy(() -> LoraFile.load(f, null)).hasMessageContaining("max_loras");
   }
+
+  @Test
+  void aPolicyBundleHasALoraSection() {
+    PolicyBundle b = PolicyBundle.parse("""
+        pools:
+          - {name: a, instances: 2, model: meta-llama/llama-3.1-8b-instruct}
+        router: {policy: weighted, scorers: "load:1,lora-affinity:2"}
+        lora:
+          max_loras: 2
+          max_cpu_loras: 8
+          adapters:
+            - {id: lora-0, rank: 8, target_modules: [q_proj, v_proj]}
+            - {id: lora-1, rank: 16}
+          step_overhead_tiers:
+            16: {k6: 0.035, k7: 1.0}
+        """, "b.yaml");
+    assertThat(b.lora().maxCpuLoras()).isEqualTo(8);
+    assertThat(PolicyBundle.parse(b.toYaml(), "again.yaml")).isEqualTo(b);
+    List<RequestSpec> reqs = workload(200, 8, 2, 9);
+    SimulationResult r = Cluster.builder().bundle(b).toSimulation().source(RequestSource.of(reqs)).build().run();
+    assertThat(r.overall().completedRequests()).isEqualTo(200);
+    assertThat(r.lora().orElseThrow().maxLoras()).isEqualTo(2);
+    // an explicit setting replaces the bundle's
+    SimulationResult four = Cluster.builder().bundle(b).lora(LoraSpec.of(4)).toSimulation().source(RequestSource.of(reqs))
+        .build().run();
+    assertThat(four.lora().orElseThrow().maxLoras()).isEqualTo(4);
+    assertThatThrownBy(() -> PolicyBundle.parse("lora:\n  max_loras: 0\n", "bad.yaml"))
+        .hasMessageContaining("bad.yaml").hasMessageContaining("max_loras must be a whole number >= 1");
+  }
 }
