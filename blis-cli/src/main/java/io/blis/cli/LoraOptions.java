@@ -90,7 +90,8 @@ final class LoraOptions {
     DeploymentOptions.require(cl, cpu >= slots, "--max-cpu-loras (" + cpu + ") must be at least --max-loras (" + slots
         + "), as vLLM requires");
     int rank = maxLoraRank != null ? maxLoraRank : base.maxLoraRank();
-    int defaultRank = loraConfig == null || maxLoraRank != null && base.defaultRank() > rank ? rank : base.defaultRank();
+    // without a file adapters take the slot rank; a file's default rank is capped by a lower --max-lora-rank
+    int defaultRank = loraConfig == null ? rank : Math.min(base.defaultRank(), rank);
     try {
       spec = new LoraSpec(slots, cpu, rank, defaultRank, base.adapters(),
           loadBandwidthBytesUs != null ? loadBandwidthBytesUs / 1e3 : base.diskGbPerS(),

@@ -130,8 +130,6 @@ public final class LoraCosts {
           : above.get(above.firstKey());
       return Math.round(baseUs * k[0] / k[1] * n);
     }
-    int[] r = n == ranks.length ? ranks : java.util.Arrays.copyOf(ranks, n);
-    int[] t = n == tokens.length ? tokens : java.util.Arrays.copyOf(tokens, n);
-    return Math.round(LoraSizes.stepOverheadUs(model, gpu, tp, layers, r, t, dtypeBytes));
+    return Math.round(LoraSizes.stepOverheadUs(model, gpu, tp, layers, ranks, tokens, n, dtypeBytes));
   }
 }

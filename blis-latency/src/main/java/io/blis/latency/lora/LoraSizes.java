@@ -188,7 +188,16 @@ public final class LoraSizes {
    */
   public static double stepOverheadUs(ModelSpec m, HardwareSpec gpu, int tp, int layers, int[] ranks, int[] tokens,
       int dtypeBytes) {
-    if (ranks.length == 0) {
+    return stepOverheadUs(m, gpu, tp, layers, ranks, tokens, ranks.length, dtypeBytes);
+  }
+
+  /**
+   * As {@link #stepOverheadUs(ModelSpec, HardwareSpec, int, int, int[], int[], int)} for the first
+   * {@code n} adapters of {@code ranks} and {@code tokens} (arrays a caller reuses step after step).
+   */
+  public static double stepOverheadUs(ModelSpec m, HardwareSpec gpu, int tp, int layers, int[] ranks, int[] tokens,
+      int n, int dtypeBytes) {
+    if (n == 0) {
       return 0;
     }
     double bw = gpu.memoryBandwidthBytesPerS() * BANDWIDTH_EFFICIENCY;
@@ -196,8 +205,8 @@ public final class LoraSizes {
     int ffn = ffnLayers(m);
     double us = 0;
     for (int withFfn = 0; withFfn < 2; withFfn++) {
-      int n = withFfn == 1 ? ffn : m.numLayers() - ffn;
-      if (n == 0) {
+      int kinds = withFfn == 1 ? ffn : m.numLayers() - ffn; // layers of this kind
+      if (kinds == 0) {
         continue;
       }
       Module[] mods = modules(m, withFfn == 1);
@@ -214,7 +223,7 @@ public final class LoraSizes {
           any = true;
           double inLocal = mod.column() ? mod.in() : (double) mod.in() / tp;
           double outLocal = mod.column() ? (double) mod.out() / tp : mod.out();
-          for (int a = 0; a < ranks.length; a++) {
+          for (int a = 0; a < n; a++) {
             shrinkBytes += (double) ranks[a] * inLocal * dtypeBytes + (double) tokens[a] * inLocal * dtypeBytes;
             expandBytes += (double) ranks[a] * outLocal * dtypeBytes + 2.0 * tokens[a] * outLocal * dtypeBytes;
             shrinkFlops += 2.0 * tokens[a] * ranks[a] * inLocal;
@@ -222,7 +231,7 @@ public final class LoraSizes {
           }
         }
         if (any) {
-          us += n * (kernelUs(shrinkBytes, shrinkFlops, bw, flopsRate) + kernelUs(expandBytes, expandFlops, bw, flopsRate));
+          us += kinds * (kernelUs(shrinkBytes, shrinkFlops, bw, flopsRate) + kernelUs(expandBytes, expandFlops, bw, flopsRate));
         }
       }
     }
