@@ -266,12 +266,14 @@ final class DeploymentOptions {
    */
   SimulationResult simulate(RequestSource source, long seed) {
     started = java.time.Instant.now();
-    if (parsed == null) {
-      return simulate(source, seed, coefficients, true);
-    }
-    CommandLine cl = parsed.commandSpec().commandLine();
-    try (TerminalProgress progress = TerminalProgress.of("blis " + cl.getCommandName(), cl.getErr())) {
-      return simulate(progress.counting(source, ""), seed, coefficients, true);
+    try (io.blis.workload.ReadAheadSource ahead = io.blis.workload.ReadAheadSource.over(source)) {
+      if (parsed == null) {
+        return simulate(ahead, seed, coefficients, true);
+      }
+      CommandLine cl = parsed.commandSpec().commandLine();
+      try (TerminalProgress progress = TerminalProgress.of("blis " + cl.getCommandName(), cl.getErr())) {
+        return simulate(progress.counting(ahead, ""), seed, coefficients, true);
+      }
     }
   }
 

@@ -394,6 +394,12 @@ final class WorkloadOptions {
         throw named(e);
       }
     }
+
+    /** Naming errors depends on nothing else: as the source it names. */
+    @Override
+    public boolean readableAhead() {
+      return delegate.readableAhead();
+    }
   }
 
   /** Free text naming the workload and its seed (trace headers, run descriptions). */

@@ -671,7 +671,17 @@ final class Engine implements EventLoop {
   private ScopeMetrics scope(int stage) {
     ScopeMetrics s = lastScope;
     if (s == null || s != stages.get(stage)) {
-      s = stages.computeIfAbsent(stage, k -> new ScopeMetrics(k, streamingMetrics));
+      s = stages.get(stage);
+      if (s == null) {
+        // the only stage's inter-token samples are the whole run's: shared until a second appears
+        s = new ScopeMetrics(stage, streamingMetrics);
+        if (stages.isEmpty()) {
+          s.shareItl(overall);
+        } else {
+          stages.values().forEach(ScopeMetrics::keepOwnItl);
+        }
+        stages.put(stage, s);
+      }
       lastScope = s;
     }
     return s;

@@ -48,6 +48,17 @@ public interface RequestSource extends AutoCloseable {
     return List.of();
   }
 
+  /**
+   * Whether {@link #next()} may be called ahead of the simulation, from another thread and
+   * concurrently with {@link #onFinished}: it neither depends on nor changes anything {@code
+   * onFinished} or the simulation sees, and returns null only once the source has ended. {@link
+   * ReadAheadSource} then generates requests on a second core. The default is false; a source that
+   * wraps another says true only when it adds nothing that depends on when it is called.
+   */
+  default boolean readableAhead() {
+    return false;
+  }
+
   /** Releases files or other resources; the default does nothing. */
   @Override
   default void close() {}

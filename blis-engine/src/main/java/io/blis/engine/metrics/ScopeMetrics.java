@@ -16,7 +16,12 @@ public final class ScopeMetrics {
   private final ValueStore e2e;
   private final ValueStore ttft;
   /** Inter-token samples; null in breakdown scopes. */
-  private final ValueStore itl;
+  private ValueStore itl;
+  /**
+   * While not null, the scope whose inter-token samples are exactly this scope's (the whole run's,
+   * for the only load stage of a run): this scope adds none of its own and reads that one's.
+   */
+  private ScopeMetrics itlSharedWith;
   private final ValueStore schedulingDelay;
   private final Map<String, Long> rejectedByReason = new TreeMap<>();
   private long injected;
@@ -91,12 +96,35 @@ public final class ScopeMetrics {
         if (metSlo) {
           good++;
         }
-        if (itl != null) {
+        if (itl != null && itlSharedWith == null) {
           for (int i = 0, n = r.itlCount(); i < n; i++) {
             itl.add(r.itlUs(i));
           }
         }
       }
+    }
+  }
+
+  /**
+   * From now until {@link #keepOwnItl}, this scope's inter-token samples are {@code whole}'s: the
+   * caller passes every completed request of this scope to {@code whole} too, and no other. Saves
+   * adding each of hundreds of millions of samples twice in a run of one load stage.
+   */
+  public void shareItl(ScopeMetrics whole) {
+    if (itl == null || whole.itl == null || whole == this) {
+      throw new IllegalStateException("only two scopes with inter-token samples can share them");
+    }
+    itlSharedWith = whole;
+  }
+
+  /**
+   * Ends {@link #shareItl}: this scope's samples become a copy of the shared ones (all of them were
+   * this scope's until now) and it adds its own from here on.
+   */
+  public void keepOwnItl() {
+    if (itlSharedWith != null) {
+      itl = itlSharedWith.itl.copy();
+      itlSharedWith = null;
     }
   }
 
@@ -107,7 +135,8 @@ public final class ScopeMetrics {
     return new MetricsSummary(stage, injected, completed, timedOut, rejected, rejectedByReason,
         stillQueued, stillRunning, inputTokens, outputTokens, span,
         rate(completed, seconds), rate(inputTokens, seconds), rate(outputTokens, seconds),
-        e2e.summarize(), ttft.summarize(), itl == null ? Distribution.EMPTY : itl.summarize(),
+        e2e.summarize(), ttft.summarize(),
+        itl == null ? Distribution.EMPTY : (itlSharedWith != null ? itlSharedWith.itl : itl).summarize(),
         schedulingDelay.summarize(), preemptions,
         inputTokens == 0 ? 0.0 : (double) cachedPromptTokens / inputTokens, good,
         rate(good, seconds));

@@ -11,6 +11,9 @@ public abstract class ValueStore {
 
   public abstract Distribution summarize();
 
+  /** An independent store holding the same samples. */
+  public abstract ValueStore copy();
+
   public static ValueStore create(boolean streaming) {
     return streaming ? new Streaming() : new Exact();
   }
@@ -20,8 +23,9 @@ public abstract class ValueStore {
    * they come in a growable {@code long[]} while they are mostly distinct (end-to-end times of
    * requests: 8 bytes a value, the least any exact store can use); once a sample of them shows
    * that they repeat (inter-token latencies: millions of samples, a few thousand distinct step
-   * times), they are counted instead ({@link Counts}: 32 bytes per distinct value, none per
-   * sample). Both forms give the same order statistics, so the summary does not depend on the
+   * times; checked on a recent window and on all values so far at each doubling), they are counted
+   * instead ({@link Counts}: a dense window of at most 1 MiB and 64 bytes per distinct value, 32
+   * bytes per distinct value outside it, none per sample). Both forms give the same order statistics, so the summary does not depend on the
    * form. Summarizing finds only the order statistics the percentiles read ({@link
    * #orderStatistics}), in linear time.
    */
@@ -48,11 +52,8 @@ public abstract class ValueStore {
       }
       if (size == nextLook) {
         nextLook = size >= Integer.MAX_VALUE / 2 ? Integer.MAX_VALUE : size * 2;
-        if (repeats(values, size)) {
-          counts = new Counts();
-          for (int i = 0; i < size; i++) {
-            counts.add(values[i]);
-          }
+        counts = repeats(values, size) ? countAll(values, size, size) : countAll(values, size, size / 4);
+        if (counts != null) {
           values = null;
           counts.add(valueUs);
           return;
@@ -74,6 +75,44 @@ public abstract class ValueStore {
         sample.add(values[i]);
       }
       return sample.distinct() * 4L <= Math.min(size, SAMPLE);
+    }
+
+    /**
+     * The first {@code size} values counted, or null as soon as more than {@code atMostDistinct} of
+     * them are distinct. With a bound of a quarter this finds values that repeat over the whole run
+     * but not within a recent window: the inter-token latencies of a cluster, where each finishing
+     * request adds its own run of step times from one of many instances. The counts get a dense
+     * window over the values' range of at most 8 entries per distinct value.
+     */
+    private static Counts countAll(long[] values, int size, int atMostDistinct) {
+      Counts probe = new Counts();
+      long min = Long.MAX_VALUE;
+      long max = Long.MIN_VALUE;
+      for (int i = 0; i < size; i++) {
+        probe.add(values[i]);
+        if (probe.distinct() > atMostDistinct) {
+          return null;
+        }
+        min = Math.min(min, values[i]);
+        max = Math.max(max, values[i]);
+      }
+      Counts all = new Counts(min, Math.min(max, min + 8L * probe.distinct()));
+      for (int i = 0; i < size; i++) {
+        all.add(values[i]);
+      }
+      return all;
+    }
+
+    @Override
+    public ValueStore copy() {
+      Exact c = new Exact();
+      c.values = values == null ? null : values.clone();
+      c.size = size;
+      c.counts = counts == null ? null : counts.copy();
+      c.n = n;
+      c.sum = sum;
+      c.nextLook = nextLook;
+      return c;
     }
 
     /** Whether the values are counted (repeating) rather than kept one by one. */
@@ -116,14 +155,52 @@ public abstract class ValueStore {
   }
 
   /**
-   * How often each non-negative value occurred: open addressing with linear probing over two
-   * parallel arrays (key, count), kept at most half full.
+   * How often each non-negative value occurred. Values in a window chosen when the counts are made
+   * (from the smallest value seen then, at most {@value #WINDOW_MAX} wide) are counted in a dense
+   * array, one increment and no search (inter-token latencies of a long run: hundreds of millions
+   * of adds); the others in open addressing with linear probing over two parallel arrays (key,
+   * count), kept at most half full.
    */
   static final class Counts {
     private static final long EMPTY = -1;
+    /** The widest dense window: 1 MiB of counts. */
+    static final int WINDOW_MAX = 1 << 17;
     private long[] keys = filled(16);
     private long[] counts = new long[16];
+    private int hashed;
     private int distinct;
+    private final long base;
+    private final long[] window;
+
+    /** Counts without a dense window. */
+    Counts() {
+      base = 0;
+      window = new long[0];
+    }
+
+    private Counts(Counts from) {
+      keys = from.keys.clone();
+      counts = from.counts.clone();
+      hashed = from.hashed;
+      distinct = from.distinct;
+      base = from.base;
+      window = from.window.clone();
+    }
+
+    Counts copy() {
+      return new Counts(this);
+    }
+
+    /**
+     * Counts whose dense window starts at {@code min} and spans {@code max - min + 1} values rounded
+     * up to a power of two, at most {@value #WINDOW_MAX}.
+     */
+    Counts(long min, long max) {
+      base = Math.max(0, min);
+      long span = Math.max(1, Math.min(WINDOW_MAX, max - base + 1));
+      long width = Long.highestOneBit(span);
+      window = new long[(int) (width < span ? 2 * width : width)];
+    }
 
     private static long[] filled(int capacity) {
       long[] k = new long[capacity];
@@ -137,6 +214,13 @@ public abstract class ValueStore {
     }
 
     void add(long value) {
+      long d = value - base;
+      if (d >= 0 && d < window.length) {
+        if (window[(int) d]++ == 0) {
+          distinct++;
+        }
+        return;
+      }
       if (value < 0) {
         throw new IllegalArgumentException("negative latency sample " + value);
       }
@@ -151,7 +235,8 @@ public abstract class ValueStore {
       }
       keys[i] = value;
       counts[i] = 1;
-      if (++distinct * 2 > keys.length) {
+      distinct++;
+      if (++hashed * 2 > keys.length) {
         grow();
       }
     }
@@ -186,6 +271,11 @@ public abstract class ValueStore {
       long[] sortedKeys = new long[distinct];
       long[] order = new long[distinct];
       int d = 0;
+      for (int j = 0; j < window.length; j++) {
+        if (window[j] != 0) {
+          sortedKeys[d++] = base + j;
+        }
+      }
       for (int j = 0; j < keys.length; j++) {
         if (keys[j] != EMPTY) {
           sortedKeys[d++] = keys[j];
@@ -195,11 +285,17 @@ public abstract class ValueStore {
       int mask = keys.length - 1;
       long atMost = 0;
       for (int v = 0; v < distinct; v++) {
-        int i = slot(sortedKeys[v], mask);
-        while (keys[i] != sortedKeys[v]) {
-          i = (i + 1) & mask;
+        long key = sortedKeys[v];
+        long dk = key - base;
+        if (dk >= 0 && dk < window.length) {
+          atMost += window[(int) dk];
+        } else {
+          int i = slot(key, mask);
+          while (keys[i] != key) {
+            i = (i + 1) & mask;
+          }
+          atMost += counts[i];
         }
-        atMost += counts[i];
         order[v] = atMost; // occurrences up to and including sortedKeys[v]
       }
       long[] at = new long[ranks.length];
@@ -223,6 +319,14 @@ public abstract class ValueStore {
     public void add(long valueUs) {
       histogram.recordValue(valueUs);
       sum += valueUs;
+    }
+
+    @Override
+    public ValueStore copy() {
+      Streaming c = new Streaming();
+      c.histogram.add(histogram);
+      c.sum = sum;
+      return c;
     }
 
     @Override

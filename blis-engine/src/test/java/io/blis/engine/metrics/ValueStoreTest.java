@@ -190,6 +190,20 @@ class ValueStoreTest {
     assertThat(checkedAgainstSort(v).counted()).isTrue();
   }
 
+  /**
+   * A cluster's inter-token latencies: each finishing request adds its own run of step times, so a
+   * recent window is mostly distinct, but over the whole run the step times repeat. Counted.
+   */
+  @Test
+  void valuesThatRepeatOnlyOverTheWholeRunAreCounted() {
+    SplittableRandom rnd = new SplittableRandom(10);
+    long[] v = new long[600_000];
+    for (int i = 0; i < v.length; i++) {
+      v[i] = 5_000 + rnd.nextInt(40_000);
+    }
+    assertThat(checkedAgainstSort(v).counted()).isTrue();
+  }
+
   /** Ties at the very ranks the percentiles read, in the counted form. */
   @Test
   void countedRanksLandOnTheRightValueAtTies() {

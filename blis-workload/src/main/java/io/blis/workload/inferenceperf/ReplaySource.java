@@ -112,6 +112,12 @@ final class ReplaySource implements RequestSource {
         row.stage());
   }
 
+  /** The rows are replayed at their recorded times whatever the simulation does. */
+  @Override
+  public boolean readableAhead() {
+    return true;
+  }
+
   @Override
   public void close() {
     reader.close();

@@ -20,6 +20,8 @@ final class SyntheticSource implements RequestSource {
   private final long maxOpenLoopRequests;
   private final long horizonUs;
   private final ClientGenerator[] heap;
+  /** Whether a client runs multi-turn sessions (whose rounds {@link #onFinished} makes). */
+  private final boolean multiTurn;
   private int heapSize;
   private long openLoopSent;
   private long nextId;
@@ -31,6 +33,7 @@ final class SyntheticSource implements RequestSource {
     this.maxOpenLoopRequests = maxOpenLoopRequests;
     this.horizonUs = horizonUs;
     this.heap = new ClientGenerator[clients.size()];
+    this.multiTurn = clients.stream().anyMatch(c -> c.session().multiTurn());
     for (int i = 0; i < clients.size(); i++) {
       ClientGenerator g = new ClientGenerator(clients.get(i), i, seed, horizonUs);
       if (!g.done()) {
@@ -99,6 +102,12 @@ final class SyntheticSource implements RequestSource {
       siftDown(0);
     }
     return r;
+  }
+
+  /** Without multi-turn clients: the open-loop stream is all there is (ids are drawn by it alone). */
+  @Override
+  public boolean readableAhead() {
+    return !multiTurn;
   }
 
   @Override

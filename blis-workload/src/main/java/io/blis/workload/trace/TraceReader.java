@@ -186,6 +186,12 @@ public final class TraceReader {
       return null;
     }
 
+    /** The rows read by {@link #next()} and the follow-ups {@link #onFinished} releases are apart. */
+    @Override
+    public boolean readableAhead() {
+      return true;
+    }
+
     @Override
     public List<RequestSpec> onFinished(RequestSpec request, RequestOutcome outcome, long timeUs) {
       if (request.sessionId() < 0) {
