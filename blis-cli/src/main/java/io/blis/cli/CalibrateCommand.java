@@ -111,7 +111,7 @@ public final class CalibrateCommand implements Callable<Integer> {
   double networkBandwidthMbps = 0;
 
   @Option(names = "--sim-metrics", paramLabel = "FILE",
-      description = "Go BLIS: the simulation's aggregate KV cache hit rate (cache_hit_rate of --output-format go-blis,"
+      description = "Go BLIS: the simulation's aggregate KV cache hit rate (cache_hit_rate of a --metrics-path file,"
           + " or engine.kv_token_hit_rate of a result JSON), compared with the header's observed_kv_metrics (default:"
           + " --sim-results when it is a result JSON).")
   Path simMetrics;

@@ -147,7 +147,20 @@ final class ConvertCommand implements Callable<Integer> {
     notes.addAll(f.notes());
     String what = "Go BLIS workload spec, version " + f.goVersion();
     if (f.spec() != null) {
-      Cli.write("--out", out, SpecWriter.toYaml(f.spec(), header(what, notes)));
+      io.blis.workload.spec.WorkloadSpec spec = f.spec();
+      if (spec.maxRequests() != Long.MAX_VALUE && spec.clients().stream().anyMatch(c -> c.session().multiTurn())) {
+        // Go BLIS's num_requests counts every round of a session; this project's counts sessions
+        long sent = 0;
+        try (io.blis.workload.RequestSource s = f.source(f.seed())) {
+          while (s.next() != null) {
+            sent++;
+          }
+        }
+        notes.add("num_requests " + spec.maxRequests() + " counts every round of a multi-turn session in Go BLIS's"
+            + " spec; this spec counts sessions and single requests: " + sent + ", the ones Go BLIS's count lets start");
+        spec = new io.blis.workload.spec.WorkloadSpec(spec.seed(), spec.clients(), sent, spec.horizonUs());
+      }
+      Cli.write("--out", out, SpecWriter.toYaml(spec, header(what, notes)));
       return "this project's workload spec: " + f.spec().clients().size() + " client(s); load it with --workload-spec";
     }
     return writeProfile(f.inferencePerf(), what + ", inference_perf block", notes, f.seed());

@@ -354,7 +354,8 @@ final class DeploymentOptions {
 
   private SimulationResult simulate(RequestSource source, long seed, String coefficients, boolean traced) {
     Simulation.Builder b = builder(seed, coefficients);
-    b.source(source).recordRequests(perRequest).streamingMetrics(streamingMetrics).maxBacklog(maxBacklog);
+    b.source(source).recordRequests(perRequest).streamingMetrics(streamingMetrics).maxBacklog(maxBacklog)
+        .breakdownInterTokenSamples(outputFormat.equals("go-blis"));
     saturation = null;
     if (otelOut == null || !traced) {
       if (postHocDetector.equals("none")) {
@@ -520,23 +521,17 @@ final class DeploymentOptions {
       extra.put("saturation", saturation);
     }
     if (metricsPath != null) { // first: a failed write prints no result
-      String metrics = io.blis.engine.result.GoBlisResult.toJson(result, started, java.time.Instant.now());
-      for (var e : extra.entrySet()) {
-        metrics = Cli.appendField(metrics, e.getKey(), e.getValue());
-      }
+      String metrics = io.blis.engine.result.GoBlisResult.toJson(result, started, java.time.Instant.now(), extra);
       Cli.write("--metrics-path", metricsPath, metrics);
     }
     StringBuilder tail = new StringBuilder(); // the same fields as appendField writes them
     extra.forEach((k, v) -> tail.append(",\n").append(Cli.field(k, v)));
     if (outputFormat.equals("go-blis")) {
-      String json = io.blis.engine.result.GoBlisResult.toJson(result, started, java.time.Instant.now());
-      for (var e : extra.entrySet()) {
-        json = Cli.appendField(json, e.getKey(), e.getValue());
-      }
+      String json = io.blis.engine.result.GoBlisResult.toJson(result, started, java.time.Instant.now(), extra);
       if (resultsPath != null && !io.blis.engine.result.OutputFiles.isStdout(resultsPath)) {
         Cli.write("--results-path", resultsPath, json); // first: a failed write prints no result
       }
-      cl.getOut().print(json);
+      cl.getOut().print(GoBlisOutput.render(result, json, cluster.summarizeTrace));
     } else {
       // streamed: a result with a million per-request records or routing decisions is never one
       // string; with --results-path the file is written (atomically) first, then copied to stdout
@@ -552,6 +547,9 @@ final class DeploymentOptions {
       }
     }
     cl.getOut().flush();
+    if (outputFormat.equals("go-blis")) {
+      return; // the fitness and the trace summary are on stdout, as Go BLIS prints them
+    }
     result.fitness().ifPresent(f -> cl.getErr().printf(java.util.Locale.ROOT, "fitness: %.6f%n", f.score()));
     if (cluster.summarizeTrace) {
       cl.getErr().print(result.cluster().traceSummary());

@@ -82,7 +82,7 @@ class GoBlisCommandsTest {
       assertThat(o.err().strip().lines()).as("one line").hasSize(1);
     }
     boolean text = line.contains(" | text");
-    JsonNode result = exit == 0 && !text ? JSON.readTree(o.out()) : null;
+    JsonNode result = exit == 0 && !text ? resultJson(o.out()) : null;
     for (int i = 1; i < parts.length; i++) {
       check(parts[i].strip(), args, result, o);
     }
@@ -139,6 +139,16 @@ class GoBlisCommandsTest {
     }
   }
 
+  /**
+   * The result JSON of a command's stdout: all of it, or in Go BLIS's layout (--output-format go-blis)
+   * the cluster's object, the last after a {@code === Simulation Metrics ===} line.
+   */
+  static JsonNode resultJson(String out) throws IOException {
+    String header = "=== Simulation Metrics ===\n";
+    int at = out.lastIndexOf(header);
+    return JSON.readTree(at < 0 ? out : out.substring(at + header.length()));
+  }
+
   /** Runs {@code args} as a line's command is run (files beside the list) and returns its JSON. */
   private JsonNode run(List<String> args) {
     List<String> a = new ArrayList<>(args);
@@ -146,7 +156,7 @@ class GoBlisCommandsTest {
       localize(a);
       BlisCliTest.Outcome o = BlisCliTest.blis(a.toArray(String[]::new));
       assertThat(o.code()).as("exit status of %s; stderr: %s", a, o.err()).isZero();
-      return JSON.readTree(o.out());
+      return resultJson(o.out());
     } catch (IOException | URISyntaxException e) {
       throw new IllegalStateException(e);
     }

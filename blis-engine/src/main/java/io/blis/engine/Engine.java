@@ -78,6 +78,8 @@ final class Engine implements EventLoop {
   private final RequestSource source;
   private final boolean recordRequests;
   private final boolean streamingMetrics;
+  /** Whether the per-instance and per-SLO-class scopes keep inter-token samples too. */
+  private final boolean breakdownItl;
   private final long horizonUs;
   /** Instances whose snapshot may differ from their figures now, each once. */
   private final List<Runnable> staleSnapshots = new ArrayList<>();
@@ -145,7 +147,7 @@ final class Engine implements EventLoop {
   private final Map<String, ScopeMetrics> perAdapter = new TreeMap<>();
 
   Engine(List<InstanceConfig> configs, ClusterConfig config, RequestSource source,
-      boolean recordRequests, boolean streamingMetrics, long horizonUs, long maxBacklog,
+      boolean recordRequests, boolean streamingMetrics, boolean breakdownItl, long horizonUs, long maxBacklog,
       StepObserver observer) {
     if (configs.size() > EventQueue.MAX_INSTANCES) {
       throw new IllegalArgumentException("at most " + EventQueue.MAX_INSTANCES + " instances, got "
@@ -157,7 +159,7 @@ final class Engine implements EventLoop {
       InstanceConfig c = configs.get(i);
       instances[i] = new Instance(this, i, c.pool(), c.model(), c.scheduler(), c.limits(), c.kv(),
           c.cpuLoadUsPerBlock(), observer, c.gate(), c.adapters());
-      perInstance[i] = new ScopeMetrics(-1, streamingMetrics, false);
+      perInstance[i] = new ScopeMetrics(-1, streamingMetrics, breakdownItl);
     }
     this.multiPool = configs.stream().map(InstanceConfig::pool).distinct().count() > 1;
     this.lora = configs.stream().anyMatch(c -> c.adapters() != null);
@@ -170,6 +172,7 @@ final class Engine implements EventLoop {
     this.source = source;
     this.recordRequests = recordRequests;
     this.streamingMetrics = streamingMetrics;
+    this.breakdownItl = breakdownItl;
     this.horizonUs = horizonUs;
     this.maxBacklog = maxBacklog;
     this.overall = new ScopeMetrics(-1, streamingMetrics);
@@ -662,7 +665,7 @@ final class Engine implements EventLoop {
   private ScopeMetrics breakdown(Map<String, ScopeMetrics> scopes, String key) {
     ScopeMetrics s = scopes.get(key);
     if (s == null) {
-      s = new ScopeMetrics(-1, streamingMetrics, false);
+      s = new ScopeMetrics(-1, streamingMetrics, breakdownItl && scopes == perClass);
       scopes.put(key, s);
     }
     return s;

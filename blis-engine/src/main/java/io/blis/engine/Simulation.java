@@ -138,6 +138,7 @@ public final class Simulation {
     private RequestSource source;
     private boolean recordRequests;
     private boolean streamingMetrics;
+    private boolean breakdownItl;
     private long horizonUs = Long.MAX_VALUE;
     private long maxBacklog = Long.MAX_VALUE;
     private StepObserver observer;
@@ -411,6 +412,16 @@ public final class Simulation {
     }
 
     /**
+     * Keep inter-token samples per instance and per SLO class too, not only for the whole run and
+     * its stages (default false: those breakdowns report end-to-end, first-token and scheduling
+     * times only). Costs one more sample per generated token and breakdown.
+     */
+    public Builder breakdownInterTokenSamples(boolean b) {
+      this.breakdownItl = b;
+      return this;
+    }
+
+    /**
      * Stop processing events later than this time, microseconds (default: none; at most {@link
      * Simulation#MAX_SIMULATED_TIME_US}).
      */
@@ -578,7 +589,7 @@ public final class Simulation {
       Engine.ClusterConfig cluster = new Engine.ClusterConfig(routing, admission, priority,
           admissionLatencyUs, routingLatencyUs, snapshotRefreshUs, Map.copyOf(slo),
           traceDecisions, counterfactualK, fitness, listener, flowControl, autoscaling, disaggregation, models);
-      return new Engine(configs, cluster, source, recordRequests, streamingMetrics, horizonUs,
+      return new Engine(configs, cluster, source, recordRequests, streamingMetrics, breakdownItl, horizonUs,
           maxBacklog, observer);
     }
   }

@@ -154,6 +154,11 @@ public record WorkloadFile(Format format, String goVersion, WorkloadSpec spec,
 
   /** A fresh request stream of the workload with {@code seed}. */
   public RequestSource source(long seed) {
+    if (spec != null && format == Format.GO_BLIS) {
+      // Go BLIS's num_requests counts the rounds of multi-turn sessions
+      return io.blis.workload.synthetic.SyntheticWorkload.ofGoBlis(spec.clients(), seed, spec.maxRequests(),
+          spec.horizonUs());
+    }
     return spec != null ? spec.source(seed) : InferencePerfWorkload.synthetic(inferencePerf, seed);
   }
 }

@@ -19,19 +19,42 @@ final class SyntheticSource implements RequestSource {
   private final long seed;
   private final long maxOpenLoopRequests;
   private final long horizonUs;
+  private final List<ClientSpec> clients;
   private final ClientGenerator[] heap;
   /** Whether a client runs multi-turn sessions (whose rounds {@link #onFinished} makes). */
   private final boolean multiTurn;
   private int heapSize;
   private long openLoopSent;
   private long nextId;
+  /** Whether the request count is Go BLIS's (later rounds count where they would arrive open-loop). */
+  private final boolean goCount;
+  /** Sessions each client started (Go BLIS's count caps them). */
+  private final long[] sessionsStarted;
+  /**
+   * Go BLIS's count: the later rounds of the sessions started, at the times Go BLIS stamps them
+   * before it simulates (the previous round's time + think time + 1 us per output token of the
+   * previous round), ordered by time: {time, session id, round, client index}.
+   */
+  private final java.util.PriorityQueue<long[]> laterRounds =
+      new java.util.PriorityQueue<>((a, b) -> a[0] != b[0] ? Long.compare(a[0], b[0]) : Long.compare(a[1], b[1]));
   /** Live multi-turn sessions: session id to the client that owns it. */
   private final Map<Long, ClientSpec> liveSessions = new HashMap<>();
 
   SyntheticSource(List<ClientSpec> clients, long seed, long maxOpenLoopRequests, long horizonUs) {
+    this(clients, seed, maxOpenLoopRequests, horizonUs, false);
+  }
+
+  /**
+   * @param goCount count {@code maxOpenLoopRequests} as Go BLIS does (see {@link
+   *     SyntheticWorkload#ofGoBlis})
+   */
+  SyntheticSource(List<ClientSpec> clients, long seed, long maxOpenLoopRequests, long horizonUs, boolean goCount) {
+    this.goCount = goCount;
+    this.sessionsStarted = new long[clients.size()];
     this.seed = seed;
     this.maxOpenLoopRequests = maxOpenLoopRequests;
     this.horizonUs = horizonUs;
+    this.clients = clients;
     this.heap = new ClientGenerator[clients.size()];
     this.multiTurn = clients.stream().anyMatch(c -> c.session().multiTurn());
     for (int i = 0; i < clients.size(); i++) {
@@ -73,6 +96,17 @@ final class SyntheticSource implements RequestSource {
     }
     ClientGenerator g = heap[0];
     ClientSpec c = g.client;
+    if (goCount) {
+      // the later rounds stamped before this arrival count first, as in Go BLIS's merged list
+      while (!laterRounds.isEmpty() && laterRounds.peek()[0] < g.arrivalUs) {
+        long[] later = laterRounds.poll();
+        openLoopSent++;
+        stampNextRound(later[0], later[1], (int) later[2], (int) later[3], -1);
+        if (openLoopSent >= maxOpenLoopRequests) {
+          return null;
+        }
+      }
+    }
     long id = nextId++;
     openLoopSent++;
     int input = c.prefixLength() + g.contentTokens;
@@ -86,12 +120,16 @@ final class SyntheticSource implements RequestSource {
     if (c.session().multiTurn()) {
       sessionId = id;
       liveSessions.put(sessionId, c);
+      if (goCount) {
+        sessionsStarted[g.index]++;
+        stampNextRound(g.arrivalUs, sessionId, 0, g.index, g.outputTokens);
+      }
     }
     RequestSpec r = new RequestSpec(
         id, g.arrivalUs, prompt, g.outputTokens, c.sloClass(), c.tenant(), c.prefixGroup(),
         c.prefixLength(), sessionId, 0, c.timeoutUs(), 0, c.model(), g.adapter);
     g.advance();
-    if (g.done()) {
+    if (g.done() || (goCount && c.session().multiTurn() && sessionsStarted[g.index] >= goSessionCap(c))) {
       if (g.beyondTime && beyondTime == null) {
         beyondTime = c;
       }
@@ -108,6 +146,44 @@ final class SyntheticSource implements RequestSource {
   @Override
   public boolean readableAhead() {
     return !multiTurn;
+  }
+
+  /**
+   * Go BLIS generates a multi-turn client's sessions until their rounds reach twice the request
+   * count: at most this many sessions.
+   */
+  private long goSessionCap(ClientSpec c) {
+    if (maxOpenLoopRequests >= Long.MAX_VALUE / 2) {
+      return Long.MAX_VALUE;
+    }
+    long rounds = c.session().rounds();
+    return (2 * maxOpenLoopRequests + rounds - 1) / rounds;
+  }
+
+  /**
+   * Stamps round {@code round + 1} of a session whose round {@code round} Go BLIS stamps at {@code
+   * timeUs}: a think time and 1 us per output token later. The output tokens are those the round
+   * gets ({@code outputTokens}, or for a later round drawn as {@link #onFinished} draws them).
+   */
+  private void stampNextRound(long timeUs, long sessionId, int round, int client, int outputTokens) {
+    ClientSpec c = clientAt(client);
+    if (round + 1 >= c.session().rounds()) {
+      return;
+    }
+    int output = outputTokens;
+    if (output < 0) {
+      SplittableRandom rng = new SplittableRandom(Sampling.mix(Sampling.mix(seed, sessionId), round));
+      c.input().sample(rng);
+      output = c.output().sample(rng);
+    }
+    long next = timeUs + c.session().thinkTimeUs() + output;
+    if (next < horizonUs) {
+      laterRounds.add(new long[] {next, sessionId, round + 1, client});
+    }
+  }
+
+  private ClientSpec clientAt(int index) {
+    return clients.get(index);
   }
 
   @Override

@@ -73,6 +73,11 @@ public final class SyntheticWorkload {
    */
   public static RequestSource of(
       List<ClientSpec> clients, long seed, long maxOpenLoopRequests, long horizonUs) {
+    check(clients, maxOpenLoopRequests, horizonUs);
+    return new SyntheticSource(List.copyOf(clients), seed, maxOpenLoopRequests, horizonUs);
+  }
+
+  private static void check(List<ClientSpec> clients, long maxOpenLoopRequests, long horizonUs) {
     if (clients.isEmpty()) {
       throw new IllegalArgumentException("a synthetic workload needs at least one client");
     }
@@ -85,6 +90,19 @@ public final class SyntheticWorkload {
     if (maxOpenLoopRequests < 0 || horizonUs < 0) {
       throw new IllegalArgumentException("request count and horizon must be >= 0");
     }
-    return new SyntheticSource(List.copyOf(clients), seed, maxOpenLoopRequests, horizonUs);
+  }
+
+  /**
+   * As {@link #of}, with {@code maxRequests} counted as Go BLIS counts a spec's {@code
+   * num_requests}: every round of a multi-turn session counts, at the time Go BLIS stamps it before
+   * simulating (its previous round's time, plus the think time, plus 1 us per output token of that
+   * round), among the other clients' requests by time, and a client starts no session once its
+   * sessions' rounds reach twice the count. The sessions whose first round falls within the count
+   * then run every round, each sent a think time after the previous one ends, as here. A count
+   * that is all single requests is the same as {@link #of}'s.
+   */
+  public static RequestSource ofGoBlis(List<ClientSpec> clients, long seed, long maxRequests, long horizonUs) {
+    check(clients, maxRequests, horizonUs);
+    return new SyntheticSource(List.copyOf(clients), seed, maxRequests, horizonUs, true);
   }
 }

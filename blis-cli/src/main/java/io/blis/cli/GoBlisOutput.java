@@ -1,0 +1,262 @@
+package io.blis.cli;
+
+import io.blis.engine.result.ClusterReport;
+import io.blis.engine.result.DisaggregationReport;
+import io.blis.engine.result.Distribution;
+import io.blis.engine.result.Fitness;
+import io.blis.engine.result.GatewayReport;
+import io.blis.engine.result.GoBlisResult;
+import io.blis.engine.result.InstanceResult;
+import io.blis.engine.result.MetricsSummary;
+import io.blis.engine.result.RoutingDecision;
+import io.blis.engine.result.SimulationResult;
+import java.util.Locale;
+import java.util.Map;
+import java.util.TreeMap;
+
+/**
+ * What Go BLIS's {@code run} prints on stdout, for {@code --output-format go-blis}: a {@code ===
+ * Simulation Metrics ===} object per instance (when there are several) and the cluster's, then the
+ * sections Go BLIS prints when they apply, in its order and wording: fitness (its score is the
+ * weighted sum of the normalized metrics, where this project's own is their weighted mean),
+ * anomaly counters, KV cache metrics, per SLO class, per model, per tenant, disaggregation, and the
+ * decision trace's summary. docs/go-blis.md lists what differs.
+ */
+final class GoBlisOutput {
+
+  private GoBlisOutput() {}
+
+  private static final String METRICS = "=== Simulation Metrics ===\n";
+
+  /**
+   * The whole stdout of a run.
+   *
+   * @param clusterJson the cluster's object ({@link GoBlisResult#toJson} and any appended fields)
+   * @param summarizeTrace whether {@code --summarize-trace} was given
+   */
+  static String render(SimulationResult r, String clusterJson, boolean summarizeTrace) {
+    StringBuilder b = new StringBuilder();
+    ClusterReport c = r.cluster();
+    if (c.instances().size() > 1) {
+      for (InstanceResult ir : c.instances()) {
+        b.append(METRICS).append(GoBlisResult.instanceJson(ir));
+      }
+    }
+    b.append(METRICS).append(clusterJson);
+    r.fitness().ifPresent(f -> fitness(b, f, r));
+    anomalies(b, r);
+    kvCache(b, r);
+    perSlo(b, c.sloClasses());
+    perModel(b, c.models());
+    perTenant(b, c);
+    r.disaggregation().ifPresent(d -> disaggregation(b, d));
+    if (summarizeTrace && c.decisionSummary() != null) {
+      traceSummary(b, c);
+    }
+    return b.toString();
+  }
+
+  private static void line(StringBuilder b, String format, Object... args) {
+    b.append(String.format(Locale.ROOT, format, args)).append('\n');
+  }
+
+  /** Go BLIS's name of a metric a weight names ({@code ttft_p99} is its {@code p99_ttft}). */
+  static String goKey(String metric) {
+    if (metric.equals("tokens_per_s")) {
+      return "tokens_per_sec";
+    }
+    java.util.regex.Matcher m = java.util.regex.Pattern
+        .compile("(ttft|e2e|itl|scheduling_delay)_(mean|p50|p90|p95|p99)").matcher(metric);
+    return m.matches() ? m.group(2) + "_" + m.group(1) : metric;
+  }
+
+  /**
+   * Go BLIS's fitness: the weighted sum of the normalized metrics, its rates over the simulated
+   * duration from time 0 (the {@code responses_per_sec} and {@code tokens_per_sec} printed above;
+   * this project's own fitness takes them from the first arrival).
+   */
+  private static void fitness(StringBuilder b, Fitness.Result f, SimulationResult r) {
+    double seconds = r.simulatedDurationUs() / 1e6;
+    double rps = seconds > 0 ? r.overall().completedRequests() / seconds : 0;
+    double tps = seconds > 0 ? r.overall().outputTokens() / seconds : 0;
+    TreeMap<String, Double> components = new TreeMap<>();
+    double score = 0;
+    for (Map.Entry<String, Double> e : f.weights().entrySet()) {
+      double v = switch (e.getKey()) {
+        case "throughput" -> rps / (rps + 100);
+        case "tokens_per_s" -> tps / (tps + 10_000);
+        default -> f.normalized().get(e.getKey());
+      };
+      components.put(goKey(e.getKey()), v);
+      score += e.getValue() * v;
+    }
+    b.append("=== Fitness Evaluation ===\n");
+    line(b, "Score: %.6f", score);
+    components.forEach((k, v) -> line(b, "  %s: %.6f", k, v));
+  }
+
+  private static void anomalies(StringBuilder b, SimulationResult r) {
+    MetricsSummary o = r.overall();
+    var a = r.cluster().anomalies();
+    long admission = GoBlisResult.admissionRefusals(o);
+    long routing = GoBlisResult.routingRefusals(o);
+    long unservable = GoBlisResult.unservable(o);
+    GatewayReport.Counts g = r.gateway().map(GatewayReport::all).orElse(null);
+    long gwQueued = g == null ? 0 : g.stillQueued();
+    long gwShed = g == null ? 0 : g.shed();
+    long gwRejected = g == null ? 0 : g.rejected();
+    long gwExpired = g == null ? 0 : g.expired();
+    if (a.priorityInversions() == 0 && a.holBlockingEvents() == 0 && admission == 0 && routing == 0
+        && unservable == 0 && o.timedOutRequests() == 0 && gwQueued == 0 && gwShed == 0 && gwRejected == 0
+        && gwExpired == 0) {
+      return;
+    }
+    b.append("=== Anomaly Counters ===\n");
+    line(b, "Priority Inversions: %d", a.priorityInversions());
+    line(b, "HOL Blocking Events: %d", a.holBlockingEvents());
+    line(b, "Rejected Requests (Admission): %d", admission);
+    r.cluster().sloClasses().forEach((cls, m) -> {
+      long shed = m.rejectedByReason().getOrDefault("tier_shed", 0L);
+      if (shed > 0) {
+        line(b, "  Shed (%s): %d", cls, shed);
+      }
+    });
+    line(b, "Rejected Requests (Routing): %d", routing);
+    line(b, "Dropped Unservable: %d", unservable);
+    line(b, "Timed Out Requests: %d", o.timedOutRequests());
+    line(b, "Length-Capped Requests: %d", 0);
+    if (gwQueued > 0) {
+      line(b, "Gateway Queue Depth (horizon): %d", gwQueued);
+    }
+    if (gwShed > 0) {
+      line(b, "Gateway Queue Shed: %d", gwShed);
+    }
+    if (gwRejected > 0) {
+      line(b, "Gateway Queue Rejected: %d", gwRejected);
+    }
+    if (gwExpired > 0) {
+      line(b, "Gateway Expired (TTL): %d", gwExpired);
+    }
+  }
+
+  /**
+   * Preemptions per completed request, the instances' mean prefix-cache hit rate (of prompt
+   * tokens; Go BLIS's is of blocks) and, without a CPU tier, Go BLIS's thrashing rate of a single
+   * tier, 0. With a CPU tier the thrashing line is left out: its CPU evictions are not counted here.
+   */
+  private static void kvCache(StringBuilder b, SimulationResult r) {
+    long completed = r.overall().completedRequests();
+    double preemptionRate = completed > 0 ? (double) r.engine().preemptions() / completed : 0;
+    double hit = 0;
+    for (InstanceResult ir : r.cluster().instances()) {
+      hit += Double.isFinite(ir.kvTokenHitRate()) ? ir.kvTokenHitRate() : 0;
+    }
+    hit = r.cluster().instances().isEmpty() ? 0 : hit / r.cluster().instances().size();
+    if (preemptionRate == 0 && hit == 0) {
+      return;
+    }
+    b.append("=== KV Cache Metrics ===\n");
+    line(b, "Preemption Rate: %.4f", preemptionRate);
+    line(b, "Cache Hit Rate: %.4f", hit);
+    if (r.engine().cpuTierBlocks() == 0) {
+      line(b, "KV Thrashing Rate: %.4f", 0.0);
+    }
+  }
+
+  private static double us(double v) {
+    return Double.isFinite(v) ? v : 0;
+  }
+
+  private static void perSlo(StringBuilder b, Map<String, MetricsSummary> classes) {
+    if (classes.size() <= 1) {
+      return;
+    }
+    b.append("=== Per-SLO Metrics ===\n");
+    classes.forEach((cls, m) -> {
+      line(b, "  %s:", cls.isEmpty() ? "default" : cls);
+      for (String[] d : new String[][] {{"TTFT: ", "t"}, {"ITL:  ", "i"}, {"E2E:  ", "e"}}) {
+        Distribution x = d[1].equals("t") ? m.ttft() : d[1].equals("i") ? m.itl() : m.e2e();
+        line(b, "    %smean=%.2f p99=%.2f (n=%d)", d[0], us(x.meanUs()), us(x.p99Us()), x.count());
+      }
+    });
+  }
+
+  private static void perModel(StringBuilder b, Map<String, MetricsSummary> models) {
+    if (models.isEmpty()) {
+      return;
+    }
+    b.append("=== Per-Model Metrics ===\n");
+    models.forEach((model, m) -> {
+      line(b, "  %s:", model);
+      line(b, "    TTFT: p50=%.2f p99=%.2f (n=%d)", us(m.ttft().p50Us()), us(m.ttft().p99Us()), m.ttft().count());
+      line(b, "    E2E:  p50=%.2f p99=%.2f (n=%d)", us(m.e2e().p50Us()), us(m.e2e().p99Us()), m.e2e().count());
+      line(b, "    Throughput: %.2f req/s, %.2f tok/s", m.requestsPerS(), m.outputTokensPerS());
+    });
+  }
+
+  private static void perTenant(StringBuilder b, ClusterReport c) {
+    if (c.tenants().isEmpty()) {
+      return;
+    }
+    b.append("=== Per-Tenant Metrics ===\n");
+    c.tenants().forEach((t, m) -> line(b, "  %s: requests=%d, tokens=%d", t, m.completedRequests(), m.outputTokens()));
+    double jain = c.tenantFairness();
+    line(b, "  Jain Fairness Index: %.4f", Double.isNaN(jain) ? 1.0 : jain);
+  }
+
+  private static void disaggregation(StringBuilder b, DisaggregationReport d) {
+    b.append("=== PD Metrics ===\n");
+    line(b, "Disaggregated Requests: %d", d.disaggregated());
+    line(b, "Dropped at Decode KV: %d", 0); // a decode instance without room makes it wait, never drops it
+    Distribution t = d.transferUs();
+    if (t.count() > 0) {
+      line(b, "KV Transfer Duration (us): mean=%.1f p50=%.1f p95=%.1f p99=%.1f", t.meanUs(), t.p50Us(), t.p95Us(),
+          t.p99Us());
+    }
+    line(b, "Peak Concurrent Transfers: %d", d.peakConcurrentTransfers());
+  }
+
+  /**
+   * Go BLIS's trace summary: decisions, targets ({@code instance_N}, sorted as text) and the regret
+   * of each routing decision, the best candidate's score less the chosen one's (0 for routers that
+   * do not score).
+   */
+  private static void traceSummary(StringBuilder b, ClusterReport c) {
+    var s = c.decisionSummary();
+    TreeMap<String, Long> targets = new TreeMap<>();
+    double regretSum = 0;
+    double regretMax = 0;
+    long routings = 0;
+    for (RoutingDecision d : c.decisions()) {
+      if (!d.kind().equals("routing") || d.chosen() < 0) {
+        continue;
+      }
+      routings++;
+      targets.merge("instance_" + d.chosen(), 1L, Long::sum);
+      double chosen = Double.NaN;
+      double best = Double.NEGATIVE_INFINITY;
+      for (RoutingDecision.Candidate k : d.candidates()) {
+        if (!Double.isNaN(k.score())) {
+          best = Math.max(best, k.score());
+          if (k.instance() == d.chosen()) {
+            chosen = k.score();
+          }
+        }
+      }
+      double regret = Double.isNaN(chosen) ? 0 : Math.max(0, best - chosen);
+      regretSum += regret;
+      regretMax = Math.max(regretMax, regret);
+    }
+    b.append("=== Trace Summary ===\n");
+    line(b, "Total Decisions: %d", s.admissionDecisions());
+    line(b, "  Admitted: %d", s.admissionDecisions() - s.rejected());
+    line(b, "  Rejected: %d", s.rejected());
+    line(b, "Unique Targets: %d", targets.size());
+    if (!targets.isEmpty()) {
+      b.append("Target Distribution:\n");
+      targets.forEach((k, v) -> line(b, "  %s: %d", k, v));
+    }
+    line(b, "Mean Regret: %.6f", routings == 0 ? 0 : regretSum / routings);
+    line(b, "Max Regret: %.6f", regretMax);
+  }
+}
