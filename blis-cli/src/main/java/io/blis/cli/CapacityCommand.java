@@ -99,6 +99,10 @@ final class CapacityCommand implements Callable<Integer>, RefusedOptions {
     CommandLine cl = spec.commandLine();
     deployment.validate(cl);
     workload.validate(cl, trace == null ? List.of() : List.of("--trace"));
+    for (String flag : List.of("--concurrency", "--think-time-ms")) {
+      DeploymentOptions.require(cl, !cl.getParseResult().hasMatchedOption(flag), flag + " does not apply to blis"
+          + " capacity: it searches an arrival rate, and closed-loop users have none (run them with blis run)");
+    }
     for (String flag : SEARCHED) {
       DeploymentOptions.require(cl, !cl.getParseResult().hasMatchedOption(flag),
           flag + " does not apply to capacity: the rate is what it searches, and each point runs --point-duration-s");

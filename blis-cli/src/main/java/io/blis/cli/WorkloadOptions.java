@@ -10,6 +10,8 @@ import io.blis.workload.trace.NotedSource;
 import io.blis.workload.trace.TokenArrayTraceReader;
 import io.blis.workload.synthetic.AdapterPopularity;
 import io.blis.workload.synthetic.LengthSpec;
+import io.blis.workload.RequestSpec;
+import io.blis.workload.synthetic.SessionSpec;
 import io.blis.workload.synthetic.SyntheticWorkload;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -28,6 +30,16 @@ final class WorkloadOptions {
 
   @Option(names = "--rate", description = "Mean arrival rate, requests per second (default: ${DEFAULT-VALUE}).")
   double rate = 5.0;
+
+  @Option(names = "--concurrency", paramLabel = "N",
+      description = "Closed-loop users instead of --rate (Go BLIS's flag; a benchmark's concurrency): each sends"
+          + " its next request --think-time-ms after its previous one completed, the first ones staggered over"
+          + " the think time; --num-requests counts every request.")
+  Integer concurrency;
+
+  @Option(names = "--think-time-ms", paramLabel = "MS",
+      description = "With --concurrency: each user's pause between a response and its next request, ms (default: 0).")
+  Long thinkTimeMs;
 
   @Option(names = {"--num-requests", "--max-prompts"}, description = "Number of requests (default: ${DEFAULT-VALUE};"
       + " --max-prompts is Go BLIS's name).")
@@ -117,7 +129,8 @@ final class WorkloadOptions {
       return "inference-perf profile " + inferencePerf + ", seed " + seed;
     }
     String what = workloadPreset != null ? "preset " + workloadPreset
-        : String.format(java.util.Locale.ROOT, "Poisson arrivals, prompts %s +- %s tokens, outputs %s +- %s tokens%s",
+        : String.format(java.util.Locale.ROOT, (concurrency != null ? concurrency + " closed-loop users" : "Poisson arrivals")
+            + ", prompts %s +- %s tokens, outputs %s +- %s tokens%s",
             SloSet.trim(promptTokens), SloSet.trim(promptTokensStdev), SloSet.trim(outputTokens),
             SloSet.trim(outputTokensStdev),
             prefixTokens > 0 ? ", a shared prefix of " + prefixTokens + " tokens" : "")
@@ -142,7 +155,8 @@ final class WorkloadOptions {
   /** Flags of the default synthetic workload, refused together with another workload kind. */
   private static final List<String> SYNTHETIC_FLAGS = List.of("--prompt-tokens",
       "--prompt-tokens-stdev", "--prompt-tokens-min", "--prompt-tokens-max", "--output-tokens",
-      "--output-tokens-stdev", "--output-tokens-min", "--output-tokens-max", "--prefix-tokens");
+      "--output-tokens-stdev", "--output-tokens-min", "--output-tokens-max", "--prefix-tokens", "--concurrency",
+      "--think-time-ms");
 
   /** The LoRA flags of the default synthetic workload, refused together with another workload kind. */
   private static final List<String> LORA_FLAGS = List.of("--lora-adapters", "--lora-zipf", "--lora-base-share");
@@ -164,8 +178,16 @@ final class WorkloadOptions {
         : "--workload-traces-filepath goes with --workload traces");
     boolean traces = tracesChosen;
     require(cl, Double.isFinite(rate) && rate > 0, "--rate must be a positive number of requests per second, got " + rate);
+    require(cl, concurrency == null || (concurrency >= 1 && concurrency <= SessionSpec.MAX_USERS),
+        "--concurrency must be in [1, " + SessionSpec.MAX_USERS + "] users, got " + concurrency);
+    require(cl, concurrency == null || !cl.getParseResult().hasMatchedOption("--rate"),
+        "--concurrency and --rate exclude each other: closed-loop users send as fast as their requests complete");
+    require(cl, thinkTimeMs == null || concurrency != null, "--think-time-ms goes with --concurrency");
+    require(cl, concurrency == null || loraAdapters == 0, "--lora-adapters goes with --rate's workload, not --concurrency");
+    require(cl, thinkTimeMs == null || (thinkTimeMs >= 0 && thinkTimeMs <= RequestSpec.MAX_TIME_US / 1000),
+        "--think-time-ms must be in [0, " + RequestSpec.MAX_TIME_US / 1000 + "], got " + thinkTimeMs);
     require(cl, numRequests >= 1, "--num-requests must be at least 1 (a run of no requests measures nothing), got " + numRequests);
-    if (workloadSpec == null && inferencePerf == null && !traces && numRequests > 0) {
+    if (workloadSpec == null && inferencePerf == null && !traces && numRequests > 0 && concurrency == null) {
       // the arrivals' expected span must fit in the simulated time
       double spanS = numRequests / rate;
       require(cl, spanS <= MAX_ARRIVAL_SPAN_S, String.format(java.util.Locale.ROOT,
@@ -354,6 +376,9 @@ final class WorkloadOptions {
     if (inferencePerf != null) {
       return InferencePerfWorkload.synthetic(InferencePerfProfiles.load(inferencePerf), seed);
     }
+    if (concurrency != null) {
+      return SyntheticWorkload.of(List.of(usersClient()), seed, numRequests, Long.MAX_VALUE);
+    }
     return SyntheticWorkload.poissonGaussian(rate, numRequests,
         new LengthSpec(promptTokens, promptTokensStdev, promptTokensMin, promptTokensMax),
         new LengthSpec(outputTokens, outputTokensStdev, outputTokensMin, outputTokensMax),
@@ -402,6 +427,16 @@ final class WorkloadOptions {
     }
   }
 
+  /** The closed-loop users of --concurrency, with the lengths of the default workload. */
+  private io.blis.workload.synthetic.ClientSpec usersClient() {
+    return new io.blis.workload.synthetic.ClientSpec("users", "", "standard",
+        new io.blis.workload.synthetic.ArrivalProcess.Constant(1),
+        new LengthSpec(promptTokens, promptTokensStdev, promptTokensMin, promptTokensMax),
+        new LengthSpec(outputTokens, outputTokensStdev, outputTokensMin, outputTokensMax),
+        prefixTokens > 0 ? "shared" : "", prefixTokens, 0,
+        SessionSpec.users(concurrency, (thinkTimeMs == null ? 0 : thinkTimeMs) * 1000), List.of());
+  }
+
   /** Free text naming the workload and its seed (trace headers, run descriptions). */
   String description(CommandLine cl) {
     String what;
@@ -414,7 +449,8 @@ final class WorkloadOptions {
     } else if (inferencePerf != null) {
       what = "inference-perf profile " + inferencePerf.getFileName();
     } else {
-      what = "poisson-gaussian at " + rate + " req/s, " + numRequests + " requests"
+      what = (concurrency != null ? concurrency + " closed-loop users" + (thinkTimeMs == null ? "" : " thinking "
+          + thinkTimeMs + " ms") : "poisson-gaussian at " + rate + " req/s") + ", " + numRequests + " requests"
           + (loraAdapters > 0 ? ", " + lora() : "");
     }
     return what + ", seed " + effectiveSeed(cl);

@@ -68,6 +68,12 @@ public interface RateWorkload {
    * think times scale with it).
    */
   static RateWorkload spec(WorkloadSpec spec, String name) {
+    for (ClientSpec c : spec.clients()) {
+      if (c.session().closedLoopUsers()) {
+        throw new IllegalArgumentException(name + ": client " + c.id() + " is closed-loop users (session.users,"
+            + " Go BLIS's concurrency), which have no arrival rate for a capacity search to vary; run it with blis run");
+      }
+    }
     double nominal = spec.clients().stream().map(ClientSpec::arrival).mapToDouble(a -> a.rateRps()).sum();
     return new RateWorkload() {
       @Override

@@ -240,14 +240,12 @@ final class GoSpecs {
       throw error(path, "an empty client, expected a mapping (id, rate_fraction, arrival, ...)");
     }
     String id = c.id() == null || c.id().isBlank() ? "client-" + index : c.id();
-    if (c.concurrency() != null && c.concurrency() > 0) {
-      throw error(path + ".concurrency", "concurrency (closed-loop users without an arrival rate) is"
-          + " not simulated from a workload spec here: give the client a rate_fraction and an arrival"
-          + " process, or use multi-turn sessions (reasoning.multi_turn)");
+    common(path, c.model(), c.streaming(), c.network(), c.multimodal(), c.sloTargetUs());
+    if (c.concurrency() != null && c.concurrency() != 0) {
+      return users(c, path, id, version);
     }
     noMeaning(path + ".think_time_us", c.thinkTimeUs(), "it goes with concurrency; session think times"
         + " are reasoning.multi_turn.think_time_us");
-    common(path, c.model(), c.streaming(), c.network(), c.multimodal(), c.sloTargetUs());
     if (c.rateFraction() == null || !(c.rateFraction() > 0) || c.rateFraction().isInfinite()) {
       throw error(c.rateFraction() == null ? path : path + ".rate_fraction",
           "rate_fraction must be a positive number (this client's share of aggregate_rate), got "
@@ -259,6 +257,37 @@ final class GoSpecs {
     return new Member(path, id, nz(c.tenantId()), sloClass(path, c.sloClass(), version),
         c.rateFraction(), c.arrival(), c.inputDistribution(), c.outputDistribution(),
         nz(c.prefixGroup()), c.prefixLength(), windows, path + ".lifecycle.windows",
+        timeout(path, c.timeout(), session), session, nz(c.model()), adapter(path, c.adapter()));
+  }
+
+  /**
+   * A client of {@code concurrency} closed-loop users: each sends its next request {@code
+   * think_time_us} after its previous one completed, the first ones staggered over the think time.
+   */
+  private Member users(GoSpecFile.Client c, String path, String id, String version) {
+    if (c.concurrency() < 0 || c.concurrency() > SessionSpec.MAX_USERS) {
+      throw error(path + ".concurrency", "concurrency must be in [1, " + SessionSpec.MAX_USERS + "] users, got "
+          + c.concurrency());
+    }
+    long think = c.thinkTimeUs() == null ? 0 : c.thinkTimeUs();
+    if (think < 0 || think > RequestSpec.MAX_TIME_US) {
+      throw error(path + ".think_time_us", "think_time_us must be in [0, " + RequestSpec.MAX_TIME_US
+          + "] microseconds, got " + think);
+    }
+    for (String[] k : new String[][] {{"reasoning", c.reasoning() == null ? null : "x"},
+        {"lifecycle", c.lifecycle() == null ? null : "x"}}) {
+      if (k[1] != null) {
+        throw error(path + "." + k[0], k[0] + " does not go with concurrency (closed-loop users send"
+            + " single requests for the whole run)");
+      }
+    }
+    noMeaning(path + ".rate_fraction", c.rateFraction() == null || c.rateFraction() == 0 ? null : c.rateFraction(),
+        "closed-loop users (concurrency) send as fast as their requests complete");
+    noMeaning(path + ".arrival", c.arrival(), "closed-loop users (concurrency) have no arrival process");
+    SessionSpec session = SessionSpec.users(c.concurrency(), think);
+    return new Member(path, id, nz(c.tenantId()), sloClass(path, c.sloClass(), version),
+        0, null, c.inputDistribution(), c.outputDistribution(),
+        nz(c.prefixGroup()), c.prefixLength(), List.of(), path + ".lifecycle.windows",
         timeout(path, c.timeout(), session), session, nz(c.model()), adapter(path, c.adapter()));
   }
 
@@ -488,7 +517,7 @@ final class GoSpecs {
     }
     List<List<ActiveWindow>> spans = new ArrayList<>();
     for (Member m : members) {
-      spans.add(windows(m, absolute));
+      spans.add(m.session().closedLoopUsers() ? List.of() : windows(m, absolute));
     }
     double[] rates = new double[members.size()];
     if (!absolute) {
@@ -509,8 +538,17 @@ final class GoSpecs {
       if (!ids.add(m.id())) {
         throw error(m.path(), "duplicate client id '" + m.id() + "'");
       }
-      out.addAll(split(m, spans.get(i), rates[i], absolute,
-          m.prefixGroup().isEmpty() ? 0 : groupLength.get(m.prefixGroup())));
+      int prefix = m.prefixGroup().isEmpty() ? 0 : groupLength.get(m.prefixGroup());
+      if (m.session().closedLoopUsers()) {
+        // no arrival process: the users' requests follow their completions (the rate is a placeholder)
+        LengthDistribution input = length(m.path() + ".input_distribution", m.input());
+        LengthDistribution output = length(m.path() + ".output_distribution", m.output());
+        out.add(locate(m.path(), () -> new ClientSpec(m.id(), m.tenant(), m.sloClass(),
+            new ArrivalProcess.Constant(1), input, output, m.prefixGroup(), prefix, m.timeoutUs(), m.session(),
+            List.of(), io.blis.workload.synthetic.RateCurve.NONE, m.model(), m.adapter(), AdapterPopularity.NONE)));
+        continue;
+      }
+      out.addAll(split(m, spans.get(i), rates[i], absolute, prefix));
     }
     return out;
   }

@@ -30,7 +30,8 @@ record SpecFile(
     if (version != null && version != 1) {
       throw new IllegalArgumentException("version must be 1, got " + version);
     }
-    boolean shares = clients == null || clients.stream().anyMatch(c -> c == null || c.rate() == null);
+    boolean shares = clients == null || clients.stream().anyMatch(c -> c == null || (c.rate() == null
+        && (c.session() == null || !c.session().closedLoopUsers())));
     if ((shares || aggregateRate != null)
         && (aggregateRate == null || !(aggregateRate > 0) || aggregateRate.isInfinite())) {
       throw new IllegalArgumentException(
@@ -113,6 +114,15 @@ record SpecFile(
       }
       if (rate != null) {
         ArrivalProcess.requireRate("rate (requests per second)", rate);
+      }
+      if (session != null && session.closedLoopUsers()) {
+        for (Object[] k : new Object[][] {{"rate", rate}, {"rate_fraction", rateFraction}, {"arrival", arrival},
+            {"rate_by_hour", rateByHour}, {"lifecycle", lifecycle}}) {
+          if (k[1] != null) {
+            throw new IllegalArgumentException("client " + id + ": " + k[0] + " does not go with session.users"
+                + " (closed-loop users send as fast as their requests complete, for the whole run)");
+          }
+        }
       }
       if (timeoutS != null && (!(timeoutS >= 0) || timeoutS > MAX_TIME_S)) {
         throw new IllegalArgumentException(
@@ -355,21 +365,40 @@ record SpecFile(
     }
   }
 
-  /** Multi-turn sessions: rounds, think time (s), context accumulation. */
-  record SessionFile(Integer rounds, Double thinkTimeS, Boolean accumulateContext) {
+  /**
+   * Multi-turn sessions: rounds, think time (s), context accumulation; or {@code users} closed-loop
+   * users and their think time.
+   */
+  record SessionFile(Integer rounds, Double thinkTimeS, Boolean accumulateContext, Integer users) {
     SessionFile {
-      if (rounds == null) {
-        throw new IllegalArgumentException("session.rounds is required");
+      if (users != null) {
+        if (rounds != null || Boolean.TRUE.equals(accumulateContext)) {
+          throw new IllegalArgumentException("session.users (closed-loop users, each sending its next request"
+              + " think_time_s after the previous one completed) goes without rounds and accumulate_context");
+        }
+        if (users < 1 || users > SessionSpec.MAX_USERS) {
+          throw new IllegalArgumentException("session.users must be in [1, " + SessionSpec.MAX_USERS + "], got "
+              + users);
+        }
+      } else if (rounds == null) {
+        throw new IllegalArgumentException("session.rounds (or users) is required");
       }
       if (thinkTimeS != null && (!(thinkTimeS >= 0) || thinkTimeS > MAX_TIME_S)) {
         throw new IllegalArgumentException(
             "think_time_s must be in [0, " + MAX_TIME_S + "] seconds (" + RequestSpec.MAX_TIME_WORDS + "), got " + thinkTimeS);
       }
-      spec(rounds, thinkTimeS, accumulateContext);
+      if (users == null) {
+        spec(rounds, thinkTimeS, accumulateContext);
+      }
     }
 
     SessionSpec spec() {
-      return spec(rounds, thinkTimeS, accumulateContext);
+      return users != null ? SessionSpec.users(users, thinkTimeS == null ? 0 : Math.round(thinkTimeS * 1e6))
+          : spec(rounds, thinkTimeS, accumulateContext);
+    }
+
+    boolean closedLoopUsers() {
+      return users != null;
     }
 
     private static SessionSpec spec(int rounds, Double think, Boolean accumulate) {

@@ -48,8 +48,10 @@ public final class SpecWriter {
       if (!c.adapters().isNone()) {
         y.append("    adapters: ").append(adapters(c.adapters())).append('\n');
       }
-      y.append("    rate: ").append(c.arrival().rateRps()).append('\n');
-      y.append("    arrival: ").append(arrival(c.arrival())).append('\n');
+      if (!c.session().closedLoopUsers()) {
+        y.append("    rate: ").append(c.arrival().rateRps()).append('\n');
+        y.append("    arrival: ").append(arrival(c.arrival())).append('\n');
+      }
       y.append("    input: ").append(length(c.input())).append('\n');
       y.append("    output: ").append(length(c.output())).append('\n');
       if (!c.prefixGroup().isEmpty()) {
@@ -59,7 +61,10 @@ public final class SpecWriter {
       if (c.timeoutUs() > 0) {
         y.append("    timeout_s: ").append(seconds(c.timeoutUs())).append('\n');
       }
-      if (c.session().multiTurn()) {
+      if (c.session().closedLoopUsers()) {
+        y.append("    session: {users: ").append(c.session().users()).append(", think_time_s: ")
+            .append(seconds(c.session().thinkTimeUs())).append("}\n");
+      } else if (c.session().multiTurn()) {
         y.append("    session: {rounds: ").append(c.session().rounds()).append(", think_time_s: ")
             .append(seconds(c.session().thinkTimeUs())).append(", accumulate_context: ")
             .append(c.session().accumulateContext()).append("}\n");

@@ -50,19 +50,24 @@ public record WorkloadSpec(long seed, List<ClientSpec> clients, long maxRequests
     }
   }
 
+  private static boolean users(SpecFile.ClientFile c) {
+    return c.session() != null && c.session().closedLoopUsers();
+  }
+
   private static WorkloadSpec from(SpecFile f) {
     double total = 0;
     for (SpecFile.ClientFile c : f.clients()) {
-      if (c.rate() == null) {
+      if (c.rate() == null && !users(c)) {
         total += c.fraction();
       }
     }
     List<ClientSpec> clients = new ArrayList<>();
     for (SpecFile.ClientFile c : f.clients()) {
-      double rate = c.rate() != null ? c.rate() : f.aggregateRate() * c.fraction() / total;
+      double rate = c.rate() != null ? c.rate() : users(c) ? 1 : f.aggregateRate() * c.fraction() / total;
       ArrivalProcess arrival;
       try {
-        arrival = c.arrival() == null ? new ArrivalProcess.Poisson(rate) : c.arrival().at(rate);
+        // closed-loop users have no arrival process: theirs is a placeholder
+        arrival = c.arrival() == null || users(c) ? new ArrivalProcess.Poisson(rate) : c.arrival().at(rate);
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException("client " + c.id() + " (" + (c.rate() != null ? "rate"
             : "aggregate_rate x rate_fraction / sum of rate fractions") + " = " + rate

@@ -56,9 +56,32 @@ final class ClientGenerator {
     return done;
   }
 
-  /** Moves to the next request: first arrival is one gap after the start (or window start). */
+  /** Closed-loop users whose first request was generated. */
+  private int usersStarted;
+
+  /**
+   * Moves to the next request: first arrival is one gap after the start (or window start). For
+   * closed-loop users, the next user's first request, staggered over the think time.
+   */
   void advance() {
     if (done) {
+      return;
+    }
+    SessionSpec session = client.session();
+    if (session.closedLoopUsers()) {
+      if (usersStarted == session.users()) {
+        done = true;
+        return;
+      }
+      // floor(u x think / users), exactly and without overflow (u < users)
+      long think = session.thinkTimeUs();
+      long t = usersStarted * (think / session.users()) + usersStarted * (think % session.users()) / session.users();
+      usersStarted++;
+      if (t > horizonUs) {
+        done = true;
+        return;
+      }
+      pending(t);
       return;
     }
     List<ActiveWindow> windows = client.windows();
@@ -94,6 +117,10 @@ final class ClientGenerator {
       beyondTime = true;
       return;
     }
+    pending(t);
+  }
+
+  private void pending(long t) {
     arrivalUs = t;
     contentTokens = client.input().sample(rng);
     outputTokens = client.output().sample(rng);

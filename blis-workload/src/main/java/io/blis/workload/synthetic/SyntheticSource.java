@@ -26,6 +26,8 @@ final class SyntheticSource implements RequestSource {
   private int heapSize;
   private long openLoopSent;
   private long nextId;
+  /** Later requests of closed-loop users sent: they count toward the request cap. */
+  private long userFollowUps;
   /** Whether the request count is Go BLIS's (later rounds count where they would arrive open-loop). */
   private final boolean goCount;
   /** Sessions each client started (Go BLIS's count caps them). */
@@ -91,12 +93,12 @@ final class SyntheticSource implements RequestSource {
     if (heapSize == 0 && beyondTime != null && openLoopSent < maxOpenLoopRequests) {
       throw beyondTime(beyondTime);
     }
-    if (heapSize == 0 || openLoopSent >= maxOpenLoopRequests) {
+    if (heapSize == 0 || openLoopSent + userFollowUps >= maxOpenLoopRequests) {
       return null;
     }
     ClientGenerator g = heap[0];
     ClientSpec c = g.client;
-    if (goCount) {
+    if (goCount && !c.session().closedLoopUsers()) {
       // the later rounds stamped before this arrival count first, as in Go BLIS's merged list
       while (!laterRounds.isEmpty() && laterRounds.peek()[0] < g.arrivalUs) {
         long[] later = laterRounds.poll();
@@ -120,7 +122,7 @@ final class SyntheticSource implements RequestSource {
     if (c.session().multiTurn()) {
       sessionId = id;
       liveSessions.put(sessionId, c);
-      if (goCount) {
+      if (goCount && !c.session().closedLoopUsers()) {
         sessionsStarted[g.index]++;
         stampNextRound(g.arrivalUs, sessionId, 0, g.index, g.outputTokens);
       }
@@ -129,7 +131,8 @@ final class SyntheticSource implements RequestSource {
         id, g.arrivalUs, prompt, g.outputTokens, c.sloClass(), c.tenant(), c.prefixGroup(),
         c.prefixLength(), sessionId, 0, c.timeoutUs(), 0, c.model(), g.adapter);
     g.advance();
-    if (g.done() || (goCount && c.session().multiTurn() && sessionsStarted[g.index] >= goSessionCap(c))) {
+    if (g.done() || (goCount && c.session().multiTurn() && !c.session().closedLoopUsers()
+        && sessionsStarted[g.index] >= goSessionCap(c))) {
       if (g.beyondTime && beyondTime == null) {
         beyondTime = c;
       }
@@ -197,9 +200,13 @@ final class SyntheticSource implements RequestSource {
     }
     int round = request.round() + 1;
     long arrival = timeUs + c.session().thinkTimeUs();
-    if (outcome != RequestOutcome.COMPLETED || round >= c.session().rounds() || arrival > horizonUs) {
+    boolean spent = c.session().closedLoopUsers() && openLoopSent + userFollowUps >= maxOpenLoopRequests;
+    if (outcome != RequestOutcome.COMPLETED || round >= c.session().rounds() || arrival > horizonUs || spent) {
       liveSessions.remove(request.sessionId());
       return List.of();
+    }
+    if (c.session().closedLoopUsers()) {
+      userFollowUps++; // a user's next request counts as its first did
     }
     SplittableRandom rng = new SplittableRandom(Sampling.mix(Sampling.mix(seed, request.sessionId()), round));
     int turn = c.input().sample(rng);
