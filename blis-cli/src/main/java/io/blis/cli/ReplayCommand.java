@@ -10,12 +10,7 @@ import io.blis.workload.trace.NotedSource;
 import io.blis.workload.trace.TokenArrayTraceReader;
 import io.blis.workload.trace.TraceReader;
 import io.blis.workload.trace.TraceV2Reader;
-import io.blis.workload.trace.TraceV2Writer;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
@@ -79,8 +74,6 @@ final class ReplayCommand implements Callable<Integer> {
   private Path[] traceV2;
   /** Whether --trace is Go BLIS's trace CSV with token arrays. */
   private boolean tokenArrays;
-  /** The TraceV2 data as read: traceV2[1], or its copy with epoch times moved to 0 ({@link TraceV2Writer#rebase}). */
-  private Path dataRead;
 
   @Override
   public Integer call() {
@@ -111,30 +104,12 @@ final class ReplayCommand implements Callable<Integer> {
     Ensemble ensemble = intervalOptions.resolve(deployment.latencyModel());
     long providerSeed = seed;
     if (traceV2 != null || tokenArrays) {
-      Path rebasedDir = null;
-      try {
-        dataRead = traceV2 == null ? null : traceV2[1];
-        if (traceV2 != null) {
-          rebasedDir = Files.createTempDirectory("blis-replay-");
-          TraceV2Writer.Rebased r = TraceV2Writer.rebase(traceV2[1], rebasedDir.resolve(traceV2[1].getFileName()));
-          if (r != null) {
-            dataRead = r.file();
-            Cli.printNotes(spec.commandLine(), List.of(traceV2[1] + ": send_time_us are wall-clock (Unix epoch)"
-                + " microseconds, as Go BLIS's observe writes them: every request is moved back by " + r.shiftUs()
-                + " us, so that the first is sent at 0"));
-          }
-        }
-        SimulationResult result;
-        try (RequestSource source = goSource(true)) {
-          result = deployment.simulate(source, providerSeed);
-        }
-        deployment.emit(spec.commandLine(), result, ensemble, intervalOptions.level, () -> goSource(false), providerSeed);
-        return 0;
-      } catch (IOException e) {
-        throw new UncheckedIOException("cannot make a temporary copy of " + traceV2[1] + ": " + e.getMessage(), e);
-      } finally {
-        deleteQuietly(rebasedDir);
+      SimulationResult result;
+      try (RequestSource source = goSource(true)) {
+        result = deployment.simulate(source, providerSeed);
       }
+      deployment.emit(spec.commandLine(), result, ensemble, intervalOptions.level, () -> goSource(false), providerSeed);
+      return 0;
     }
     if (TraceReader.isBlisTrace(trace)) {
       require(!hasProfile, "--trace " + trace + " is a BLIS trace, which carries its own prompt"
@@ -153,42 +128,11 @@ final class ReplayCommand implements Callable<Integer> {
 
   /** A fresh source over a Go BLIS trace; its notes are printed when {@code notes}. */
   private RequestSource goSource(boolean notes) {
-    NotedSource s;
-    try {
-      s = traceV2 != null ? TraceV2Reader.open(traceV2[0], dataRead, seed) : TokenArrayTraceReader.open(trace);
-    } catch (IllegalArgumentException e) {
-      if (traceV2 == null || dataRead.equals(traceV2[1])) {
-        throw e;
-      }
-      throw new IllegalArgumentException(original(e.getMessage()), e);
-    }
+    NotedSource s = traceV2 != null ? TraceV2Reader.open(traceV2[0], traceV2[1], seed) : TokenArrayTraceReader.open(trace);
     if (notes) {
-      Cli.printNotes(spec.commandLine(), s.notes().stream().map(this::original).toList());
+      Cli.printNotes(spec.commandLine(), s.notes());
     }
     return s.source();
-  }
-
-  /** {@code text} naming the trace's data file where it names its rebased copy. */
-  private String original(String text) {
-    return traceV2 == null || dataRead == null || dataRead.equals(traceV2[1]) || text == null ? text
-        : text.replace(dataRead.toString(), traceV2[1].toString());
-  }
-
-  private static void deleteQuietly(Path dir) {
-    if (dir == null) {
-      return;
-    }
-    try (var files = Files.walk(dir)) {
-      files.sorted(Comparator.reverseOrder()).forEach(p -> {
-        try {
-          Files.deleteIfExists(p);
-        } catch (IOException ignored) {
-          // a temporary file left behind
-        }
-      });
-    } catch (IOException | UncheckedIOException ignored) {
-      // a temporary folder left behind
-    }
   }
 
   /** A fresh request source over the trace (opened again for each member of an interval ensemble). */

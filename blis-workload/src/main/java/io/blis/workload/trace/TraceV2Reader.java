@@ -25,7 +25,10 @@ import java.util.regex.Pattern;
  * <p>A row's prompt is its group's shared prefix (the prefix_length of the group's first row, as in
  * Go BLIS) followed by input_tokens tokens of its own (or server_input_tokens when that is above 0
  * and the row has no group); it asks for output_tokens tokens (0 becomes 1: a request here
- * generates at least one); deadline_us becomes a timeout from the send time. Columns and header
+ * generates at least one); deadline_us becomes a timeout from the send time. Send times beyond the
+ * latest simulated time, the Unix-epoch microseconds Go BLIS's observe writes, are moved back by the
+ * earliest of them so that the first request is sent at 0 (with a note); a deadline is then a
+ * timeout from the row's arrival_time_us, as Go BLIS sets it. Columns and header
  * keys that do not shape the simulation are listed as notes. Rows are validated on reading;
  * errors name the file, line and column.
  *
@@ -117,8 +120,33 @@ public final class TraceV2Reader {
   }
 
   /** One row, before its prompt is built. */
+  /**
+   * A row: as read, its send time (send_time_us, or arrival_time_us when 0), deadline_us (0 for
+   * none) and arrival_time_us; as replayed, its send time moved and its timeout.
+   */
   private record Row(long id, long arrivalUs, int ownTokens, int groupIndex, int outputTokens,
-      String sloClass, String tenant, long timeoutUs, String adapter) {}
+      String sloClass, String tenant, long timeoutUs, String adapter, int line, long deadlineUs,
+      long recordedArrivalUs) {}
+
+  /**
+   * When the rows' send times lie beyond the latest simulated time, as the Unix-epoch microseconds
+   * Go BLIS's observe writes do: the earliest of them, by which every row is moved back so that the
+   * first request is sent at 0 (with a note); otherwise 0.
+   */
+  private static long epochShift(Path data, List<Row> rows, List<String> notes) {
+    long min = Long.MAX_VALUE;
+    long max = Long.MIN_VALUE;
+    for (Row r : rows) {
+      min = Math.min(min, r.arrivalUs());
+      max = Math.max(max, r.arrivalUs());
+    }
+    if (max <= RequestSpec.MAX_TIME_US) {
+      return 0;
+    }
+    notes.add(0, data + ": send_time_us are wall-clock (Unix epoch) microseconds, as Go BLIS's observe writes"
+        + " them: every request is moved back by " + min + " us, so that the first is sent at 0");
+    return min;
+  }
 
   /** Whether the TraceV2 data file {@code data} has an {@code adapter} column (its requests may name LoRA adapters). */
   public static boolean hasAdapterColumn(Path data) {
@@ -157,8 +185,9 @@ public final class TraceV2Reader {
       int input = f.intValue(at.get("input_tokens"), 0, RequestSpec.MAX_TOKENS, "the most tokens a request may have");
       int output = f.intValue(at.get("output_tokens"), 0, RequestSpec.MAX_TOKENS, "the most tokens a request may have");
       int server = f.intValue(at.get("server_input_tokens"), 0, RequestSpec.MAX_TOKENS, "the most tokens a request may have");
-      long arrival = f.longValue(at.get("arrival_time_us"), 0, RequestSpec.MAX_TIME_US, "the latest simulated time, us");
-      long send = f.longValue(at.get("send_time_us"), 0, RequestSpec.MAX_TIME_US, "the latest simulated time, us");
+      // epoch microseconds too (Go BLIS's observe): moved to 0 below
+      long arrival = f.longValue(at.get("arrival_time_us"), 0, Long.MAX_VALUE, "");
+      long send = f.longValue(at.get("send_time_us"), 0, Long.MAX_VALUE, "");
       long deadline = f.longValue(at.get("deadline_us"), 0, Long.MAX_VALUE, "");
       int gi = -1;
       int own = input;
@@ -190,10 +219,9 @@ public final class TraceV2Reader {
         output = 1;
       }
       long at0 = send > 0 ? send : arrival;
-      long timeout = deadline == 0 ? 0 : Math.max(1, Math.min(RequestSpec.MAX_TIME_US, deadline - at0));
       String adapter = at.containsKey("adapter") ? intern(names, f.string(at.get("adapter")).strip()) : "";
       rows.add(new Row(id, at0, own, gi, output, intern(names, slo),
-          intern(names, f.string(at.get("tenant_id")).strip()), timeout, adapter));
+          intern(names, f.string(at.get("tenant_id")).strip()), 0, adapter, lineNo, deadline, arrival));
       noteColumns(f, at, where, once);
     });
     if (rows.isEmpty()) {
@@ -204,8 +232,22 @@ public final class TraceV2Reader {
       once.put("output_tokens", firstZeroOutput[0] + ": " + zeroOutputs[0] + " row(s) with output_tokens 0"
           + " are simulated with 1 output token (a request here generates at least one)");
     }
+    long shift = epochShift(data, rows, notes);
     notes.addAll(once.values());
-    List<Row> sorted = new ArrayList<>(rows);
+    List<Row> sorted = new ArrayList<>(rows.size());
+    for (Row r : rows) {
+      long t = r.arrivalUs() - shift;
+      if (t > RequestSpec.MAX_TIME_US) {
+        throw new IllegalArgumentException(data + ":" + r.line() + ": send_time_us " + r.arrivalUs() + " is "
+            + (shift > 0 ? t + " us after the first request's, " : "") + "beyond the latest simulated time, "
+            + RequestSpec.MAX_TIME_US + " us (" + RequestSpec.MAX_TIME_WORDS + ")");
+      }
+      // a deadline is a timeout from the send time; moved, from the row's recorded arrival (Go BLIS's own)
+      long left = r.deadlineUs() - (shift > 0 ? r.recordedArrivalUs() : r.arrivalUs());
+      long timeout = r.deadlineUs() == 0 ? 0 : Math.max(1, Math.min(RequestSpec.MAX_TIME_US, left));
+      sorted.add(new Row(r.id(), t, r.ownTokens(), r.groupIndex(), r.outputTokens(), r.sloClass(), r.tenant(),
+          timeout, r.adapter(), r.line(), r.deadlineUs(), r.recordedArrivalUs()));
+    }
     sorted.sort((a, b) -> Long.compare(a.arrivalUs(), b.arrivalUs())); // stable: ties keep file order
     int[] lengths = groupLengths.stream().mapToInt(Integer::intValue).toArray();
     String[] groupNames = groups.toArray(String[]::new);

@@ -1,6 +1,5 @@
 package io.blis.workload.trace;
 
-import io.blis.workload.RequestSpec;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -10,7 +9,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
@@ -23,9 +21,8 @@ import java.util.regex.Pattern;
  *
  * <p>Go BLIS's observe records {@code arrival_time_us} on the workload's clock (microseconds since
  * the run began) and {@code send_time_us}, {@code first_chunk_time_us} and {@code
- * last_chunk_time_us} on the wall clock (Unix epoch microseconds). {@link #rebase} makes such a
- * data file something a simulation can replay: times moved back so that the first request is sent
- * at 0.
+ * last_chunk_time_us} on the wall clock (Unix epoch microseconds); {@link TraceV2Reader#open}
+ * moves such times back so that the first request is sent at 0.
  */
 public final class TraceV2Writer {
 
@@ -236,143 +233,4 @@ public final class TraceV2Writer {
     }
   }
 
-  // ------------------------------------------------------------------ epoch times
-
-  /**
-   * How {@link #rebase} moved a data file's times.
-   *
-   * @param file the rebased copy
-   * @param shiftUs microseconds taken off every time
-   */
-  public record Rebased(Path file, long shiftUs) {}
-
-  /**
-   * When {@code data}'s send times (or arrival times, where a row has no send time) lie beyond
-   * the latest simulated time ({@link RequestSpec#MAX_TIME_US}), as the Unix-epoch microseconds
-   * Go BLIS's observe writes do: writes to {@code out} a copy in which every row's send time is
-   * moved back by the earliest of them, so that the first request is sent at 0, and returns how;
-   * otherwise writes nothing and returns null. In the copy each row's arrival_time_us is its
-   * moved send time (the time a replay sends it), deadline_us keeps its distance from the row's
-   * original arrival time, and first_chunk_time_us and last_chunk_time_us move with the send
-   * times. Lines keep their numbers, other fields their text.
-   *
-   * @throws IllegalArgumentException naming the file and line of a row whose times are not
-   *     integers (the reader says more of any other fault)
-   */
-  public static Rebased rebase(Path data, Path out) {
-    List<String> lines;
-    try {
-      lines = Files.readAllLines(data, StandardCharsets.UTF_8);
-    } catch (IOException | UncheckedIOException e) {
-      throw new IllegalArgumentException(data + ": cannot read: " + e.getMessage(), e);
-    }
-    if (lines.isEmpty()) {
-      return null;
-    }
-    List<String> columns = List.of(lines.get(0).strip().split(",", -1));
-    Map<String, Integer> at = new java.util.HashMap<>();
-    for (int i = 0; i < columns.size(); i++) {
-      at.putIfAbsent(columns.get(i), i);
-    }
-    Integer arrivalAt = at.get("arrival_time_us");
-    Integer sendAt = at.get("send_time_us");
-    if (arrivalAt == null || sendAt == null) {
-      return null; // the reader names what is missing
-    }
-    long min = Long.MAX_VALUE;
-    long max = Long.MIN_VALUE;
-    List<List<String>> rows = new ArrayList<>(lines.size());
-    rows.add(null);
-    for (int i = 1; i < lines.size(); i++) {
-      String line = lines.get(i);
-      if (line.isBlank()) {
-        rows.add(null);
-        continue;
-      }
-      List<String> f = split(line);
-      rows.add(f);
-      if (f.size() != columns.size()) {
-        continue; // the reader names the line
-      }
-      long send = longOr(f.get(sendAt), Long.MIN_VALUE);
-      long arrival = longOr(f.get(arrivalAt), Long.MIN_VALUE);
-      if (send == Long.MIN_VALUE || arrival == Long.MIN_VALUE) {
-        continue;
-      }
-      long t = send > 0 ? send : arrival;
-      min = Math.min(min, t);
-      max = Math.max(max, t);
-    }
-    if (max <= RequestSpec.MAX_TIME_US || min == Long.MAX_VALUE) {
-      return null;
-    }
-    long shift = min;
-    Integer deadlineAt = at.get("deadline_us");
-    Integer firstAt = at.get("first_chunk_time_us");
-    Integer lastAt = at.get("last_chunk_time_us");
-    StringBuilder b = new StringBuilder();
-    b.append(lines.get(0)).append('\n');
-    for (int i = 1; i < lines.size(); i++) {
-      List<String> f = rows.get(i);
-      if (f == null || f.size() != columns.size()) {
-        b.append(lines.get(i)).append('\n');
-        continue;
-      }
-      long send = longOr(f.get(sendAt), Long.MIN_VALUE);
-      long arrival = longOr(f.get(arrivalAt), Long.MIN_VALUE);
-      if (send == Long.MIN_VALUE || arrival == Long.MIN_VALUE) {
-        b.append(lines.get(i)).append('\n');
-        continue;
-      }
-      long t = (send > 0 ? send : arrival) - shift;
-      f.set(sendAt, Long.toString(t));
-      f.set(arrivalAt, Long.toString(t));
-      if (deadlineAt != null) {
-        long deadline = longOr(f.get(deadlineAt), 0);
-        if (deadline > 0) {
-          f.set(deadlineAt, Long.toString(t + Math.max(1, deadline - arrival)));
-        }
-      }
-      for (Integer c : new Integer[] {firstAt, lastAt}) {
-        if (c != null) {
-          long v = longOr(f.get(c), 0);
-          if (v > 0) {
-            f.set(c, Long.toString(Math.max(0, v - shift)));
-          }
-        }
-      }
-      b.append(String.join(",", f)).append('\n');
-    }
-    write(out, List.of(b.toString()));
-    return new Rebased(out, shift);
-  }
-
-  private static long longOr(String s, long fallback) {
-    try {
-      return Long.parseLong(s.strip());
-    } catch (NumberFormatException e) {
-      return fallback;
-    }
-  }
-
-  /** The fields of a CSV line as written (a quoted field keeps its quotes). */
-  private static List<String> split(String line) {
-    List<String> out = new ArrayList<>();
-    StringBuilder cur = new StringBuilder();
-    boolean quoted = false;
-    for (int i = 0; i < line.length(); i++) {
-      char c = line.charAt(i);
-      if (c == '"') {
-        quoted = !quoted;
-        cur.append(c);
-      } else if (c == ',' && !quoted) {
-        out.add(cur.toString());
-        cur.setLength(0);
-      } else {
-        cur.append(c);
-      }
-    }
-    out.add(cur.toString());
-    return out;
-  }
 }
