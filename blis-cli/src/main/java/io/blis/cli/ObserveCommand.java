@@ -152,6 +152,15 @@ final class ObserveCommand implements Callable<Integer> {
       description = "Send vLLM's ignore_eos so that every answer has the workload's length (default: on).")
   boolean ignoreEos = true;
 
+  @Option(names = "--unconstrained-output",
+      description = "Go BLIS: let the server decide each answer's length (no max_tokens on chat, the largest int on"
+          + " completions, no ignore_eos); the trace records the lengths it gave.")
+  boolean unconstrainedOutput;
+
+  @Option(names = "--min-tokens", paramLabel = "N",
+      description = "Go BLIS: send min_tokens N with every request (default: none).")
+  int minTokens;
+
   @Option(names = "--token-times", negatable = true, defaultValue = "true", fallbackValue = "true",
       description = "Record every chunk's arrival time (default: on; off keeps first, last and count).")
   boolean tokenTimes = true;
@@ -261,6 +270,7 @@ final class ObserveCommand implements Callable<Integer> {
     require(Double.isFinite(metricsIntervalS) && metricsIntervalS >= 0.05,
         "--metrics-interval-s must be at least 0.05, got " + metricsIntervalS);
     require(maxConcurrency >= 0, "--max-concurrency must be >= 0 (0 = no cap), got " + maxConcurrency);
+    require(minTokens >= 0, "--min-tokens must be >= 0 (0: none), got " + minTokens);
     require(progressIntervalS == null || (Double.isFinite(progressIntervalS) && progressIntervalS >= 0),
         "--progress-interval-s must be >= 0, got " + progressIntervalS);
     require(kvOffloadingSizeGib == null || (Double.isFinite(kvOffloadingSizeGib) && kvOffloadingSizeGib >= 0),
@@ -564,7 +574,8 @@ final class ObserveCommand implements Callable<Integer> {
           .timeoutUs(Math.round(timeoutS * 1e6)).ignoreEos(ignoreEos).tokenTimes(tokenTimes)
           .apiKey(apiKey == null || apiKey.isBlank() ? null : apiKey)
           .metrics(noMetrics ? null : metrics != null ? metrics : c.metricsUri(), Math.round(metricsIntervalS * 1e6))
-          .connectTimeoutUs(Math.round(connectTimeoutS * 1e6)).streaming(!noStreaming).build();
+          .connectTimeoutUs(Math.round(connectTimeoutS * 1e6)).streaming(!noStreaming)
+          .unconstrainedOutput(unconstrainedOutput).minTokens(minTokens).build();
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(spec.commandLine(), e.getMessage());
     }

@@ -22,10 +22,16 @@ import java.util.Locale;
  * @param streaming whether answers stream (server-sent events, every chunk timestamped); without,
  *     each answer is one JSON body, its first byte the first chunk and its end the last (Go
  *     BLIS's {@code --no-streaming})
+ * @param unconstrainedOutput whether the server decides each answer's length (Go BLIS's {@code
+ *     --unconstrained-output}): no {@code max_tokens} on chat, the largest int on completions, and no
+ *     {@code ignore_eos}
+ * @param minTokens {@code min_tokens} sent with every request (Go BLIS's {@code --min-tokens}), 0 for
+ *     none
  */
 public record ObserveConfig(URI endpoint, String servedModel, Api api, PromptFormat promptFormat,
     int maxConcurrency, long timeoutUs, boolean ignoreEos, boolean tokenTimes, String apiKey,
-    URI metricsUri, long metricsIntervalUs, long connectTimeoutUs, boolean streaming) {
+    URI metricsUri, long metricsIntervalUs, long connectTimeoutUs, boolean streaming, boolean unconstrainedOutput,
+    int minTokens) {
 
   /** The endpoint requests go to. */
   public enum Api {
@@ -92,10 +98,13 @@ public record ObserveConfig(URI endpoint, String servedModel, Api api, PromptFor
   /** The defaults: completions with token ids, no cap, 300 s timeout, ignore_eos, metrics every second. */
   public static ObserveConfig of(URI endpoint, String servedModel) {
     return new ObserveConfig(endpoint, servedModel, Api.COMPLETIONS, PromptFormat.TOKEN_IDS, 0,
-        300_000_000L, true, false, null, rootOf(endpoint).resolve("metrics"), 1_000_000L, 10_000_000L, true);
+        300_000_000L, true, false, null, rootOf(endpoint).resolve("metrics"), 1_000_000L, 10_000_000L, true, false, 0);
   }
 
   public ObserveConfig {
+    if (minTokens < 0) {
+      throw new IllegalArgumentException("min_tokens must be >= 0 (0: none), got " + minTokens);
+    }
     if (endpoint == null || endpoint.getScheme() == null
         || !(endpoint.getScheme().equals("http") || endpoint.getScheme().equals("https"))
         || endpoint.getHost() == null) {
@@ -170,6 +179,8 @@ public record ObserveConfig(URI endpoint, String servedModel, Api api, PromptFor
     private long metricsIntervalUs;
     private long connectTimeoutUs;
     private boolean streaming;
+    private boolean unconstrainedOutput;
+    private int minTokens;
 
     private Builder(ObserveConfig c) {
       endpoint = c.endpoint;
@@ -185,6 +196,23 @@ public record ObserveConfig(URI endpoint, String servedModel, Api api, PromptFor
       metricsIntervalUs = c.metricsIntervalUs;
       connectTimeoutUs = c.connectTimeoutUs;
       streaming = c.streaming;
+      unconstrainedOutput = c.unconstrainedOutput;
+      minTokens = c.minTokens;
+    }
+
+    /**
+     * Go BLIS's {@code --unconstrained-output}: the server decides each answer's length (no
+     * {@code max_tokens} on chat, the largest int on completions, no {@code ignore_eos}).
+     */
+    public Builder unconstrainedOutput(boolean b) {
+      unconstrainedOutput = b;
+      return this;
+    }
+
+    /** Go BLIS's {@code --min-tokens}: {@code min_tokens} on every request, 0 for none. */
+    public Builder minTokens(int n) {
+      minTokens = n;
+      return this;
     }
 
     /** Whether answers stream (default) or come as one JSON body each. */
@@ -246,7 +274,8 @@ public record ObserveConfig(URI endpoint, String servedModel, Api api, PromptFor
      */
     public ObserveConfig build() {
       return new ObserveConfig(endpoint, servedModel, api, promptFormat, maxConcurrency, timeoutUs,
-          ignoreEos, tokenTimes, apiKey, metricsUri, metricsIntervalUs, connectTimeoutUs, streaming);
+          ignoreEos, tokenTimes, apiKey, metricsUri, metricsIntervalUs, connectTimeoutUs, streaming,
+          unconstrainedOutput, minTokens);
     }
   }
 }

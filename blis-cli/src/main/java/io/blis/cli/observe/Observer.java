@@ -306,7 +306,7 @@ public final class Observer implements AutoCloseable {
     if (info == null) {
       probe();
     }
-    PromptEncoder enc = new PromptEncoder(config, info.textOverheadTokens(), info.tokensPerWord());
+    PromptEncoder enc = new PromptEncoder(config, info.textOverheadTokens(), info.tokensPerWord(), info.maxModelLen());
     int[] ids = new int[PREWARM_INPUT_TOKENS];
     for (int i = 0; i < ids.length; i++) {
       ids[i] = 3 + Math.floorMod(7919 * (i + 1), 31_997);
@@ -405,7 +405,7 @@ public final class Observer implements AutoCloseable {
     private final long epochOriginUs = java.time.temporal.ChronoUnit.MICROS.between(java.time.Instant.EPOCH,
         java.time.Instant.now());
     private final LongSupplier clock = () -> (System.nanoTime() - origin) / 1000;
-    private final PromptEncoder encoder = new PromptEncoder(config, info.textOverheadTokens(), info.tokensPerWord());
+    private final PromptEncoder encoder = new PromptEncoder(config, info.textOverheadTokens(), info.tokensPerWord(), info.maxModelLen());
     private final ConcurrentLinkedQueue<SendOrder.Sent> sentQueue = new ConcurrentLinkedQueue<>();
     private final SendOrder order = new SendOrder(clock, sentQueue);
     private final ConcurrentLinkedQueue<Ended> ended = new ConcurrentLinkedQueue<>();

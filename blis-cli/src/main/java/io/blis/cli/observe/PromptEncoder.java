@@ -60,10 +60,22 @@ final class PromptEncoder {
    * @param tokensPerWord tokens the server counts per word of a text prompt (1 when exact)
    */
   PromptEncoder(ObserveConfig config, int overheadTokens, double tokensPerWord) {
+    this(config, overheadTokens, tokensPerWord, -1);
+  }
+
+  /**
+   * @param maxModelLen the server's context length (its /v1/models max_model_len), or -1 when
+   *     unknown: with {@link ObserveConfig#unconstrainedOutput} a completion asks for what is left of
+   *     it after the prompt
+   */
+  PromptEncoder(ObserveConfig config, int overheadTokens, double tokensPerWord, int maxModelLen) {
     this.config = config;
     this.overheadTokens = overheadTokens;
     this.tokensPerWord = tokensPerWord;
+    this.maxModelLen = maxModelLen;
   }
+
+  private final int maxModelLen;
 
   /** The word standing for token {@code id} in a text prompt. */
   static String word(int id) {
@@ -83,10 +95,19 @@ final class PromptEncoder {
 
   /** The request body for {@code r}. */
   byte[] body(RequestSpec r) {
+    int maxTokens = r.outputTokens();
+    if (config.unconstrainedOutput()) {
+      // the server decides: chat without max_tokens; a completion (whose API default is 16 tokens)
+      // asks for the rest of the context, the most a vLLM server accepts (Go BLIS asks for the
+      // largest int, which vLLM refuses with HTTP 400), or says nothing when the context is unknown
+      maxTokens = config.api() == ObserveConfig.Api.CHAT || maxModelLen <= 0 ? 0
+          : Math.max(1, maxModelLen - promptTokensSent(r));
+    }
     // a request naming a LoRA adapter asks for it by name, as vLLM serves adapters (--lora-modules)
     return body(r.promptTokens(), config.promptFormat() == ObserveConfig.PromptFormat.TOKEN_IDS
-        ? r.inputTokens() : words(r.inputTokens()), r.outputTokens(), config.streaming(),
-        r.adapter().isEmpty() ? config.servedModel() : r.adapter());
+        ? r.inputTokens() : words(r.inputTokens()), maxTokens, config.streaming(),
+        r.adapter().isEmpty() ? config.servedModel() : r.adapter(),
+        config.ignoreEos() && !config.unconstrainedOutput(), config.minTokens());
   }
 
   /**
@@ -94,11 +115,15 @@ final class PromptEncoder {
    * them), asking for {@code maxTokens} tokens, streamed or not.
    */
   byte[] body(int[] tokens, int length, int maxTokens, boolean stream) {
-    return body(tokens, length, maxTokens, stream, config.servedModel());
+    return body(tokens, length, maxTokens, stream, config.servedModel(), config.ignoreEos(), 0);
   }
 
-  /** As {@link #body(int[], int, int, boolean)}, naming {@code model}. */
-  private byte[] body(int[] tokens, int length, int maxTokens, boolean stream, String model) {
+  /**
+   * As {@link #body(int[], int, int, boolean)}, naming {@code model}; {@code maxTokens} 0 leaves
+   * max_tokens out, {@code minTokens} 0 leaves min_tokens out.
+   */
+  private byte[] body(int[] tokens, int length, int maxTokens, boolean stream, String model, boolean ignoreEos,
+      int minTokens) {
     ObjectNode root = JSON.createObjectNode();
     root.put("model", model);
     if (config.api() == ObserveConfig.Api.CHAT) {
@@ -113,8 +138,13 @@ final class PromptEncoder {
     } else {
       root.put("prompt", text(tokens, length));
     }
-    root.put("max_tokens", maxTokens);
-    if (config.ignoreEos()) {
+    if (maxTokens > 0) {
+      root.put("max_tokens", maxTokens);
+    }
+    if (minTokens > 0) {
+      root.put("min_tokens", minTokens);
+    }
+    if (ignoreEos) {
       root.put("ignore_eos", true);
     }
     root.put("stream", stream);

@@ -38,6 +38,34 @@ class PromptEncoderTest {
         .isFalse();
   }
 
+  /** Go BLIS's --unconstrained-output and --min-tokens. */
+  @Test
+  void anUnconstrainedAnswerLeavesItsLengthToTheServer() throws Exception {
+    ObserveConfig free = COMPLETIONS.toBuilder().unconstrainedOutput(true).build();
+    // a completion asks for the rest of the server's context, the most vLLM accepts
+    JsonNode completions = JSON.readTree(new PromptEncoder(free, 0, 1.0, 4096).body(request(5, 9)));
+    assertThat(completions.get("max_tokens").asInt()).isEqualTo(4091);
+    assertThat(completions.has("ignore_eos")).isFalse();
+    assertThat(completions.has("min_tokens")).isFalse();
+    assertThat(JSON.readTree(new PromptEncoder(free, 0, 1.0).body(request(5, 9))).has("max_tokens"))
+        .as("context unknown: the server's default").isFalse();
+    // probes keep their own length
+    assertThat(JSON.readTree(new PromptEncoder(free, 0, 1.0, 4096).body(new int[] {1, 2}, 2, 1, false))
+        .get("max_tokens").asInt()).isEqualTo(1);
+    ObserveConfig chat = free.toBuilder().api(ObserveConfig.Api.CHAT, ObserveConfig.PromptFormat.TEXT).minTokens(4)
+        .build();
+    JsonNode body = JSON.readTree(new PromptEncoder(chat, 0, 1.0).body(request(5, 9)));
+    assertThat(body.has("max_tokens")).isFalse();
+    assertThat(body.get("min_tokens").asInt()).isEqualTo(4);
+    JsonNode bounded = JSON.readTree(new PromptEncoder(COMPLETIONS.toBuilder().minTokens(9).build(), 0, 1.0)
+        .body(request(5, 9)));
+    assertThat(bounded.get("max_tokens").asInt()).isEqualTo(9);
+    assertThat(bounded.get("min_tokens").asInt()).isEqualTo(9);
+    assertThat(bounded.get("ignore_eos").asBoolean()).isTrue();
+    assertThatThrownBy(() -> COMPLETIONS.toBuilder().minTokens(-1).build())
+        .hasMessage("min_tokens must be >= 0 (0: none), got -1");
+  }
+
   @Test
   void chatTextSubtractsTheServersOwnTokensAndKeepsSharedPrefixes() throws Exception {
     ObserveConfig chat = COMPLETIONS.toBuilder().api(ObserveConfig.Api.CHAT, ObserveConfig.PromptFormat.TEXT).build();
