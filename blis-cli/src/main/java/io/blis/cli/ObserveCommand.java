@@ -3,6 +3,8 @@ package io.blis.cli;
 import io.blis.cli.observe.ObservationListener;
 import io.blis.cli.observe.Observation;
 import io.blis.cli.observe.ObserveConfig;
+import io.blis.cli.observe.PrometheusText;
+import io.blis.cli.observe.ObservedKvRate;
 import io.blis.cli.observe.ObservedRun;
 import io.blis.cli.observe.Observer;
 import io.blis.cli.observe.Progress;
@@ -152,6 +154,40 @@ final class ObserveCommand implements Callable<Integer> {
       description = "Send vLLM's ignore_eos so that every answer has the workload's length (default: on).")
   boolean ignoreEos = true;
 
+  /** The hit rate --scrape-kv-metrics measured, or null. */
+  private TraceV2Writer.ObservedKv observedKv;
+
+  /** One scrape for --scrape-kv-metrics, or null (with a warning) when it fails. */
+  private PrometheusText.Scrape kvScrape(Observer observer, ObserveConfig config, PrintWriter err, String when) {
+    java.net.URI uri = kvMetricsUrl != null ? kvMetricsUrl
+        : config.metricsUri() != null ? config.metricsUri() : ObserveConfig.rootOf(config.endpoint()).resolve("metrics");
+    try {
+      return observer.scrape(uri);
+    } catch (IllegalArgumentException e) {
+      kvWarning(err, "the " + when + " scrape failed: " + e.getMessage());
+      return null;
+    }
+  }
+
+  private static void kvWarning(PrintWriter err, String why) {
+    err.println("blis observe: --scrape-kv-metrics: " + why + "; observed_kv_metrics is left out of the trace header");
+    err.flush();
+  }
+
+  @Option(names = "--scrape-kv-metrics",
+      description = "Go BLIS: scrape the server's metrics at the start and end of the measured window and write its"
+          + " prefix-cache hit rate to the trace header (observed_kv_metrics, for blis calibrate); a failed scrape"
+          + " leaves it out with a warning.")
+  boolean scrapeKvMetrics;
+
+  @Option(names = "--kv-metrics-url", paramLabel = "URL",
+      description = "Go BLIS: the metrics endpoint --scrape-kv-metrics reads (default: the server's /metrics).")
+  java.net.URI kvMetricsUrl;
+
+  @Option(names = "--vllm-commit", paramLabel = "SHA",
+      description = "Go BLIS: the server's vLLM commit, recorded in observed_kv_metrics.")
+  String vllmCommit;
+
   @Option(names = "--unconstrained-output",
       description = "Go BLIS: let the server decide each answer's length (no max_tokens on chat, the largest int on"
           + " completions, no ignore_eos); the trace records the lengths it gave.")
@@ -236,6 +272,10 @@ final class ObserveCommand implements Callable<Integer> {
     require(!recordItl || goTrace, "--record-itl records the chunks of the TraceV2 trace's requests: give"
         + " --trace-header FILE and --trace-data FILE");
     require(!recordItl || tokenTimes, "--record-itl needs every chunk's time: leave out --no-token-times");
+    require(!scrapeKvMetrics || goTrace, "--scrape-kv-metrics writes observed_kv_metrics to the TraceV2 header: give"
+        + " --trace-header FILE and --trace-data FILE");
+    require(scrapeKvMetrics || (kvMetricsUrl == null && vllmCommit == null),
+        "--kv-metrics-url and --vllm-commit go with --scrape-kv-metrics");
     require(warmupRequests >= 0, "--warmup-requests must be >= 0, got " + warmupRequests);
     require(warmupRequests == 0 || goTrace, "--warmup-requests N leaves the first N requests out of the TraceV2 trace:"
         + " give --trace-header FILE and --trace-data FILE");
@@ -347,7 +387,16 @@ final class ObserveCommand implements Callable<Integer> {
           err.printf(Locale.ROOT, "blis observe: %s, model %s, %s; writing %s (Ctrl-C stops and keeps what ended)%n",
               config.endpoint(), servedModel, description, writing());
           err.flush();
+          PrometheusText.Scrape kvStart = scrapeKvMetrics ? kvScrape(observer, config, err, "start") : null;
           run = observer.run(source, new Progressing(targets, err, progressIntervalUs()));
+          if (kvStart != null) {
+            PrometheusText.Scrape kvEnd = kvScrape(observer, config, err, "end");
+            try {
+              observedKv = kvEnd == null ? null : ObservedKvRate.of(kvStart, kvEnd, vllmCommit == null ? "" : vllmCommit);
+            } catch (IllegalArgumentException e) {
+              kvWarning(err, e.getMessage());
+            }
+          }
         } finally {
           if (files != null) {
             files.close();
@@ -355,7 +404,7 @@ final class ObserveCommand implements Callable<Integer> {
         }
         if (traceRecorder != null) {
           traceRecorder.write(new TraceV2Writer.Header(3, createdAt, "real", warmupRequests, tokenSeed,
-              goWorkloadSpec(), serverType, servedModel, rttMs), traceHeader, traceData, itlPath());
+              goWorkloadSpec(), serverType, servedModel, rttMs, observedKv), traceHeader, traceData, itlPath());
         }
         RunReport report = out != null ? RunDirectory.finish(out, run) : RunReport.of(traceRecorder.observations());
         printSummary(cl.getOut(), report, out);

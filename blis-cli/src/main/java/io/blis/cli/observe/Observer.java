@@ -224,6 +224,19 @@ public final class Observer implements AutoCloseable {
     return u.isIntegralNumber() ? u.asInt() : -1;
   }
 
+  /**
+   * One scrape of the Prometheus endpoint {@code uri}, parsed.
+   *
+   * @throws IllegalArgumentException when it cannot be read or does not answer 200
+   */
+  public PrometheusText.Scrape scrape(URI uri) {
+    NettyClient.Answer m = get(uri);
+    if (m.status() != 200) {
+      throw new IllegalArgumentException("GET " + uri + " answered HTTP " + m.status());
+    }
+    return PrometheusText.parse(m.body());
+  }
+
   private NettyClient.Answer get(URI uri) {
     return exchange(HttpMethod.GET, uri, null);
   }

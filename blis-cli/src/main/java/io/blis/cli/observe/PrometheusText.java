@@ -10,13 +10,13 @@ import java.util.Map;
  * serves): one sample per line, {@code name{label="value",...} value [timestamp]}, comments and
  * blank lines skipped. A line that is not a sample is counted and skipped, never guessed at.
  */
-final class PrometheusText {
+public final class PrometheusText {
 
   /** One sample: a series and its value. */
-  record Sample(String name, Map<String, String> labels, double value) {}
+  public record Sample(String name, Map<String, String> labels, double value) {}
 
   /** The samples of a scrape and how many lines could not be read. */
-  record Scrape(List<Sample> samples, int malformedLines) {
+  public record Scrape(List<Sample> samples, int malformedLines) {
 
     /** The sum over every series of metric {@code name}, NaN when there is none. */
     double sum(String name) {

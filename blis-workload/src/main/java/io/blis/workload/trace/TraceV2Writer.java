@@ -45,7 +45,28 @@ public final class TraceV2Writer {
    * @param measuredRttMs {@code network.measured_rtt_ms} (0: not measured, Go writes {@code network: {}})
    */
   public record Header(int traceVersion, String createdAt, String mode, int warmUpRequests,
-      Long workloadSeed, String workloadSpec, String serverType, String serverModel, double measuredRttMs) {}
+      Long workloadSeed, String workloadSpec, String serverType, String serverModel, double measuredRttMs,
+      ObservedKv observedKv) {
+
+    /** A header without an observed KV hit rate. */
+    public Header(int traceVersion, String createdAt, String mode, int warmUpRequests, Long workloadSeed,
+        String workloadSpec, String serverType, String serverModel, double measuredRttMs) {
+      this(traceVersion, createdAt, mode, warmUpRequests, workloadSeed, workloadSpec, serverType, serverModel,
+          measuredRttMs, null);
+    }
+  }
+
+  /**
+   * The header's {@code observed_kv_metrics} (Go BLIS's {@code observe --scrape-kv-metrics}): the
+   * server's KV-cache hit rate over the measured window, from its Prometheus counters.
+   *
+   * @param source which counters gave it
+   * @param hitRate hits / queries over the window, in [0, 1]
+   * @param blockHits the hits counter's increase over the window (0 when a gauge gave the rate)
+   * @param blockQueries the queries counter's increase over the window
+   * @param vllmCommit the vLLM commit the user named, or empty
+   */
+  public record ObservedKv(String source, double hitRate, long blockHits, long blockQueries, String vllmCommit) {}
 
   /**
    * One request: one row of the data CSV, in Go's column meaning. The prompt's modality split
@@ -96,6 +117,16 @@ public final class TraceV2Writer {
       b.append("network:\n    measured_rtt_ms: ").append(number(h.measuredRttMs())).append('\n');
     } else {
       b.append("network: {}\n");
+    }
+    ObservedKv kv = h.observedKv();
+    if (kv != null) {
+      b.append("observed_kv_metrics:\n    source: ").append(scalar(kv.source())).append('\n');
+      b.append("    hit_rate: ").append(number(kv.hitRate())).append('\n');
+      b.append("    block_hits: ").append(kv.blockHits()).append('\n');
+      b.append("    block_queries: ").append(kv.blockQueries()).append('\n');
+      if (!kv.vllmCommit().isEmpty()) {
+        b.append("    vllm_commit: ").append(scalar(kv.vllmCommit())).append('\n');
+      }
     }
     return b.toString();
   }
