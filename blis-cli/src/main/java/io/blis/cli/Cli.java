@@ -163,21 +163,7 @@ final class Cli {
   }
 
   /**
-   * Appends a field to a pretty-printed JSON object without touching the rest of its text:
-   * {@code "key" : value} before the closing brace, indented like the object's other fields.
-   */
-  static String appendField(String json, String key, com.fasterxml.jackson.databind.JsonNode value) {
-    String body = json.stripTrailing();
-    if (!body.endsWith("}")) {
-      throw new IllegalStateException("not a JSON object");
-    }
-    String head = body.substring(0, body.length() - 1).stripTrailing();
-    boolean empty = head.endsWith("{");
-    return head + (empty ? "\n" : ",\n") + field(key, value) + "\n}\n";
-  }
-
-  /**
-   * A top-level field as {@link #appendField} writes it, {@code   "key" : value} indented by two
+   * A top-level field as the result's streamed tail writes it, {@code   "key" : value} indented by two
    * spaces, without the separator before it or a line end after it.
    */
   static String field(String key, com.fasterxml.jackson.databind.JsonNode value) {

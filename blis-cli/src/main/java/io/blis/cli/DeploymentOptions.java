@@ -524,7 +524,7 @@ final class DeploymentOptions {
       String metrics = io.blis.engine.result.GoBlisResult.toJson(result, started, java.time.Instant.now(), extra);
       Cli.write("--metrics-path", metricsPath, metrics);
     }
-    StringBuilder tail = new StringBuilder(); // the same fields as appendField writes them
+    StringBuilder tail = new StringBuilder(); // each field as Cli.field writes it
     extra.forEach((k, v) -> tail.append(",\n").append(Cli.field(k, v)));
     if (outputFormat.equals("go-blis")) {
       String json = io.blis.engine.result.GoBlisResult.toJson(result, started, java.time.Instant.now(), extra);

@@ -60,16 +60,6 @@ final class GoBlisOutput {
     b.append(String.format(Locale.ROOT, format, args)).append('\n');
   }
 
-  /** Go BLIS's name of a metric a weight names ({@code ttft_p99} is its {@code p99_ttft}). */
-  static String goKey(String metric) {
-    if (metric.equals("tokens_per_s")) {
-      return "tokens_per_sec";
-    }
-    java.util.regex.Matcher m = java.util.regex.Pattern
-        .compile("(ttft|e2e|itl|scheduling_delay)_(mean|p50|p90|p95|p99)").matcher(metric);
-    return m.matches() ? m.group(2) + "_" + m.group(1) : metric;
-  }
-
   /**
    * Go BLIS's fitness: the weighted sum of the normalized metrics, its rates over the simulated
    * duration from time 0 (the {@code responses_per_sec} and {@code tokens_per_sec} printed above;
@@ -87,7 +77,7 @@ final class GoBlisOutput {
         case "tokens_per_s" -> tps / (tps + 10_000);
         default -> f.normalized().get(e.getKey());
       };
-      components.put(goKey(e.getKey()), v);
+      components.put(Fitness.goKey(e.getKey()), v);
       score += e.getValue() * v;
     }
     b.append("=== Fitness Evaluation ===\n");
@@ -174,11 +164,14 @@ final class GoBlisOutput {
     b.append("=== Per-SLO Metrics ===\n");
     classes.forEach((cls, m) -> {
       line(b, "  %s:", cls.isEmpty() ? "default" : cls);
-      for (String[] d : new String[][] {{"TTFT: ", "t"}, {"ITL:  ", "i"}, {"E2E:  ", "e"}}) {
-        Distribution x = d[1].equals("t") ? m.ttft() : d[1].equals("i") ? m.itl() : m.e2e();
-        line(b, "    %smean=%.2f p99=%.2f (n=%d)", d[0], us(x.meanUs()), us(x.p99Us()), x.count());
-      }
+      meanAndP99(b, "TTFT: ", m.ttft());
+      meanAndP99(b, "ITL:  ", m.itl());
+      meanAndP99(b, "E2E:  ", m.e2e());
     });
+  }
+
+  private static void meanAndP99(StringBuilder b, String label, Distribution x) {
+    line(b, "    %smean=%.2f p99=%.2f (n=%d)", label, us(x.meanUs()), us(x.p99Us()), x.count());
   }
 
   private static void perModel(StringBuilder b, Map<String, MetricsSummary> models) {
@@ -217,6 +210,24 @@ final class GoBlisOutput {
   }
 
   /**
+   * Go BLIS's regret of a routing decision: the best candidate's score less the chosen one's, 0
+   * when the chosen one is the best or has no score (a router that does not score).
+   */
+  static double regret(RoutingDecision d) {
+    double chosen = Double.NaN;
+    double best = Double.NEGATIVE_INFINITY;
+    for (RoutingDecision.Candidate k : d.candidates()) {
+      if (!Double.isNaN(k.score())) {
+        best = Math.max(best, k.score());
+        if (k.instance() == d.chosen()) {
+          chosen = k.score();
+        }
+      }
+    }
+    return Double.isNaN(chosen) ? 0 : Math.max(0, best - chosen);
+  }
+
+  /**
    * Go BLIS's trace summary: decisions, targets ({@code instance_N}, sorted as text) and the regret
    * of each routing decision, the best candidate's score less the chosen one's (0 for routers that
    * do not score).
@@ -233,17 +244,7 @@ final class GoBlisOutput {
       }
       routings++;
       targets.merge("instance_" + d.chosen(), 1L, Long::sum);
-      double chosen = Double.NaN;
-      double best = Double.NEGATIVE_INFINITY;
-      for (RoutingDecision.Candidate k : d.candidates()) {
-        if (!Double.isNaN(k.score())) {
-          best = Math.max(best, k.score());
-          if (k.instance() == d.chosen()) {
-            chosen = k.score();
-          }
-        }
-      }
-      double regret = Double.isNaN(chosen) ? 0 : Math.max(0, best - chosen);
+      double regret = regret(d);
       regretSum += regret;
       regretMax = Math.max(regretMax, regret);
     }

@@ -377,7 +377,9 @@ final class WorkloadOptions {
       return InferencePerfWorkload.synthetic(InferencePerfProfiles.load(inferencePerf), seed);
     }
     if (concurrency != null) {
-      return SyntheticWorkload.of(List.of(usersClient()), seed, numRequests, Long.MAX_VALUE);
+      return SyntheticWorkload.closedLoopUsers(concurrency, (thinkTimeMs == null ? 0 : thinkTimeMs) * 1000, numRequests,
+          new LengthSpec(promptTokens, promptTokensStdev, promptTokensMin, promptTokensMax),
+          new LengthSpec(outputTokens, outputTokensStdev, outputTokensMin, outputTokensMax), prefixTokens, seed);
     }
     return SyntheticWorkload.poissonGaussian(rate, numRequests,
         new LengthSpec(promptTokens, promptTokensStdev, promptTokensMin, promptTokensMax),
@@ -425,16 +427,6 @@ final class WorkloadOptions {
     public boolean readableAhead() {
       return delegate.readableAhead();
     }
-  }
-
-  /** The closed-loop users of --concurrency, with the lengths of the default workload. */
-  private io.blis.workload.synthetic.ClientSpec usersClient() {
-    return new io.blis.workload.synthetic.ClientSpec("users", "", "standard",
-        new io.blis.workload.synthetic.ArrivalProcess.Constant(1),
-        new LengthSpec(promptTokens, promptTokensStdev, promptTokensMin, promptTokensMax),
-        new LengthSpec(outputTokens, outputTokensStdev, outputTokensMin, outputTokensMax),
-        prefixTokens > 0 ? "shared" : "", prefixTokens, 0,
-        SessionSpec.users(concurrency, (thinkTimeMs == null ? 0 : thinkTimeMs) * 1000), List.of());
   }
 
   /** Free text naming the workload and its seed (trace headers, run descriptions). */

@@ -79,6 +79,21 @@ class BlisCliTest {
   }
 
   /**
+   * The oracle of the streamed tail: a field appended to a pretty-printed JSON object without
+   * touching the rest of its text, {@code "key" : value} before the closing brace, indented like the
+   * object's other fields.
+   */
+  private static String appendField(String json, String key, com.fasterxml.jackson.databind.JsonNode value) {
+    String body = json.stripTrailing();
+    if (!body.endsWith("}")) {
+      throw new IllegalStateException("not a JSON object");
+    }
+    String head = body.substring(0, body.length() - 1).stripTrailing();
+    boolean empty = head.endsWith("{");
+    return head + (empty ? "\n" : ",\n") + Cli.field(key, value) + "\n}\n";
+  }
+
+  /**
    * The result is streamed to the file and to stdout (never one string): the same bytes as the
    * document built whole with the appended fields, which stay last, in order, and parse.
    */
@@ -92,7 +107,7 @@ class BlisCliTest {
     // what appendField makes of the document without the interval: byte for byte
     JsonNode root = JSON.readTree(o.out());
     Outcome bare = blis("run", "--num-requests", "40", "--per-request");
-    assertThat(o.out()).isEqualTo(Cli.appendField(bare.out(), "prediction_interval", root.get("prediction_interval")));
+    assertThat(o.out()).isEqualTo(appendField(bare.out(), "prediction_interval", root.get("prediction_interval")));
     // two appended fields stay last, in order, after the streamed records
     Outcome both = blis("run", "--num-requests", "40", "--per-request", "--intervals", "--vllm-version", "0.11.0");
     List<String> names = new java.util.ArrayList<>();

@@ -107,7 +107,9 @@ class GoBlisOutputTest {
       }
     }
     assertThat(routed).isEqualTo(240);
-    assertThat(number(trace, "Mean Regret")).isGreaterThanOrEqualTo(0);
+    // round-robin does not score its candidates: nothing to regret (the formula: regretIsTheBestScoreLessTheChosen)
+    assertThat(number(trace, "Mean Regret")).isZero();
+    assertThat(number(trace, "Max Regret")).isZero();
   }
 
   @Test
@@ -180,11 +182,26 @@ class GoBlisOutputTest {
   }
 
   @Test
+  void regretIsTheBestScoreLessTheChosen() {
+    java.util.function.BiFunction<Integer, double[], io.blis.engine.result.RoutingDecision> decision = (chosen, scores) -> {
+      List<io.blis.engine.result.RoutingDecision.Candidate> c = new ArrayList<>();
+      for (int i = 0; i < scores.length; i++) {
+        c.add(new io.blis.engine.result.RoutingDecision.Candidate(i, scores[i], 0));
+      }
+      return new io.blis.engine.result.RoutingDecision("routing", 1, 0, true, "", chosen, c, List.of(), 0);
+    };
+    assertThat(GoBlisOutput.regret(decision.apply(1, new double[] {0.9, 0.25, 0.5}))).isCloseTo(0.65, within(1e-12));
+    assertThat(GoBlisOutput.regret(decision.apply(0, new double[] {0.9, 0.25, 0.5}))).isZero();
+    assertThat(GoBlisOutput.regret(decision.apply(2, new double[] {Double.NaN, 3, Double.NaN}))).isZero();
+    assertThat(GoBlisOutput.regret(decision.apply(1, new double[] {Double.NaN, 0.1, 0.4}))).isCloseTo(0.3, within(1e-12));
+  }
+
+  @Test
   void goKeysNameTheSameMetrics() {
-    assertThat(GoBlisOutput.goKey("ttft_p99")).isEqualTo("p99_ttft");
-    assertThat(GoBlisOutput.goKey("e2e_mean")).isEqualTo("mean_e2e");
-    assertThat(GoBlisOutput.goKey("tokens_per_s")).isEqualTo("tokens_per_sec");
-    assertThat(GoBlisOutput.goKey("throughput")).isEqualTo("throughput");
+    assertThat(io.blis.engine.result.Fitness.goKey("ttft_p99")).isEqualTo("p99_ttft");
+    assertThat(io.blis.engine.result.Fitness.goKey("e2e_mean")).isEqualTo("mean_e2e");
+    assertThat(io.blis.engine.result.Fitness.goKey("tokens_per_s")).isEqualTo("tokens_per_sec");
+    assertThat(io.blis.engine.result.Fitness.goKey("throughput")).isEqualTo("throughput");
   }
 
   private static String[] concat(String[] a, String... more) {

@@ -92,6 +92,18 @@ public record Fitness(Map<String, Double> weights) {
   private static final java.util.regex.Pattern GO_KEY =
       java.util.regex.Pattern.compile("(mean|p50|p90|p95|p99)_(ttft|e2e|itl|scheduling_delay)");
 
+  /** The other way: this project's metric name ({@code ttft_p99}) as Go BLIS's key ({@code p99_ttft}). */
+  public static String goKey(String metric) {
+    if (metric.equals("tokens_per_s")) {
+      return "tokens_per_sec";
+    }
+    java.util.regex.Matcher m = OWN_KEY.matcher(metric);
+    return m.matches() ? m.group(2) + "_" + m.group(1) : metric;
+  }
+
+  private static final java.util.regex.Pattern OWN_KEY =
+      java.util.regex.Pattern.compile("(ttft|e2e|itl|scheduling_delay)_(mean|p50|p90|p95|p99)");
+
   /** Scores {@code overall}. */
   public Result evaluate(MetricsSummary overall) {
     Map<String, Double> normalized = new TreeMap<>();

@@ -274,12 +274,12 @@ final class GoSpecs {
       throw error(path + ".think_time_us", "think_time_us must be in [0, " + RequestSpec.MAX_TIME_US
           + "] microseconds, got " + think);
     }
-    for (String[] k : new String[][] {{"reasoning", c.reasoning() == null ? null : "x"},
-        {"lifecycle", c.lifecycle() == null ? null : "x"}}) {
-      if (k[1] != null) {
-        throw error(path + "." + k[0], k[0] + " does not go with concurrency (closed-loop users send"
-            + " single requests for the whole run)");
-      }
+    String without = " does not go with concurrency (closed-loop users send single requests for the whole run)";
+    if (c.reasoning() != null) {
+      throw error(path + ".reasoning", "reasoning" + without);
+    }
+    if (c.lifecycle() != null) {
+      throw error(path + ".lifecycle", "lifecycle" + without);
     }
     noMeaning(path + ".rate_fraction", c.rateFraction() == null || c.rateFraction() == 0 ? null : c.rateFraction(),
         "closed-loop users (concurrency) send as fast as their requests complete");

@@ -169,24 +169,22 @@ final class SyntheticSource implements RequestSource {
    * gets ({@code outputTokens}, or for a later round drawn as {@link #onFinished} draws them).
    */
   private void stampNextRound(long timeUs, long sessionId, int round, int client, int outputTokens) {
-    ClientSpec c = clientAt(client);
+    ClientSpec c = clients.get(client);
     if (round + 1 >= c.session().rounds()) {
       return;
     }
-    int output = outputTokens;
-    if (output < 0) {
-      SplittableRandom rng = new SplittableRandom(Sampling.mix(Sampling.mix(seed, sessionId), round));
-      c.input().sample(rng);
-      output = c.output().sample(rng);
-    }
+    int output = outputTokens >= 0 ? outputTokens : roundLengths(c, sessionId, round)[1];
     long next = timeUs + c.session().thinkTimeUs() + output;
     if (next < horizonUs) {
       laterRounds.add(new long[] {next, sessionId, round + 1, client});
     }
   }
 
-  private ClientSpec clientAt(int index) {
-    return clients.get(index);
+  /** The new turn's input tokens and the output tokens of round {@code round} of a session, as drawn for it. */
+  private int[] roundLengths(ClientSpec c, long sessionId, int round) {
+    SplittableRandom rng = new SplittableRandom(Sampling.mix(Sampling.mix(seed, sessionId), round));
+    int turn = c.input().sample(rng);
+    return new int[] {turn, c.output().sample(rng)};
   }
 
   @Override
@@ -208,9 +206,9 @@ final class SyntheticSource implements RequestSource {
     if (c.session().closedLoopUsers()) {
       userFollowUps++; // a user's next request counts as its first did
     }
-    SplittableRandom rng = new SplittableRandom(Sampling.mix(Sampling.mix(seed, request.sessionId()), round));
-    int turn = c.input().sample(rng);
-    int output = c.output().sample(rng);
+    int[] lengths = roundLengths(c, request.sessionId(), round);
+    int turn = lengths[0];
+    int output = lengths[1];
     long id = nextId++;
     int[] prompt;
     if (c.session().accumulateContext()) {

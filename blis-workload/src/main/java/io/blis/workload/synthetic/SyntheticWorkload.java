@@ -45,6 +45,25 @@ public final class SyntheticWorkload {
       int prefixTokens,
       long seed,
       AdapterPopularity adapters) {
+    return defaultClient("default", new ArrivalProcess.Poisson(ratePerS), numRequests, input, output, prefixTokens,
+        SessionSpec.NONE, adapters, seed);
+  }
+
+  /**
+   * The lengths of {@link #poissonGaussian} sent by {@code users} closed-loop users instead of a
+   * rate ({@link SessionSpec#users}): each sends its next request {@code thinkTimeUs} after its
+   * previous one completed; {@code numRequests} counts every request.
+   */
+  public static RequestSource closedLoopUsers(int users, long thinkTimeUs, long numRequests, LengthSpec input,
+      LengthSpec output, int prefixTokens, long seed) {
+    // the rate is a placeholder: users have no arrival process
+    return defaultClient("users", new ArrivalProcess.Constant(1), numRequests, input, output, prefixTokens,
+        SessionSpec.users(users, thinkTimeUs), AdapterPopularity.NONE, seed);
+  }
+
+  /** The command line's one-client workload: its lengths, an optional shared prefix, one SLO class. */
+  private static RequestSource defaultClient(String id, ArrivalProcess arrival, long numRequests, LengthSpec input,
+      LengthSpec output, int prefixTokens, SessionSpec session, AdapterPopularity adapters, long seed) {
     if (numRequests < 0) {
       throw new IllegalArgumentException("number of requests must be >= 0, got " + numRequests);
     }
@@ -52,10 +71,8 @@ public final class SyntheticWorkload {
       throw new IllegalArgumentException("prefix tokens must be in [0, "
           + (io.blis.workload.RequestSpec.MAX_TOKENS - 1) + "], got " + prefixTokens);
     }
-    ClientSpec client = new ClientSpec(
-        "default", "", "standard", new ArrivalProcess.Poisson(ratePerS), input, output,
-        prefixTokens > 0 ? "shared" : "", prefixTokens, 0, SessionSpec.NONE, List.of(), RateCurve.NONE,
-        "", "", adapters);
+    ClientSpec client = new ClientSpec(id, "", "standard", arrival, input, output,
+        prefixTokens > 0 ? "shared" : "", prefixTokens, 0, session, List.of(), RateCurve.NONE, "", "", adapters);
     return of(List.of(client), seed, numRequests, Long.MAX_VALUE);
   }
 
