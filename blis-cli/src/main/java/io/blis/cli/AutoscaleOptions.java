@@ -204,12 +204,48 @@ final class AutoscaleOptions {
    * serving {@code model} on {@code gpu}, up to the most replicas (the pool's instances).
    */
   void apply(Cluster.Builder cb, int initial, int gpusPerReplica, String model, String gpu) {
-    // a Go BLIS policy config's settings stand for the flags not given
-    int perNodeGpus = nodeGpus();
-    int perNode = perNodeGpus / Math.max(1, gpusPerReplica);
     int max = maxReplicas(initial, gpusPerReplica);
-    int nodes = maxNodes != null ? maxNodes : go != null && go.maxNodes() != null ? go.maxNodes()
+    FleetConfig f = fleet(initial, minReplicas, max, gpusPerReplica, model, gpu, nodesFor(max, gpusPerReplica));
+    cb.instances(f.maxReplicas()).autoscaler(new PolicySpec(name, parsedOptions), f);
+  }
+
+  /**
+   * Scales each pool of a policy bundle (or the prefill and decode split) on its own: the flags
+   * are every pool's settings, each pool starting from its {@code instances}, bounded by its own
+   * {@code min_replicas} and {@code max_replicas} where it gives them. The pools of a GPU type share
+   * its node pool; without {@code --max-nodes} it may hold as many nodes as all their most replicas need.
+   */
+  void applyToPools(Cluster.Builder cb) {
+    cb.autoscaler(new PolicySpec(name, parsedOptions), (p, all) -> {
+      int nodes = 0;
+      for (Cluster.ScaledPool q : all) {
+        if (q.nodePool().equals(p.nodePool())) {
+          nodes += nodesFor(maxOf(q), q.gpusPerReplica());
+        }
+      }
+      int min = p.minReplicas() != null ? p.minReplicas() : minReplicas;
+      return fleet(p.initialReplicas(), min, maxOf(p), p.gpusPerReplica(), p.model(), p.gpu(), nodes);
+    });
+  }
+
+  /** A bundle pool's most replicas: its own, else the flags'. */
+  private int maxOf(Cluster.ScaledPool p) {
+    return p.maxReplicas() != null ? p.maxReplicas() : maxReplicas(p.initialReplicas(), p.gpusPerReplica());
+  }
+
+  /** Nodes that {@code max} replicas of {@code gpusPerReplica} GPUs need, unless given by the flag or a Go BLIS config. */
+  private int nodesFor(int max, int gpusPerReplica) {
+    int perNode = nodeGpus() / Math.max(1, gpusPerReplica);
+    return maxNodes != null ? maxNodes : go != null && go.maxNodes() != null ? go.maxNodes()
         : perNode == 0 ? 1 : (max + perNode - 1) / perNode;
+  }
+
+  /**
+   * A pool's fleet from the flags (and a Go BLIS policy config's settings for the flags not
+   * given), on a node pool of at most {@code nodes} nodes.
+   */
+  private FleetConfig fleet(int initial, int min, int max, int gpusPerReplica, String model, String gpu, int nodes) {
+    int perNodeGpus = nodeGpus();
     long loadingUs = loadingS != null ? Math.round(loadingS * 1e6)
         : go != null && go.loadingUs() != null ? go.loadingUs()
         : Math.round(weightsPerGpuBytes(model, gpusPerReplica) / (loadGbps * 1e9) * 1e6);
@@ -224,10 +260,9 @@ final class AutoscaleOptions {
     long down = given("--scale-down-window-s") || go == null ? Math.round(scaleDownWindowS * 1e6) : go.scaleDownWindowUs();
     int firstNodes = initialNodes != null ? initialNodes : go == null || go.initialNodes() == null ? 0 : go.initialNodes();
     int keptNodes = minNodes != null ? minNodes : go == null || go.minNodes() == null ? 0 : go.minNodes();
-    FleetConfig f = new FleetConfig(minReplicas, max, initial, interval, gpusPerReplica, perNodeGpus, nodes,
+    return new FleetConfig(min, max, initial, interval, gpusPerReplica, perNodeGpus, nodes,
         firstNodes, keptNodes, provisioning, loadingUs, Math.round(warmupS * 1e6), cost, up, down, warmupSlowdown,
         Math.round(warmupSlowdownS * 1e6));
-    cb.instances(max).autoscaler(new PolicySpec(name, parsedOptions), f);
   }
 
   /** The flag's value when given, else the Go BLIS policy config's, else the flag's default. */

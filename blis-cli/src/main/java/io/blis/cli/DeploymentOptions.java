@@ -175,11 +175,13 @@ final class DeploymentOptions {
     server.validate(cl);
     cluster.validate(cl);
     autoscale.validate(cl, cluster.goAutoscaling());
-    disaggregation.validate(cl, !cluster.bundle().pools().isEmpty(), autoscale.enabled());
+    disaggregation.validate(cl, !cluster.bundle().pools().isEmpty());
     lora.validate(cl);
     if (autoscale.enabled()) {
       require(cl, cluster.traceLevel.equals("none"),
           "--trace-level decisions does not apply to an autoscaled pool (its candidates come and go)");
+    }
+    if (autoscale.enabled() && !scalesPools()) { // a bundle's pools, or the prefill and decode ones, one by one
       int max = autoscale.maxReplicas(numInstances, server.tp);
       require(cl, autoscale.minReplicas >= 1 && autoscale.minReplicas <= numInstances && numInstances <= max
               && max <= Cluster.MAX_INSTANCES,
@@ -468,12 +470,19 @@ final class DeploymentOptions {
     }
     cluster.apply(cb, bundle, routingPolicy, given("--routing-policy"), scheduler,
         given("--scheduler"));
-    if (autoscale.enabled()) {
+    if (autoscale.enabled() && !scalesPools()) {
       autoscale.apply(cb, numInstances, server.tp, server.model, server.gpu);
+    } else if (autoscale.enabled()) {
+      autoscale.applyToPools(cb);
     }
     disaggregation.apply(cb);
     lora.apply(cb);
     return cb;
+  }
+
+  /** Whether autoscaling scales several pools, each on its own: a policy bundle's, or the prefill and decode split. */
+  private boolean scalesPools() {
+    return !cluster.bundle().pools().isEmpty() || disaggregation.splits();
   }
 
   /** The pool fields given explicitly as flags; they win over the policy bundle's pools. */

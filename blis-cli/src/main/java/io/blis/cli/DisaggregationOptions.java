@@ -74,7 +74,7 @@ final class DisaggregationOptions {
     return prefillInstances != null || decodeInstances != null || sharedInstances != null;
   }
 
-  void validate(CommandLine cl, boolean bundlePools, boolean autoscaled) {
+  void validate(CommandLine cl, boolean bundlePools) {
     boolean perPool = prefillTp != null || decodeTp != null || prefillGpu != null || decodeGpu != null
         || prefillMaxModelLen != null || decodeMaxModelLen != null;
     DeploymentOptions.require(cl, !perPool || splits(),
@@ -83,8 +83,6 @@ final class DisaggregationOptions {
     DeploymentOptions.require(cl, !splits() || !bundlePools,
         "--prefill-instances and --decode-instances split the single pool of --num-instances; the --policy-config has"
             + " pools of its own (give each a role: prefill, decode or both)");
-    DeploymentOptions.require(cl, !(splits() || decider != null) || !autoscaled,
-        "disaggregation and autoscaling together are not supported");
     for (Integer n : new Integer[] {prefillInstances, decodeInstances, sharedInstances}) {
       DeploymentOptions.require(cl, n == null || n >= 0,
           "--prefill-instances, --decode-instances and --prefill-decode-instances must be >= 0, got " + n);

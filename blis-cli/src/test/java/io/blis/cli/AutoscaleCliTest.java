@@ -110,6 +110,97 @@ class AutoscaleCliTest {
     assertThat(a.path("timeline").get(1).path("ready").asInt()).isEqualTo(3);
   }
 
+  @Test
+  void eachPoolOfABundleScalesOnItsOwnWithinItsOwnBounds(@TempDir Path dir) throws Exception {
+    Path bundle = dir.resolve("two.yaml");
+    Files.writeString(bundle, """
+        pools:
+          - {name: small, instances: 1, model: llama-3.1-8b, max_replicas: 3}
+          - {name: pinned, instances: 2, model: qwen/qwen3-14b, autoscaler: {policy: schedule, replicas: "0:5"},
+             min_replicas: 2, max_replicas: 2}
+        """);
+    Path spec = dir.resolve("spec.yaml");
+    Files.writeString(spec, SPEC.replace("id: base", "id: base\n    model: llama-3.1-8b")
+        .replace("id: burst", "id: burst\n    model: llama-3.1-8b"));
+    BlisCliTest.Outcome o = blis("run", "--workload-spec", spec.toString(), "--policy-config", bundle.toString(),
+        "--autoscaler", "schedule", "--autoscaler-option", "replicas=0:3", "--provisioning-delay-s", "0",
+        "--loading-delay-s", "0", "--warmup-s", "0", "--gpus-per-node", "1");
+    assertThat(o.code()).as(o.err()).isZero();
+    JsonNode a = JSON.readTree(o.out()).path("autoscaling");
+    JsonNode small = a.path("pools").path("small");
+    JsonNode pinned = a.path("pools").path("pinned");
+    // the run's schedule asks for 3 at the first tick (15 s); the pinned pool's own asks for 5, held to 2
+    assertThat(small.path("timeline").get(1).path("ready").asInt()).isEqualTo(3);
+    assertThat(pinned.path("autoscaler").asText()).isEqualTo("schedule");
+    assertThat(pinned.path("peak_replicas").asInt()).isEqualTo(2);
+    assertThat(a.path("peak_replicas").asInt()).isEqualTo(5);
+    assertThat(a.path("timeline").get(1).path("ready").asInt()).isEqualTo(5);
+    // both pools are H100s: one node pool of 1-GPU nodes, whose figures each pool's report gives, counted once
+    assertThat(small.path("gpu_hours").asDouble()).isEqualTo(pinned.path("gpu_hours").asDouble());
+    assertThat(a.path("gpu_hours").asDouble()).isEqualTo(small.path("gpu_hours").asDouble());
+    assertThat(a.path("peak_nodes").asInt()).isEqualTo(5);
+    assertThat(a.path("replica_gpu_hours").asDouble()).isCloseTo(small.path("replica_gpu_hours").asDouble()
+        + pinned.path("replica_gpu_hours").asDouble(), org.assertj.core.data.Offset.offset(2e-4));
+    // every request is Llama's: all on the small pool, none on the pinned one
+    long finished = 0;
+    for (JsonNode h : a.path("hours")) {
+      finished += h.path("finished").asLong();
+    }
+    assertThat(finished).isEqualTo(JSON.readTree(o.out()).path("overall").path("injected_requests").asLong());
+    assertThat(pinned.path("hours").size()).isZero();
+    // the pools' keys need an autoscaled run, and a pool's bounds hold its instances
+    BlisCliTest.Outcome unscaled = blis("run", "--workload-spec", spec.toString(), "--policy-config", bundle.toString());
+    assertThat(unscaled.code()).isEqualTo(2);
+    assertThat(unscaled.err()).contains("pool 'pinned': min_replicas, max_replicas and autoscaler apply to an"
+        + " autoscaled run; give --autoscaler");
+    BlisCliTest.Outcome tooFew = blis("run", "--workload-spec", spec.toString(), "--policy-config", bundle.toString(),
+        "--autoscaler", "hpa", "--min-replicas", "2");
+    assertThat(tooFew.code()).isEqualTo(2);
+    assertThat(tooFew.err().strip()).endsWith("pool 'small': autoscaling: the initial replicas (1) must be between"
+        + " the minimum (2) and the maximum (3)");
+  }
+
+  @Test
+  void prefillAndDecodePoolsScaleApartAndADrainedPrefillReplicaLosesNothing(@TempDir Path dir) throws Exception {
+    Path bundle = dir.resolve("pd.yaml");
+    Files.writeString(bundle, """
+        pools:
+          - {name: pre, instances: 3, role: prefill, max_replicas: 3, autoscaler: {policy: schedule, replicas: "0:1"}}
+          - {name: dec, instances: 1, role: decode, max_replicas: 3}
+        disaggregation: {decider: always}
+        """);
+    BlisCliTest.Outcome o = run(dir, "--policy-config", bundle.toString(), "--autoscaler", "schedule",
+        "--autoscaler-option", "replicas=0:3", "--provisioning-delay-s", "0", "--loading-delay-s", "0",
+        "--warmup-s", "0", "--gpus-per-node", "1");
+    assertThat(o.code()).as(o.err()).isZero();
+    JsonNode root = JSON.readTree(o.out());
+    long injected = root.path("overall").path("injected_requests").asLong();
+    assertThat(root.path("overall").path("completed_requests").asLong()).isEqualTo(injected);
+    assertThat(root.path("disaggregation").path("disaggregated").asLong()).isEqualTo(injected);
+    JsonNode pre = root.path("autoscaling").path("pools").path("pre");
+    JsonNode dec = root.path("autoscaling").path("pools").path("dec");
+    // at the first tick (15 s) the prefill pool drains to 1 and the decode pool grows to 3
+    assertThat(pre.path("timeline").get(1).path("desired").asInt()).isEqualTo(1);
+    assertThat(pre.path("peak_replicas").asInt()).isEqualTo(3);
+    assertThat(dec.path("timeline").get(1).path("ready").asInt()).isEqualTo(3);
+    // the two drained prefill replicas freed their GPUs once they held nothing: about 15 s each, not the run
+    double hours = root.path("simulated_duration_s").asDouble() / 3600;
+    assertThat(pre.path("replica_gpu_hours").asDouble()).isBetween(hours + 2 * 15 / 3600.0 - 1e-4, hours + 2 * 20 / 3600.0); // 4 decimals in the JSON
+    // and took nothing new: one prefill instance ran the prefill steps of all but the first 15 s's requests
+    long busiest = 0;
+    long stepsElsewhere = 0;
+    for (JsonNode inst : root.path("instances")) {
+      if (inst.path("pool").asText().equals("pre")) {
+        long n = inst.path("steps").asLong();
+        stepsElsewhere += n;
+        busiest = Math.max(busiest, n);
+      }
+    }
+    stepsElsewhere -= busiest;
+    assertThat(stepsElsewhere).isBetween(1L, 2 * 15 * 2L); // 2 req/s for 15 s, one prefill step each
+    assertThat(busiest).isGreaterThan(100 * stepsElsewhere);
+  }
+
   @ParameterizedTest
   @CsvSource(delimiter = '|', value = {
       "--max-replicas 4|the autoscaling flags (--min-replicas, --max-replicas, --autoscaler-option, ...) need --autoscaler",

@@ -17,6 +17,7 @@ import io.blis.api.AdmissionDecision;
 import io.blis.api.AdmissionPolicy;
 import io.blis.api.Autoscaler;
 import io.blis.engine.autoscale.Fleet;
+import io.blis.engine.autoscale.Fleets;
 import io.blis.engine.autoscale.FleetConfig;
 import io.blis.engine.disagg.Disaggregation;
 import io.blis.engine.disagg.PdCoordinator;
@@ -63,11 +64,14 @@ final class Engine implements EventLoop {
   record ClusterConfig(Router router, AdmissionPolicy admission, PriorityPolicy priority,
       long admissionLatencyUs, long routingLatencyUs, long snapshotRefreshUs,
       Map<String, SloTarget> slo, boolean traceDecisions, int counterfactualK, Fitness fitness,
-      EngineListener listener, FlowControl flowControl, Autoscaling autoscaling,
+      EngineListener listener, FlowControl flowControl, List<Autoscaling> autoscaling,
       Disaggregation disaggregation, io.blis.engine.models.ModelRouting models) {}
 
-  /** An autoscaled cluster: how it may grow, and what decides. */
-  record Autoscaling(FleetConfig config, Autoscaler scaler, String name) {}
+  /**
+   * An autoscaled pool: how it may grow, and what decides; {@code pool} null for every instance
+   * (the cluster is the one pool); {@code nodePool} the node pool it shares, null for its own.
+   */
+  record Autoscaling(String pool, String nodePool, FleetConfig config, Autoscaler scaler, String name) {}
 
   private final Instance[] instances;
   private final ClusterConfig config;
@@ -121,8 +125,8 @@ final class Engine implements EventLoop {
   private long holBlockingEvents;
   /** The gateway's flow control, or null when requests go from admission to the router. */
   private final Gateway<EngineRequest> gateway;
-  /** The autoscaled pool, or null when the instances are fixed. */
-  private final Fleet fleet;
+  /** The autoscaled pools, or null when the instances are fixed. */
+  private final Fleets fleets;
   /** Prefill/decode disaggregation, or null when every request runs whole where it is routed. */
   private final PdCoordinator<EngineRequest> pd;
   /** With disaggregation: the instances that prefill, and those that decode. */
@@ -181,10 +185,10 @@ final class Engine implements EventLoop {
     this.waitEstimates = new long[instances.length];
     this.gateway = config.flowControl() == null ? null
         : new Gateway<>(config.flowControl(), streamingMetrics, new GatewayHost());
-    Autoscaling a = config.autoscaling();
-    this.fleet = a == null ? null : new Fleet(a.config(), a.scaler(), a.name(), instances.length, new FleetHost());
-    if (fleet != null) {
-      fleet.start(); // the initial replicas ready at time 0, the first tick scheduled
+    this.fleets = config.autoscaling().isEmpty() ? null : new Fleets(scaledPools(configs, config.autoscaling()),
+        instances.length, new FleetHost());
+    if (fleets != null) {
+      fleets.start(); // the initial replicas ready at time 0, the first ticks scheduled
     }
     io.blis.engine.models.ModelRouting mr = config.models();
     if (mr == null) {
@@ -248,12 +252,17 @@ final class Engine implements EventLoop {
    * instances would otherwise serve other models).
    */
   private int[] prefillAmong(EngineRequest r) {
-    return prefillByModel == null ? prefillCandidates : r.model >= 0 ? prefillByModel[r.model] : new int[0];
+    return ready(prefillByModel == null ? prefillCandidates : r.model >= 0 ? prefillByModel[r.model] : NO_INSTANCES);
   }
 
   /** The instances that decode for {@code r} (of its model when the fleet serves several). */
   private int[] decodeAmong(EngineRequest r) {
-    return decodeByModel == null || r.model < 0 ? decodeCandidates : decodeByModel[r.model];
+    return ready(decodeByModel == null || r.model < 0 ? decodeCandidates : decodeByModel[r.model]);
+  }
+
+  /** The ready ones of {@code among} when pools are autoscaled (replicas off, starting or draining take nothing new). */
+  private int[] ready(int[] among) {
+    return fleets == null ? among : fleets.routableAmong(among);
   }
 
   /** What prefill/decode disaggregation sees of the engine. */
@@ -316,13 +325,15 @@ final class Engine implements EventLoop {
    */
   private void releasePrefill(EngineRequest r) {
     handOffs[r.prefillInstance]--;
-    if (r.prefillTable == null) {
-      return;
+    if (r.prefillTable != null) {
+      instances[r.prefillInstance].release(r.prefillTable);
+      r.prefillTable = null;
+      if (pd.role(r.prefillInstance).decodes()) {
+        pd.wake(); // room on an instance that also decodes
+      }
     }
-    instances[r.prefillInstance].release(r.prefillTable);
-    r.prefillTable = null;
-    if (pd.role(r.prefillInstance).decodes()) {
-      pd.wake(); // room on an instance that also decodes
+    if (fleets != null) {
+      fleets.onLeft(r.prefillInstance); // a draining prefill replica holding nothing more frees its GPUs
     }
   }
 
@@ -401,7 +412,39 @@ final class Engine implements EventLoop {
     }
   }
 
-  /** What the fleet sees of the engine. */
+  private static final int[] NO_INSTANCES = new int[0];
+
+  /**
+   * The autoscaled pools' instance ranges: the whole cluster for an autoscaling of no named pool,
+   * else each named pool's instances, which must be contiguous.
+   */
+  private static List<Fleets.Pool> scaledPools(List<InstanceConfig> configs, List<Autoscaling> scaled) {
+    List<Fleets.Pool> out = new ArrayList<>();
+    for (Autoscaling a : scaled) {
+      if (a.pool() == null) {
+        out.add(new Fleets.Pool("", 0, configs.size(), a.config(), a.scaler(), a.name(), null));
+        continue;
+      }
+      int first = -1;
+      int count = 0;
+      for (int i = 0; i < configs.size(); i++) {
+        if (configs.get(i).pool().equals(a.pool())) {
+          if (first >= 0 && first + count != i) {
+            throw new IllegalArgumentException("autoscaling: pool '" + a.pool() + "' is not one run of instances");
+          }
+          first = first < 0 ? i : first;
+          count++;
+        }
+      }
+      if (first < 0) {
+        throw new IllegalArgumentException("autoscaling: no instance of pool '" + a.pool() + "'");
+      }
+      out.add(new Fleets.Pool(a.pool(), first, count, a.config(), a.scaler(), a.name(), a.nodePool()));
+    }
+    return out;
+  }
+
+  /** What the fleets see of the engine. */
   private final class FleetHost extends ControlHost implements Fleet.Host {
     @Override
     public InstanceSnapshot snapshot(int i) {
@@ -410,8 +453,8 @@ final class Engine implements EventLoop {
     }
 
     @Override
-    public int inFlight(int i) {
-      return instances[i].inFlight();
+    public int inFlight(int i) { // a prefill instance holding a request's blocks until its KV moved holds it still
+      return instances[i].inFlight() + (handOffs == null ? 0 : handOffs[i]);
     }
 
     @Override
@@ -459,7 +502,7 @@ final class Engine implements EventLoop {
   private final class ClusterState implements ClusterView {
     @Override
     public int size() {
-      return candidates != null ? candidates.length : fleet == null ? instances.length : fleet.routable().length;
+      return candidates != null ? candidates.length : fleets == null ? instances.length : fleets.routable().length;
     }
 
     @Override
@@ -475,7 +518,7 @@ final class Engine implements EventLoop {
 
   /** The instance at index {@code k} of the routers' view. */
   private int member(int k) {
-    return candidates != null ? candidates[k] : fleet == null ? k : fleet.routable()[k];
+    return candidates != null ? candidates[k] : fleets == null ? k : fleets.routable()[k];
   }
 
   SimulationResult run() {
@@ -586,7 +629,12 @@ final class Engine implements EventLoop {
 
   /** Live mode: the autoscaled pool's replicas now, or null without autoscaling. */
   io.blis.engine.result.AutoscaleReport.Sample fleetNow() {
-    return fleet == null ? null : fleet.current();
+    return fleets == null ? null : fleets.current();
+  }
+
+  /** Live mode: each autoscaled pool's replicas now, by its name; empty without autoscaling. */
+  Map<String, io.blis.engine.result.AutoscaleReport.Sample> fleetNowByPool() {
+    return fleets == null ? Map.of() : fleets.currentByPool();
   }
 
   /** Live mode: requests waiting in the gateway's queue now, or -1 without flow control. */
@@ -704,9 +752,6 @@ final class Engine implements EventLoop {
       listener.onArrived(r, nowUs);
     }
     overall.onInjected(nowUs);
-    if (fleet != null) {
-      fleet.onArrival();
-    }
     scope(spec.stage()).onInjected(nowUs);
     breakdown(perClass, spec.sloClass()).onInjected(nowUs);
     if (!spec.tenant().isEmpty()) {
@@ -719,6 +764,10 @@ final class Engine implements EventLoop {
     }
     if (lora && !spec.adapter().isEmpty()) {
       breakdown(perAdapter, spec.adapter()).onInjected(nowUs);
+    }
+    if (fleets != null) { // the pools it may go to count it: its model's, none for a model nobody serves
+      fleets.onArrival(r.model >= 0 ? modelInstances[r.model]
+          : modelByName != null && !spec.model().isEmpty() ? NO_INSTANCES : null);
     }
     if (config.admissionLatencyUs() > 0) {
       events.push(SimulatedTime.later(nowUs, config.admissionLatencyUs()), EventQueue.ADMIT, r);
@@ -766,8 +815,8 @@ final class Engine implements EventLoop {
 
   /** Whether a control-plane event would do nothing (it is consumed; the clock stays). */
   private boolean controlEventIdle(Object payload) {
-    if (fleet != null && Fleet.isFleetEvent(payload)) {
-      return fleet.idle(payload);
+    if (fleets != null && fleets.owns(payload)) {
+      return fleets.idle(payload);
     }
     if (pd != null && PdCoordinator.isPdEvent(payload)) {
       return pd.idle(payload);
@@ -777,8 +826,8 @@ final class Engine implements EventLoop {
 
   /** A control-plane event: the fleet's or the gateway's. */
   private void onControlEvent(Object payload) {
-    if (fleet != null && Fleet.isFleetEvent(payload)) {
-      fleet.onEvent(payload);
+    if (fleets != null && fleets.owns(payload)) {
+      fleets.onEvent(payload);
     } else if (gateway != null && Gateway.isGatewayEvent(payload)) {
       gateway.onEvent(payload);
     } else if (pd != null && PdCoordinator.isPdEvent(payload)) {
@@ -874,7 +923,7 @@ final class Engine implements EventLoop {
       among = r.disaggregated ? prefillAmong(r) : decodeAmong(r);
     } else if (r.model >= 0) { // among the instances serving the model it names, by that model's router
       chosen = config.models().models().get(r.model).router();
-      among = modelInstances[r.model];
+      among = ready(modelInstances[r.model]);
     }
     return instances[chooseInstance(r, chosen, among, config.traceDecisions())];
   }
@@ -1033,12 +1082,10 @@ final class Engine implements EventLoop {
         pd.wake(); // its blocks are free: a request waiting for decode room may fit now
       }
     }
-    if (fleet != null) {
+    if (fleets != null) {
       boolean done = outcome == RequestOutcome.COMPLETED;
-      fleet.onFinished(r.arrivalUs, done, metSlo, done ? r.firstTokenClientUs - r.arrivalUs : -1);
-      if (r.instanceIndex >= 0) {
-        fleet.onRequestLeft(r.instanceIndex);
-      }
+      fleets.onFinished(r.instanceIndex, r.disaggregated ? r.prefillInstance : -1, r.arrivalUs, done, metSlo,
+          done ? r.firstTokenClientUs - r.arrivalUs : -1);
     }
     overall.onFinished(r, outcome, endUs, reason, metSlo);
     scope(r.spec.stage()).onFinished(r, outcome, endUs, reason, metSlo);
@@ -1145,7 +1192,7 @@ final class Engine implements EventLoop {
         decisions.seal());
     return new SimulationResult(recs, overallSummary, stageSummaries, end, stats, report,
         config.fitness(), gateway == null ? null : gateway.report(),
-        fleet == null ? null : fleet.report(end), pd == null ? null : pd.report(poolUse(end)),
+        fleets == null ? null : fleets.report(end), pd == null ? null : pd.report(poolUse(end)),
         lora ? loraReport() : null);
   }
 

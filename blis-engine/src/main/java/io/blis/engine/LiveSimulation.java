@@ -4,6 +4,7 @@ import io.blis.engine.result.InstanceStatus;
 import io.blis.engine.result.SimulationResult;
 import io.blis.workload.RequestSpec;
 import java.util.List;
+import java.util.Map;
 
 /**
  * A simulation driven from outside, one step of the clock at a time, for requests that are not
@@ -68,9 +69,17 @@ public final class LiveSimulation {
     return engine.abort(id);
   }
 
-  /** The autoscaled pool's replicas now (desired, ready, starting, draining, nodes), if it has one. */
+  /**
+   * The autoscaled pool's replicas now (desired, ready, starting, draining, nodes), if it has one;
+   * with several autoscaled pools, their sum.
+   */
   public java.util.Optional<io.blis.engine.result.AutoscaleReport.Sample> replicas() {
     return java.util.Optional.ofNullable(engine.fleetNow());
+  }
+
+  /** Each autoscaled pool's replicas now, by its name in the cluster's order; empty without autoscaling. */
+  public Map<String, io.blis.engine.result.AutoscaleReport.Sample> replicasByPool() {
+    return engine.fleetNowByPool();
   }
 
   /** Requests waiting in the gateway's flow-control queue now, if it has one. */

@@ -160,7 +160,7 @@ public final class Simulation {
     private boolean singleSettingsTouched;
     private EngineListener listener;
     private io.blis.engine.flow.FlowControl flowControl;
-    private Engine.Autoscaling autoscaling;
+    private final List<Engine.Autoscaling> autoscaling = new ArrayList<>();
     private io.blis.engine.disagg.Disaggregation disaggregation;
     private io.blis.engine.models.ModelRouting models;
     /** LoRA adapter costs by pool name ("" for a builder without pools); empty without adapters. */
@@ -306,8 +306,32 @@ public final class Simulation {
      */
     public Builder autoscaling(io.blis.engine.autoscale.FleetConfig config, io.blis.api.Autoscaler scaler,
         String name) {
-      this.autoscaling = new Engine.Autoscaling(Objects.requireNonNull(config, "config"),
-          Objects.requireNonNull(scaler, "scaler"), Objects.requireNonNull(name, "name"));
+      autoscaling.clear();
+      autoscaling.add(new Engine.Autoscaling(null, null, Objects.requireNonNull(config, "config"),
+          Objects.requireNonNull(scaler, "scaler"), Objects.requireNonNull(name, "name")));
+      return this;
+    }
+
+    /**
+     * Scales pool {@code pool} (added with {@link #addPool}, its instances {@code
+     * config.maxReplicas()}) on its own, with its own scaler, replicas and ticks; call once per
+     * scaled pool. Pools not named are fixed. The scaler sees only its pool: its replicas, the
+     * arrivals that may go to it (of the model it serves), the requests that ended on it (or that
+     * it prefilled). Its replicas take nodes of {@code nodePool}, shared with the other pools
+     * naming it (whose {@code config} node settings must be the same: GPUs per node, node counts,
+     * provisioning delay, price), or of a node pool of its own when null. The result's {@link
+     * SimulationResult#autoscale()} sums the pools (a shared node pool once), with each pool's own
+     * report in {@link io.blis.engine.result.AutoscaleReport#pools()} (its node figures its node
+     * pool's).
+     */
+    public Builder autoscaling(String pool, String nodePool, io.blis.engine.autoscale.FleetConfig config,
+        io.blis.api.Autoscaler scaler, String name) {
+      Objects.requireNonNull(pool, "pool");
+      if (autoscaling.stream().anyMatch(a -> a.pool() == null || a.pool().equals(pool))) {
+        throw new IllegalArgumentException("autoscaling: pool '" + pool + "' is scaled twice, or with the whole cluster");
+      }
+      autoscaling.add(new Engine.Autoscaling(pool, nodePool, Objects.requireNonNull(config, "config"),
+          Objects.requireNonNull(scaler, "scaler"), Objects.requireNonNull(name, "name")));
       return this;
     }
 
@@ -579,16 +603,13 @@ public final class Simulation {
         throw new IllegalArgumentException("disaggregation: pools of data-parallel ranks or pipeline stages"
             + " are not supported; give each pool dp 1 and pp 1");
       }
-      if (disaggregation != null && autoscaling != null) {
-        throw new IllegalArgumentException("disaggregation and autoscaling together are not supported");
-      }
       if (ranked) {
         firstRanks.add(configs.size());
         routing = new RankRouter(router, firstRanks.stream().mapToInt(Integer::intValue).toArray());
       }
       Engine.ClusterConfig cluster = new Engine.ClusterConfig(routing, admission, priority,
           admissionLatencyUs, routingLatencyUs, snapshotRefreshUs, Map.copyOf(slo),
-          traceDecisions, counterfactualK, fitness, listener, flowControl, autoscaling, disaggregation, models);
+          traceDecisions, counterfactualK, fitness, listener, flowControl, List.copyOf(autoscaling), disaggregation, models);
       return new Engine(configs, cluster, source, recordRequests, streamingMetrics, breakdownItl, horizonUs,
           maxBacklog, observer);
     }

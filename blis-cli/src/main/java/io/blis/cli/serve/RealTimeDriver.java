@@ -56,7 +56,8 @@ final class RealTimeDriver implements AutoCloseable {
       long generationTokens, long completed, long aborted, long rejected, long inFlight,
       List<EngineCounts> engines, long heldBackUs,
       java.util.Optional<io.blis.engine.result.AutoscaleReport.Sample> replicas,
-      java.util.OptionalInt gatewayQueued) {}
+      java.util.OptionalInt gatewayQueued,
+      java.util.Map<String, io.blis.engine.result.AutoscaleReport.Sample> replicasByPool) {}
 
   /**
    * One instance's token counters as vLLM counts them: prompt tokens when a request's prefill
@@ -185,7 +186,7 @@ final class RealTimeDriver implements AutoCloseable {
     this.stepTokenBuckets = new long[instances][ServeMetrics.ITERATION_TOKEN_BUCKETS.length + 1];
     this.stepTokenSums = new long[instances];
     this.snapshot = new Snapshot(0, sim.status(), 0, 0, 0, 0, 0, 0, engineCounts(), 0, sim.replicas(),
-        sim.gatewayQueued());
+        sim.gatewayQueued(), sim.replicasByPool());
     this.thread = new Thread(this::loop, "blis-serve-simulation");
     thread.setDaemon(true);
     thread.start();
@@ -422,7 +423,7 @@ final class RealTimeDriver implements AutoCloseable {
 
   private void publish(long nowUs) {
     snapshot = new Snapshot(nowUs, sim.status(), promptTokens, generationTokens, completed, aborted,
-        rejected, live.size(), engineCounts(), heldBackUs, sim.replicas(), sim.gatewayQueued());
+        rejected, live.size(), engineCounts(), heldBackUs, sim.replicas(), sim.gatewayQueued(), sim.replicasByPool());
   }
 
   private List<EngineCounts> engineCounts() {

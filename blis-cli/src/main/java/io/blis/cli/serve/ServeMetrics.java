@@ -179,6 +179,17 @@ final class ServeMetrics {
       poolGauge("blis:autoscaler_nodes", "Nodes of the node pool held.",
           s -> s.replicas().map(AutoscaleReport.Sample::nodes).orElse(0));
     }
+    if (first.replicasByPool().size() > 1) { // several pools scaled apart: each pool's replicas too
+      GaugeWithCallback.builder().name("blis:autoscaler_pool_replicas")
+          .help("An autoscaled pool's replicas by state: desired, ready, starting, draining.")
+          .labelNames("pool", "state")
+          .callback(cb -> status.get().replicasByPool().forEach((pool, s) -> {
+            cb.call(s.desired(), pool, "desired");
+            cb.call(s.ready(), pool, "ready");
+            cb.call(s.starting(), pool, "starting");
+            cb.call(s.draining(), pool, "draining");
+          })).register(registry);
+    }
     if (first.gatewayQueued().isPresent()) {
       poolGauge("blis:gateway_queue_depth", "Requests waiting in the gateway's flow-control queue.",
           s -> s.gatewayQueued().orElse(0));

@@ -48,28 +48,18 @@ public final class Fleet {
      * times as long (a replica's first-requests slowdown after its warm-up). The default ignores it.
      */
     default void slowSteps(int i, double factor, long untilUs) {}
+
+    /** The ready replicas changed (one became ready, began draining or was released). The default ignores it. */
+    default void routableChanged() {}
   }
 
   /** A replica's lifecycle state. */
   public enum State { OFF, WAITING_NODE, LOADING, WARMING, READY, DRAINING }
 
-  private static final Object TICK = new Object();
+  /** This fleet's scaling tick (each fleet has its own, so that several can share one event queue). */
+  private final Object tick = new Object();
 
-  private record Step(int instance, long epoch) {}
-
-  private record NodeReady(int node) {}
-
-  private static final class Node {
-    final long requestedUs;
-    boolean ready;
-    int usedGpus;
-    long releasedUs = -1;
-
-    Node(long requestedUs, boolean ready) {
-      this.requestedUs = requestedUs;
-      this.ready = ready;
-    }
-  }
+  private record Step(Fleet fleet, int instance, long epoch) {}
 
   private final FleetConfig cfg;
   private final Autoscaler scaler;
@@ -79,7 +69,7 @@ public final class Fleet {
   private final int[] nodeOf;
   private final long[] epoch;
   private final long[] heldSinceUs;
-  private final List<Node> nodes = new ArrayList<>();
+  private final NodePool nodes;
   private int[] routable = new int[0];
   private int desired;
   private long arrivals;
@@ -89,16 +79,18 @@ public final class Fleet {
   private long scaleUps;
   private long scaleDowns;
   private int peakHeld;
-  private int peakNodes;
   private double replicaGpuUs;
   private final ArrayDeque<long[]> recommendations = new ArrayDeque<>();
   private final List<AutoscaleReport.Sample> timeline = new ArrayList<>();
-  private long[] hourFinished = new long[24];
-  private long[] hourCompleted = new long[24];
-  private long[] hourMet = new long[24];
+  private final HourTally hours = new HourTally();
   private final View view = new View();
 
   public Fleet(FleetConfig cfg, Autoscaler scaler, String scalerName, int instances, Host host) {
+    this(cfg, scaler, scalerName, instances, host, new NodePool(cfg));
+  }
+
+  /** A fleet on {@code nodes}, which other fleets may share. */
+  Fleet(FleetConfig cfg, Autoscaler scaler, String scalerName, int instances, Host host, NodePool nodes) {
     if (instances != cfg.maxReplicas()) {
       throw new IllegalArgumentException("autoscaling: the pool must hold its " + cfg.maxReplicas()
           + " most replicas as instances, got " + instances);
@@ -113,26 +105,26 @@ public final class Fleet {
     Arrays.fill(nodeOf, -1);
     this.epoch = new long[instances];
     this.heldSinceUs = new long[instances];
+    this.nodes = nodes;
+    nodes.join(this::nodeReady);
   }
 
   /** Places the initial replicas, ready at time 0 on nodes ready at time 0, and starts the ticks. */
   public void start() {
-    for (int n = 0; n < cfg.initialNodes(); n++) {
-      nodes.add(new Node(0, true));
-    }
+    nodes.start();
     for (int i = 0; i < cfg.initialReplicas(); i++) {
-      int n = nodeWithRoom();
+      int n = nodes.withRoom(cfg.gpusPerReplica());
       if (n < 0) {
-        nodes.add(new Node(0, true));
-        n = nodes.size() - 1;
+        n = nodes.addReady();
       }
       assign(i, n);
       state[i] = State.READY;
     }
     desired = cfg.initialReplicas();
+    peakHeld = desired; // the initial replicas are held from time 0, though the first tick may remove some
     rebuildRoutable();
     sample();
-    host.schedule(cfg.intervalUs(), TICK);
+    host.schedule(cfg.intervalUs(), tick);
   }
 
   /** The ready instances' indices, ascending: those the router may choose. */
@@ -143,9 +135,19 @@ public final class Fleet {
   /** A request arrived at the gateway. */
   public void onArrival() {
     arrivals++;
-    if (routable.length < desired) {
+    if (shortOfReplicas()) {
       arrivalsWhileShort++;
     }
+  }
+
+  /** Whether fewer replicas are ready than are desired. */
+  public boolean shortOfReplicas() {
+    return routable.length < desired;
+  }
+
+  /** Whether instance {@code i} (of this pool) is ready: the router may choose it. */
+  public boolean isReady(int i) {
+    return state[i] == State.READY;
   }
 
   /**
@@ -153,23 +155,10 @@ public final class Fleet {
    * targets or not, with its TTFT (microseconds, negative when it had none).
    */
   public void onFinished(long arrivalUs, boolean completed, boolean metSlo, long ttftUs) {
-    int hour = (int) (arrivalUs / 3_600_000_000L);
-    if (hour >= hourFinished.length) {
-      int n = Math.max(hour + 1, hourFinished.length * 2);
-      hourFinished = Arrays.copyOf(hourFinished, n);
-      hourCompleted = Arrays.copyOf(hourCompleted, n);
-      hourMet = Arrays.copyOf(hourMet, n);
-    }
-    hourFinished[hour]++;
-    if (completed) {
-      hourCompleted[hour]++;
-      if (metSlo) {
-        hourMet[hour]++;
-      }
-      if (ttftUs >= 0) {
-        ttftSumMs += ttftUs / 1000.0;
-        ttftCount++;
-      }
+    hours.add(arrivalUs, completed, metSlo);
+    if (completed && ttftUs >= 0) {
+      ttftSumMs += ttftUs / 1000.0;
+      ttftCount++;
     }
   }
 
@@ -186,24 +175,15 @@ public final class Fleet {
    * its GPU hours, do not end later for it).
    */
   public boolean idle(Object event) {
-    return event == TICK && host.drained();
+    return event == tick && host.drained();
   }
 
   /** A fleet event scheduled through the host. */
   public void onEvent(Object event) {
-    if (event == TICK) {
+    if (event == tick) {
       tick();
-    } else if (event instanceof NodeReady r) {
-      Node node = nodes.get(r.node());
-      if (node.releasedUs >= 0) {
-        return;
-      }
-      node.ready = true;
-      for (int i = 0; i < state.length; i++) {
-        if (state[i] == State.WAITING_NODE && nodeOf[i] == r.node()) {
-          load(i);
-        }
-      }
+    } else if (event instanceof NodePool.Ready r) {
+      nodes.onReady(r);
     } else if (event instanceof Step s) {
       if (epoch[s.instance()] != s.epoch()) {
         return; // cancelled while starting
@@ -218,9 +198,19 @@ public final class Fleet {
     }
   }
 
-  /** Whether {@code event} is one of the fleet's. */
-  public static boolean isFleetEvent(Object event) {
-    return event == TICK || event instanceof NodeReady || event instanceof Step;
+  /** Whether {@code event} is one this fleet scheduled (a node's readiness: one of its node pool's). */
+  public boolean owns(Object event) {
+    return event == tick || event instanceof NodePool.Ready r && r.pool() == nodes
+        || event instanceof Step s && s.fleet() == this;
+  }
+
+  /** Node {@code n} of its node pool is ready: the replicas that waited for it load their weights. */
+  void nodeReady(int n) {
+    for (int i = 0; i < state.length; i++) {
+      if (state[i] == State.WAITING_NODE && nodeOf[i] == n) {
+        load(i);
+      }
+    }
   }
 
   // ---------------------------------------------------------------- ticks
@@ -266,7 +256,7 @@ public final class Fleet {
     ttftCount = 0;
     sample();
     if (!host.drained()) {
-      host.schedule(now + cfg.intervalUs(), TICK);
+      host.schedule(now + cfg.intervalUs(), tick);
     }
   }
 
@@ -275,20 +265,15 @@ public final class Fleet {
     int held = held();
     for (int i = 0; i < state.length && held < desired; i++) {
       if (state[i] == State.OFF) {
-        int n = nodeWithRoom();
+        int n = nodes.withRoom(cfg.gpusPerReplica());
         if (n < 0) {
-          if (aliveNodes() >= cfg.maxNodes()) {
+          n = nodes.add(host::schedule, host.nowUs());
+          if (n < 0) {
             break; // no room: the shortfall stays until a node frees
-          }
-          long now = host.nowUs();
-          nodes.add(new Node(now, cfg.provisioningUs() == 0));
-          n = nodes.size() - 1;
-          if (cfg.provisioningUs() > 0) {
-            host.schedule(now + cfg.provisioningUs(), new NodeReady(n));
           }
         }
         assign(i, n);
-        if (nodes.get(n).ready) {
+        if (nodes.ready(n)) {
           load(i);
         } else {
           state[i] = State.WAITING_NODE;
@@ -323,39 +308,26 @@ public final class Fleet {
     peakHeld = Math.max(peakHeld, held());
   }
 
-  private int held() {
+  /** Replicas held now: ready or starting (not draining). */
+  public int held() {
     return count(s -> s != State.OFF && s != State.DRAINING);
   }
 
-  private int aliveNodes() {
-    int n = 0;
-    for (Node node : nodes) {
-      if (node.releasedUs < 0) {
-        n++;
-      }
-    }
-    return n;
+  /** Nodes its node pool holds now. */
+  public int aliveNodes() {
+    return nodes.alive();
   }
 
-  /** A live node with room for one more replica, ready ones first, or -1. */
-  private int nodeWithRoom() {
-    int best = -1;
-    for (int n = 0; n < nodes.size(); n++) {
-      Node node = nodes.get(n);
-      if (node.releasedUs < 0 && cfg.gpusPerNode() - node.usedGpus >= cfg.gpusPerReplica()
-          && (best < 0 || (node.ready && !nodes.get(best).ready))) {
-        best = n;
-      }
-    }
-    return best;
+  /** Its node pool (shared with the fleets of its GPU type, or its own). */
+  NodePool nodePool() {
+    return nodes;
   }
 
   private void assign(int i, int n) {
     nodeOf[i] = n;
-    nodes.get(n).usedGpus += cfg.gpusPerReplica();
+    nodes.take(n, cfg.gpusPerReplica());
     heldSinceUs[i] = host.nowUs();
     epoch[i]++;
-    peakNodes = Math.max(peakNodes, aliveNodes());
   }
 
   private void load(int i) {
@@ -363,7 +335,7 @@ public final class Fleet {
     if (cfg.loadingUs() == 0) {
       warm(i);
     } else {
-      host.schedule(host.nowUs() + cfg.loadingUs(), new Step(i, epoch[i]));
+      host.schedule(host.nowUs() + cfg.loadingUs(), new Step(this, i, epoch[i]));
     }
   }
 
@@ -372,7 +344,7 @@ public final class Fleet {
     if (cfg.warmupUs() == 0) {
       ready(i);
     } else {
-      host.schedule(host.nowUs() + cfg.warmupUs(), new Step(i, epoch[i]));
+      host.schedule(host.nowUs() + cfg.warmupUs(), new Step(this, i, epoch[i]));
     }
   }
 
@@ -388,11 +360,7 @@ public final class Fleet {
     state[i] = State.OFF;
     epoch[i]++;
     replicaGpuUs += (double) (host.nowUs() - heldSinceUs[i]) * cfg.gpusPerReplica();
-    Node node = nodes.get(nodeOf[i]);
-    node.usedGpus -= cfg.gpusPerReplica();
-    if (node.usedGpus == 0 && aliveNodes() > cfg.minNodes()) {
-      node.releasedUs = host.nowUs();
-    }
+    nodes.free(nodeOf[i], cfg.gpusPerReplica(), host.nowUs());
     nodeOf[i] = -1;
     rebuildRoutable();
   }
@@ -406,6 +374,7 @@ public final class Fleet {
       }
     }
     routable = r;
+    host.routableChanged();
   }
 
 
@@ -445,24 +414,14 @@ public final class Fleet {
         replicaUs += (double) (endUs - heldSinceUs[i]) * cfg.gpusPerReplica();
       }
     }
-    double nodeUs = 0;
-    for (Node node : nodes) {
-      nodeUs += (node.releasedUs >= 0 ? node.releasedUs : endUs) - node.requestedUs;
-    }
-    double nodeHours = nodeUs / 3.6e9;
-    List<AutoscaleReport.Hour> hours = new ArrayList<>();
-    for (int h = 0; h < hourFinished.length; h++) {
-      if (hourFinished[h] > 0) {
-        hours.add(new AutoscaleReport.Hour(h, hourFinished[h], hourCompleted[h], hourMet[h]));
-      }
-    }
+    double nodeHours = nodes.nodeHours(endUs);
     List<AutoscaleReport.Sample> line = new ArrayList<>(timeline);
     if (line.isEmpty() || line.get(line.size() - 1).atUs() != endUs) {
       line.add(now(endUs));
     }
-    return new AutoscaleReport(scalerName, line, nodeHours, nodeHours * cfg.gpusPerNode(),
-        replicaUs / 3.6e9, nodeHours * cfg.nodeCostPerHour(), peakHeld, peakNodes, scaleUps, scaleDowns,
-        arrivalsWhileShort, hours);
+    return new AutoscaleReport(scalerName, line, nodeHours, nodeHours * nodes.gpusPerNode(),
+        replicaUs / 3.6e9, nodeHours * nodes.costPerHour(), peakHeld, nodes.peak(), scaleUps, scaleDowns,
+        arrivalsWhileShort, hours.hours());
   }
 
   /** The pool as the scaler sees it at a tick: means over the ready replicas. */

@@ -102,6 +102,7 @@ public final class Cluster {
     private long seed = 42;
     private PolicySpec autoscaler;
     private io.blis.engine.autoscale.FleetConfig fleet;
+    private FleetPlan poolFleets;
     private PdSpec pd = PdSpec.none();
     private PdSplit split;
     private io.blis.engine.lora.LoraSpec lora;
@@ -145,6 +146,22 @@ public final class Cluster {
     public Builder autoscaler(PolicySpec spec, io.blis.engine.autoscale.FleetConfig fleet) {
       this.autoscaler = Objects.requireNonNull(spec, "autoscaler");
       this.fleet = Objects.requireNonNull(fleet, "fleet");
+      this.poolFleets = null;
+      return this;
+    }
+
+    /**
+     * Scales every pool on its own (as one HPA per Deployment does): each with the autoscaler
+     * {@code spec} names, or the one its {@link PoolScaling} names, and the fleet {@code fleets}
+     * gives for it. A pool starts from its {@code instances} ready replicas and holds as many
+     * instances as its fleet's most replicas. The pools of one GPU type share its node pool (their
+     * fleets' node settings must agree). See {@link Simulation.Builder#autoscaling(String, String,
+     * io.blis.engine.autoscale.FleetConfig, io.blis.api.Autoscaler, String)}.
+     */
+    public Builder autoscaler(PolicySpec spec, FleetPlan fleets) {
+      this.autoscaler = Objects.requireNonNull(spec, "autoscaler");
+      this.poolFleets = Objects.requireNonNull(fleets, "fleets");
+      this.fleet = null;
       return this;
     }
 
@@ -261,6 +278,15 @@ public final class Cluster {
      */
     public Simulation.Builder toSimulation() {
       List<PoolSpec> specs = pools();
+      if (autoscaler == null && !bundle.scaling().isEmpty()) {
+        String pool = bundle.scaling().keySet().iterator().next();
+        throw new IllegalArgumentException("pool '" + pool + "': min_replicas, max_replicas and autoscaler apply to"
+            + " an autoscaled run; give --autoscaler");
+      }
+      List<io.blis.engine.autoscale.FleetConfig> fleets = poolFleets == null ? null : new ArrayList<>();
+      if (poolFleets != null) {
+        specs = grownToFleets(specs, fleets);
+      }
       Simulation.Builder b = Simulation.builder();
       Context policyContext = null;
       Scheduler sched = null;
@@ -305,7 +331,23 @@ public final class Cluster {
       for (Map.Entry<String, SloTarget> e : bundle.slo().entrySet()) {
         b.sloTarget(e.getKey(), e.getValue());
       }
-      if (autoscaler != null) {
+      if (poolFleets != null) {
+        for (int i = 0; i < specs.size(); i++) {
+          String name = specs.get(i).name();
+          PolicySpec own = bundle.scalingOf(name).over(autoscaler);
+          io.blis.api.Autoscaler scaler;
+          try {
+            scaler = Providers.select(AutoscalerProvider.class, own.name())
+                .create(withOptions(resolved.get(i).context(), own));
+          } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException("pool '" + name + "': autoscaler: " + e.getMessage(), e);
+          }
+          // the pools of one GPU type share its nodes, as Deployments share a node pool
+          String gpu = resolved.get(i).context().hardware().name();
+          b.autoscaling(resolved.get(i).pool().name(), gpu, fleets.get(i), scaler,
+              Providers.canonicalName(AutoscalerProvider.class, own.name()));
+        }
+      } else if (autoscaler != null) {
         PoolSpec only = specs.get(0);
         if (specs.size() > 1) {
           throw new IllegalArgumentException("autoscaling scales one pool; the policy bundle has " + specs.size());
@@ -320,6 +362,44 @@ public final class Cluster {
             Providers.canonicalName(AutoscalerProvider.class, autoscaler.name()));
       }
       return b;
+    }
+
+    /**
+     * Each pool's fleet, and the pools grown to their fleets' most replicas (the replicas that
+     * are off are instances too).
+     */
+    private List<PoolSpec> grownToFleets(List<PoolSpec> specs, List<io.blis.engine.autoscale.FleetConfig> fleets) {
+      List<PoolSpec> grown = new ArrayList<>();
+      long total = 0;
+      List<ScaledPool> all = new ArrayList<>();
+      for (PoolSpec spec : specs) {
+        Layout l = layout(spec);
+        if (l.dp() > 1 || l.pp() > 1) {
+          throw new IllegalArgumentException("pool '" + spec.name() + "': autoscaling scales replicas of tensor"
+              + " parallelism only, not of data-parallel ranks or pipeline stages (dp " + l.dp() + ", pp " + l.pp() + ")");
+        }
+        PoolScaling sc = bundle.scalingOf(spec.name());
+        all.add(new ScaledPool(spec.name(), spec.instances(), sc.minReplicas(), sc.maxReplicas(), l.tp(), spec.model(),
+            spec.gpu(), gpuName(spec)));
+      }
+      for (int i = 0; i < specs.size(); i++) {
+        PoolSpec spec = specs.get(i);
+        String where = "pool '" + spec.name() + "': ";
+        io.blis.engine.autoscale.FleetConfig f;
+        try {
+          f = poolFleets.fleet(all.get(i), all);
+        } catch (IllegalArgumentException e) {
+          throw new IllegalArgumentException(where + e.getMessage(), e);
+        }
+        fleets.add(f);
+        total += f.maxReplicas();
+        grown.add(withRole(merge(spec, emptyPool(), spec.name(), f.maxReplicas()), spec.role()));
+      }
+      if (total > MAX_INSTANCES) {
+        throw new IllegalArgumentException("at most " + MAX_INSTANCES + " instances in a cluster: the pools' most"
+            + " replicas add up to " + total);
+      }
+      return grown;
     }
 
     /**
@@ -405,6 +485,15 @@ public final class Cluster {
 
     private static ModelSpec model(PoolSpec s) {
       return looksLikeFile(s.model()) ? ModelCatalog.fromFile(Path.of(s.model())) : ModelCatalog.byName(s.model());
+    }
+
+    /** The pool's GPU's name, which names its node pool (the GPU as given when it does not resolve). */
+    private static String gpuName(PoolSpec s) {
+      try {
+        return gpu(s).name();
+      } catch (RuntimeException e) {
+        return s.gpu(); // resolving the pool reports it
+      }
     }
 
     private static HardwareSpec gpu(PoolSpec s) {
@@ -575,6 +664,33 @@ public final class Cluster {
     return new PoolSpec(p.name(), p.instances(), p.model(), p.gpu(), p.tp(), p.latencyModel(), p.coefficients(),
         p.maxNumSeqs(), p.maxNumBatchedTokens(), p.longPrefillTokenThreshold(), p.maxModelLen(), p.blockSize(),
         p.totalKvBlocks(), p.gpuMemoryUtilization(), p.pp(), p.dp(), p.ep(), role);
+  }
+
+  /**
+   * A pool to scale, as its fleet is planned.
+   *
+   * @param name the pool's name
+   * @param initialReplicas its {@code instances}: replicas ready at time 0
+   * @param minReplicas its own fewest replicas, or null for the run's
+   * @param maxReplicas its own most replicas, or null for the run's
+   * @param gpusPerReplica GPUs one replica holds (its tensor-parallel degree)
+   * @param model its model as given
+   * @param gpu its GPU as given
+   * @param nodePool the node pool it shares with the other pools of its GPU type (the GPU's name)
+   */
+  public record ScaledPool(String name, int initialReplicas, Integer minReplicas, Integer maxReplicas,
+      int gpusPerReplica, String model, String gpu, String nodePool) {}
+
+  /** Plans each autoscaled pool's fleet. */
+  @FunctionalInterface
+  public interface FleetPlan {
+    /**
+     * The fleet of {@code pool}, one of {@code all} (every pool scaled, in order; those of its
+     * {@link ScaledPool#nodePool()} share its nodes, so their node settings must be the same).
+     *
+     * @throws IllegalArgumentException for settings the pool cannot have (the caller names the pool)
+     */
+    io.blis.engine.autoscale.FleetConfig fleet(ScaledPool pool, List<ScaledPool> all);
   }
 
   /**

@@ -82,6 +82,15 @@ import java.util.TreeMap;
  *   decode_router: {policy: weighted, scorers: {kv-utilization: 1, load: 1}}
  * </pre>
  *
+ * <p>An autoscaled run scales every pool on its own; a pool may bound its replicas and change its
+ * autoscaler or the autoscaler's parameters ({@link PoolScaling}):
+ *
+ * <pre>
+ * pools:
+ *   - {name: chat, instances: 2, max_replicas: 8, autoscaler: {target: 24}}
+ *   - {name: batch, instances: 1, min_replicas: 1, max_replicas: 4, autoscaler: {policy: schedule, replicas: "0:1,8:4"}}
+ * </pre>
+ *
  * <p>Every problem is one {@link IllegalArgumentException} naming the file, line and column and
  * what was expected: unknown keys (with the accepted ones), unknown policy names (with the
  * available ones), unknown SLO classes (with the known ones: critical, standard, batch, sheddable,
@@ -93,7 +102,16 @@ import java.util.TreeMap;
 public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec admission,
     PolicySpec priority, String scheduler, Long admissionLatencyUs, Long routingLatencyUs,
     Long snapshotRefreshUs, Map<String, SloTarget> slo, PdSpec disaggregation,
-    Map<String, SloTarget> modelSlo, io.blis.engine.lora.LoraSpec lora) {
+    Map<String, SloTarget> modelSlo, io.blis.engine.lora.LoraSpec lora, Map<String, PoolScaling> scaling) {
+
+  /** A bundle whose pools set no autoscaling of their own. */
+  public PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec admission,
+      PolicySpec priority, String scheduler, Long admissionLatencyUs, Long routingLatencyUs,
+      Long snapshotRefreshUs, Map<String, SloTarget> slo, PdSpec disaggregation,
+      Map<String, SloTarget> modelSlo, io.blis.engine.lora.LoraSpec lora) {
+    this(pools, router, admission, priority, scheduler, admissionLatencyUs, routingLatencyUs,
+        snapshotRefreshUs, slo, disaggregation, modelSlo, lora, Map.of());
+  }
 
   /** A bundle without a {@code lora} section. */
   public PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec admission,
@@ -120,7 +138,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       "latency_model", "coefficients", "max_num_seqs", "max_num_batched_tokens",
       "long_prefill_token_threshold", "max_model_len", "block_size", "total_kv_blocks",
       "gpu_memory_utilization", "pp", "pipeline_parallel_size", "dp", "data_parallel_size", "ep",
-      "enable_expert_parallel", "role");
+      "enable_expert_parallel", "role", "min_replicas", "max_replicas", "autoscaler");
   private static final List<String> CLUSTER = List.of("admission_latency_us", "routing_latency_us",
       "snapshot_refresh_us");
   private static final List<String> SLO = List.of("ttft_ms", "e2e_ms");
@@ -130,6 +148,17 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
     pools = List.copyOf(pools);
     slo = Collections.unmodifiableMap(new TreeMap<>(slo));
     modelSlo = Collections.unmodifiableMap(new TreeMap<>(modelSlo));
+    scaling = Collections.unmodifiableMap(new TreeMap<>(scaling));
+    for (String pool : scaling.keySet()) {
+      if (pools.stream().noneMatch(p -> p.name().equals(pool))) {
+        throw new IllegalArgumentException("autoscaling settings for pool '" + pool + "', which the bundle does not have");
+      }
+    }
+  }
+
+  /** Pool {@code name}'s own autoscaling settings ({@link PoolScaling#none()} when it sets none). */
+  public PoolScaling scalingOf(String name) {
+    return scaling.getOrDefault(name, PoolScaling.none());
   }
 
   /** A bundle that sets nothing. */
@@ -231,6 +260,20 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
           field(y, "ep", p.ep());
         }
         field(y, "role", p.role());
+        PoolScaling sc = scaling.get(p.name());
+        if (sc != null) {
+          field(y, "min_replicas", sc.minReplicas());
+          field(y, "max_replicas", sc.maxReplicas());
+          if (sc.autoscaler() != null || !sc.options().isEmpty()) {
+            y.append("    autoscaler: {");
+            List<String> parts = new ArrayList<>();
+            if (sc.autoscaler() != null) {
+              parts.add("policy: " + StrictYaml.quote(sc.autoscaler()));
+            }
+            sc.options().forEach((k, v) -> parts.add(k + ": " + StrictYaml.quote(v)));
+            y.append(String.join(", ", parts)).append("}\n");
+          }
+        }
       }
     }
     policy(y, "router", router);
@@ -322,7 +365,8 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
 
     PolicyBundle bundle(YamlNode root) {
       Map<String, YamlNode> top = mapping(root, "the policy bundle", TOP);
-      List<PoolSpec> pools = top.containsKey("pools") ? pools(top.get("pools")) : List.of();
+      Map<String, PoolScaling> scaling = new TreeMap<>();
+      List<PoolSpec> pools = top.containsKey("pools") ? pools(top.get("pools"), scaling) : List.of();
       PolicySpec router = policy(top.get("router"), "router", RouterProvider.class, true);
       PolicySpec admission = policy(top.get("admission"), "admission", AdmissionPolicyProvider.class, false);
       PolicySpec priority = policy(top.get("priority"), "priority", PriorityPolicyProvider.class, false);
@@ -360,7 +404,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       }
       io.blis.engine.lora.LoraSpec lora = top.containsKey("lora") ? LoraFile.read(this, top.get("lora"), null) : null;
       return new PolicyBundle(pools, router, admission, priority, scheduler, admissionLatency,
-          routingLatency, refresh, slo, pd, modelSlo, lora);
+          routingLatency, refresh, slo, pd, modelSlo, lora, scaling);
     }
 
     /** A {@code {ttft_ms, e2e_ms}} target. */
@@ -418,7 +462,7 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       return new PdSpec(decider, threshold, bandwidth, latencyUs, contention, prefill, decode);
     }
 
-    private List<PoolSpec> pools(YamlNode n) {
+    private List<PoolSpec> pools(YamlNode n, Map<String, PoolScaling> scaling) {
       if (n.list() == null) {
         throw error(n, "pools must be a list of pools (each '- name: ...'), got " + describe(n));
       }
@@ -458,6 +502,10 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
                   ? number(m.get("gpu_memory_utilization"), "gpu_memory_utilization") : null,
               either(m, "pp", "pipeline_parallel_size"), either(m, "dp", "data_parallel_size"),
               expertParallel(m), optString(m, "role")));
+          PoolScaling sc = poolScaling(m);
+          if (sc != null) {
+            scaling.put(name, sc);
+          }
         } catch (YamlNode.Problem p) {
           throw p;
         } catch (IllegalArgumentException e) {
@@ -465,6 +513,39 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
         }
       }
       return out;
+    }
+
+    /** A pool's {@code min_replicas}, {@code max_replicas} and {@code autoscaler} keys, or null when it has none. */
+    private PoolScaling poolScaling(Map<String, YamlNode> m) {
+      if (!m.containsKey("min_replicas") && !m.containsKey("max_replicas") && !m.containsKey("autoscaler")) {
+        return null;
+      }
+      Integer min = m.containsKey("min_replicas") ? (int) whole(m.get("min_replicas"), "min_replicas", 1) : null;
+      Integer max = m.containsKey("max_replicas") ? (int) whole(m.get("max_replicas"), "max_replicas", 1) : null;
+      if (max != null && max > ClusterLimits.MAX_INSTANCES) {
+        throw error(m.get("max_replicas"), "max_replicas must be at most " + ClusterLimits.MAX_INSTANCES
+            + " (the cluster limit), got " + max);
+      }
+      String name = null;
+      Map<String, String> options = new LinkedHashMap<>();
+      YamlNode a = m.get("autoscaler");
+      if (a != null) {
+        Map<String, YamlNode> am = mapping(a, "autoscaler", null);
+        if (am.containsKey("policy")) {
+          PolicySpec p = policy(a, "autoscaler", io.blis.api.AutoscalerProvider.class, false);
+          name = p.name();
+          options.putAll(p.params());
+        } else {
+          for (Map.Entry<String, YamlNode> e : am.entrySet()) {
+            if (!e.getValue().isScalar() || e.getValue().isNull()) {
+              throw error(e.getValue(), "autoscaler." + e.getKey() + " must be a single value, got "
+                  + describe(e.getValue()));
+            }
+            options.put(e.getKey(), e.getValue().text());
+          }
+        }
+      }
+      return new PoolScaling(min, max, name, options);
     }
 
     private PolicySpec policy(YamlNode n, String section, Class<? extends NamedProvider> type,

@@ -18,10 +18,22 @@ import java.util.List;
  * @param arrivalsWhileShort requests that arrived while fewer replicas were ready than desired
  * @param hours per hour of arrival: requests finished, completed, and completed within their SLO
  *     class's targets
+ * @param pools with several autoscaled pools, each pool's own report by its name, in the cluster's
+ *     order (this report is then their sum: the timeline adds their replicas and nodes, the hours
+ *     count every request once, a pool's hours the requests that ended on its instances); empty
+ *     with one pool
  */
 public record AutoscaleReport(String scaler, List<Sample> timeline, double nodeHours, double gpuHours,
     double replicaGpuHours, double cost, int peakReplicas, int peakNodes, long scaleUps, long scaleDowns,
-    long arrivalsWhileShort, List<Hour> hours) {
+    long arrivalsWhileShort, List<Hour> hours, java.util.Map<String, AutoscaleReport> pools) {
+
+  /** The report of one autoscaled pool. */
+  public AutoscaleReport(String scaler, List<Sample> timeline, double nodeHours, double gpuHours,
+      double replicaGpuHours, double cost, int peakReplicas, int peakNodes, long scaleUps, long scaleDowns,
+      long arrivalsWhileShort, List<Hour> hours) {
+    this(scaler, timeline, nodeHours, gpuHours, replicaGpuHours, cost, peakReplicas, peakNodes, scaleUps,
+        scaleDowns, arrivalsWhileShort, hours, java.util.Map.of());
+  }
 
   /** The pool at one moment. */
   public record Sample(long atUs, int desired, int ready, int starting, int draining, int nodes) {}
@@ -37,6 +49,7 @@ public record AutoscaleReport(String scaler, List<Sample> timeline, double nodeH
   public AutoscaleReport {
     timeline = List.copyOf(timeline);
     hours = List.copyOf(hours);
+    pools = java.util.Collections.unmodifiableMap(new java.util.LinkedHashMap<>(pools));
   }
 
   /** Met over finished over the whole run; NaN when nothing finished. */

@@ -297,6 +297,20 @@ final class ResultJson {
 
   private static void autoscale(JsonGenerator g, AutoscaleReport a) throws IOException {
     g.writeObjectFieldStart("autoscaling");
+    autoscaleFields(g, a);
+    if (!a.pools().isEmpty()) {
+      g.writeObjectFieldStart("pools");
+      for (java.util.Map.Entry<String, AutoscaleReport> e : a.pools().entrySet()) {
+        g.writeObjectFieldStart(e.getKey());
+        autoscaleFields(g, e.getValue());
+        g.writeEndObject();
+      }
+      g.writeEndObject();
+    }
+    g.writeEndObject();
+  }
+
+  private static void autoscaleFields(JsonGenerator g, AutoscaleReport a) throws IOException {
     g.writeStringField("autoscaler", a.scaler());
     g.writeFieldName("node_hours");
     number(g, a.nodeHours(), 4);
@@ -338,7 +352,6 @@ final class ResultJson {
       g.writeEndObject();
     }
     g.writeEndArray();
-    g.writeEndObject();
   }
 
   private static void counts(JsonGenerator g, GatewayReport.Counts c) throws IOException {

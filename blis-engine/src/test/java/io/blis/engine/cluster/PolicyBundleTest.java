@@ -50,6 +50,32 @@ class PolicyBundleTest {
   }
 
   @Test
+  void aPoolsOwnAutoscalingSettingsAreReadCheckedAndWrittenBack() {
+    PolicyBundle b = PolicyBundle.parse("""
+        pools:
+          - {name: chat, instances: 2, min_replicas: 1, max_replicas: 6, autoscaler: {target: 24}}
+          - {name: code, instances: 1, autoscaler: {policy: schedule, replicas: "0:1,8:3"}}
+          - {name: fixed, instances: 2}
+        """, "scaled.yaml");
+    assertThat(b.scalingOf("chat")).isEqualTo(new PoolScaling(1, 6, null, Map.of("target", "24")));
+    assertThat(b.scalingOf("code")).isEqualTo(new PoolScaling(null, null, "schedule", Map.of("replicas", "0:1,8:3")));
+    assertThat(b.scalingOf("fixed")).isEqualTo(PoolScaling.none());
+    assertThat(PolicyBundle.parse(b.toYaml(), "again")).isEqualTo(b);
+    // over the run's autoscaler: the pool's parameters win; its own autoscaler drops the run's parameters
+    PolicySpec run = new PolicySpec("hpa", Map.of("metric", "running", "target", "48"));
+    assertThat(b.scalingOf("chat").over(run)).isEqualTo(new PolicySpec("hpa", Map.of("metric", "running", "target", "24")));
+    assertThat(b.scalingOf("code").over(run)).isEqualTo(new PolicySpec("schedule", Map.of("replicas", "0:1,8:3")));
+    assertThat(b.scalingOf("fixed").over(run)).isEqualTo(run);
+    assertThatThrownBy(() -> PolicyBundle.parse("pools:\n  - {name: a, instances: 1, min_replicas: 3, max_replicas: 2}\n",
+        "bad.yaml")).hasMessageContaining("bad.yaml").hasMessageContaining(
+            "pool 'a': max_replicas (2) must be at least min_replicas (3)");
+    assertThatThrownBy(() -> PolicyBundle.parse("pools:\n  - {name: a, instances: 1, autoscaler: {policy: nope}}\n",
+        "bad.yaml")).hasMessageContaining("unknown autoscaler 'nope'");
+    assertThatThrownBy(() -> PolicyBundle.parse("pools:\n  - {name: a, instances: 1, autoscaler: {target: [1]}}\n",
+        "bad.yaml")).hasMessageContaining("autoscaler.target must be a single value");
+  }
+
+  @Test
   void anEmptyDocumentIsAnEmptyBundleButAFileThatSetsNothingIsRefused(@TempDir Path dir) throws Exception {
     assertThat(PolicyBundle.parse("# nothing\n", "x.yaml")).isEqualTo(PolicyBundle.empty());
     for (String text : new String[] {"", "# nothing\n", "~\n", "{}\n"}) {
