@@ -28,8 +28,9 @@ final class WorkloadOptions {
 
   // ---- default synthetic workload: Poisson arrivals, Gaussian lengths ----
 
-  @Option(names = "--rate", description = "Mean arrival rate, requests per second (default: ${DEFAULT-VALUE}).")
-  double rate = 5.0;
+  @Option(names = "--rate", description = "Mean arrival rate, requests per second (default: ${DEFAULT-VALUE},"
+      + " as Go BLIS's).")
+  double rate = 1.0;
 
   @Option(names = "--concurrency", paramLabel = "N",
       description = "Closed-loop users instead of --rate (Go BLIS's flag; a benchmark's concurrency): each sends"

@@ -154,6 +154,8 @@ class GoBlisOutputTest {
     List<String> kv = section(go.out(), "KV Cache Metrics");
     long preemptions = result.at("/engine/preemption_events").asLong();
     assertThat(preemptions).as("a small KV cache preempts").isPositive();
+    // Go BLIS's docs grep preemption_count from the default output: the same count under its name
+    assertThat(result.at("/engine/preemption_count").asLong()).isEqualTo(preemptions);
     assertThat(number(kv, "Preemption Rate")).isCloseTo(
         (double) preemptions / result.at("/overall/completed_requests").asLong(), within(1e-4));
     assertThat(number(kv, "KV Thrashing Rate")).isZero();

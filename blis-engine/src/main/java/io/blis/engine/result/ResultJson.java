@@ -71,6 +71,7 @@ final class ResultJson {
       g.writeNumberField("kv_cpu_tier_blocks", e.cpuTierBlocks());
       g.writeNumberField("kv_cpu_loaded_blocks", e.cpuLoadedBlocks());
       g.writeNumberField("preemption_events", e.preemptions());
+      g.writeNumberField("preemption_count", e.preemptions()); // Go BLIS's name of the same count, which its docs grep
       g.writeNumberField("steps", e.steps());
       g.writeEndObject();
       cluster(g, result.cluster(), e.instances() > 1);
