@@ -141,12 +141,12 @@ public final class Fleet {
   }
 
   /** Whether fewer replicas are ready than are desired. */
-  public boolean shortOfReplicas() {
+  boolean shortOfReplicas() {
     return routable.length < desired;
   }
 
   /** Whether instance {@code i} (of this pool) is ready: the router may choose it. */
-  public boolean isReady(int i) {
+  boolean isReady(int i) {
     return state[i] == State.READY;
   }
 
@@ -199,7 +199,7 @@ public final class Fleet {
   }
 
   /** Whether {@code event} is one this fleet scheduled (a node's readiness: one of its node pool's). */
-  public boolean owns(Object event) {
+  boolean owns(Object event) {
     return event == tick || event instanceof NodePool.Ready r && r.pool() == nodes
         || event instanceof Step s && s.fleet() == this;
   }
@@ -309,18 +309,13 @@ public final class Fleet {
   }
 
   /** Replicas held now: ready or starting (not draining). */
-  public int held() {
+  int held() {
     return count(s -> s != State.OFF && s != State.DRAINING);
   }
 
   /** Nodes its node pool holds now. */
-  public int aliveNodes() {
+  private int aliveNodes() {
     return nodes.alive();
-  }
-
-  /** Its node pool (shared with the fleets of its GPU type, or its own). */
-  NodePool nodePool() {
-    return nodes;
   }
 
   private void assign(int i, int n) {
