@@ -49,6 +49,7 @@ final class GoBlisOutput {
     perSlo(b, c.sloClasses());
     perModel(b, c.models());
     perTenant(b, c);
+    r.sessions().ifPresent(s -> sessions(b, s));
     r.disaggregation().ifPresent(d -> disaggregation(b, d));
     if (summarizeTrace && c.decisionSummary() != null) {
       traceSummary(b, c);
@@ -195,6 +196,22 @@ final class GoBlisOutput {
     c.tenants().forEach((t, m) -> line(b, "  %s: requests=%d, tokens=%d", t, m.completedRequests(), m.outputTokens()));
     double jain = c.tenantFairness();
     line(b, "  Jain Fairness Index: %.4f", Double.isNaN(jain) ? 1.0 : jain);
+  }
+
+  /** Go BLIS's session lines: round 0's TTFT, the later rounds', and each session's span, in ms. */
+  private static void sessions(StringBuilder b, io.blis.engine.result.SessionReport s) {
+    b.append("=== Session Metrics ===\n");
+    line(b, "  Sessions: %d", s.sessions());
+    sessionLine(b, "TTFT cold (round 0):", s.ttftCold());
+    sessionLine(b, "TTFT warm (round\u22651):", s.ttftWarm());
+    sessionLine(b, "Session duration:   ", s.duration());
+  }
+
+  private static void sessionLine(StringBuilder b, String label, Distribution d) {
+    if (d.count() > 0) {
+      line(b, "  %s mean=%.2f p50=%.2f p95=%.2f p99=%.2f ms (n=%d)", label, d.meanUs() / 1000, d.p50Us() / 1000,
+          d.p95Us() / 1000, d.p99Us() / 1000, d.count());
+    }
   }
 
   private static void disaggregation(StringBuilder b, DisaggregationReport d) {

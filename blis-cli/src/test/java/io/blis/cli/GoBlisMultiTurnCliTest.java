@@ -61,4 +61,34 @@ class GoBlisMultiTurnCliTest {
         "--workload-spec", converted.toString());
     assertThat(json.readTree(again.out()).at("/overall/injected_requests").asLong()).isEqualTo(1_000);
   }
+
+  @Test
+  void sessionsGetGoBlisSessionSectionAndTheResultTheSameFigures(@TempDir Path dir) throws Exception {
+    Path go = dir.resolve("demo.yaml");
+    Files.writeString(go, SPEC);
+    String[] args = {"run", "--model", "meta-llama/llama-3.1-8b-instruct", "--num-instances", "4", "--workload-spec",
+        go.toString()};
+    BlisCliTest.Outcome own = blis(args);
+    assertThat(own.code()).as(own.err()).isZero();
+    com.fasterxml.jackson.databind.JsonNode s = new ObjectMapper().readTree(own.out()).path("sessions");
+    // 200 sessions of 5 rounds: 200 first rounds, 800 later ones, every session spanned
+    assertThat(s.path("sessions").asLong()).isEqualTo(200);
+    assertThat(s.at("/ttft_cold_ms/count").asLong()).isEqualTo(200);
+    assertThat(s.at("/ttft_warm_ms/count").asLong()).isEqualTo(800);
+    assertThat(s.at("/duration_ms/count").asLong()).isEqualTo(200);
+    // a session spans its 4 think times of 0.5 s at least
+    assertThat(s.at("/duration_ms/p50").asDouble()).isGreaterThan(2000);
+    String[] goArgs = java.util.Arrays.copyOf(args, args.length + 2);
+    goArgs[args.length] = "--output-format";
+    goArgs[args.length + 1] = "go-blis";
+    BlisCliTest.Outcome goOut = blis(goArgs);
+    assertThat(goOut.code()).as(goOut.err()).isZero();
+    String section = goOut.out().substring(goOut.out().indexOf("=== Session Metrics ===\n"));
+    assertThat(section).startsWith("=== Session Metrics ===\n  Sessions: 200\n");
+    assertThat(section).contains(String.format(java.util.Locale.ROOT,
+        "  TTFT cold (round 0): mean=%.2f p50=%.2f p95=%.2f p99=%.2f ms (n=200)\n", s.at("/ttft_cold_ms/mean").asDouble(),
+        s.at("/ttft_cold_ms/p50").asDouble(), s.at("/ttft_cold_ms/p95").asDouble(), s.at("/ttft_cold_ms/p99").asDouble()));
+    assertThat(section).contains("  TTFT warm (round\u22651): mean=").contains("ms (n=800)\n")
+        .contains("  Session duration:    mean=").contains("ms (n=200)\n");
+  }
 }

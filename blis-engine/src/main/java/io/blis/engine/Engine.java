@@ -146,6 +146,8 @@ final class Engine implements EventLoop {
   /** Several models: each served model's own SLO targets, or null for its requests' class's. */
   private final SloTarget[] modelTargets;
   private final Map<String, ScopeMetrics> perModel = new TreeMap<>();
+  /** Multi-turn sessions, from the first request that names one; null before. */
+  private io.blis.engine.metrics.SessionTally sessions;
   /** Whether any instance serves LoRA adapters; then metrics are kept per adapter too. */
   private final boolean lora;
   private final Map<String, ScopeMetrics> perAdapter = new TreeMap<>();
@@ -752,6 +754,12 @@ final class Engine implements EventLoop {
       listener.onArrived(r, nowUs);
     }
     overall.onInjected(nowUs);
+    if (spec.sessionId() >= 0) {
+      if (sessions == null) {
+        sessions = new io.blis.engine.metrics.SessionTally(streamingMetrics);
+      }
+      sessions.onArrival(spec.sessionId(), spec.round(), nowUs);
+    }
     scope(spec.stage()).onInjected(nowUs);
     breakdown(perClass, spec.sloClass()).onInjected(nowUs);
     if (!spec.tenant().isEmpty()) {
@@ -1082,6 +1090,10 @@ final class Engine implements EventLoop {
         pd.wake(); // its blocks are free: a request waiting for decode room may fit now
       }
     }
+    if (sessions != null && r.spec.sessionId() >= 0) {
+      sessions.onFinished(r.spec.sessionId(), r.spec.round(), r.firstTokenClientUs >= 0 ? r.ttftUs() : -1,
+          outcome == RequestOutcome.COMPLETED, endUs);
+    }
     if (fleets != null) {
       boolean done = outcome == RequestOutcome.COMPLETED;
       fleets.onFinished(r.instanceIndex, r.disaggregated ? r.prefillInstance : -1, r.arrivalUs, done, metSlo,
@@ -1193,7 +1205,7 @@ final class Engine implements EventLoop {
     return new SimulationResult(recs, overallSummary, stageSummaries, end, stats, report,
         config.fitness(), gateway == null ? null : gateway.report(),
         fleets == null ? null : fleets.report(end), pd == null ? null : pd.report(poolUse(end)),
-        lora ? loraReport() : null);
+        lora ? loraReport() : null, sessions == null ? null : sessions.report());
   }
 
   /** What the instances' LoRA adapters did, summed over the instances that serve them. */

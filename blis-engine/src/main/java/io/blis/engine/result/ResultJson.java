@@ -36,7 +36,7 @@ final class ResultJson {
   record Parts(long simulatedDurationUs, MetricsSummary overall, List<MetricsSummary> stages,
       EngineStats engine, ClusterReport cluster, Fitness.Result fitness,
       List<RequestRecord> requests, GatewayReport gateway, AutoscaleReport autoscale,
-      DisaggregationReport disaggregation, LoraReport lora) {}
+      DisaggregationReport disaggregation, LoraReport lora, SessionReport sessions) {}
 
   /**
    * Streams the result to {@code out} (never whole in memory: a million per-request records or
@@ -86,6 +86,9 @@ final class ResultJson {
       }
       if (result.lora() != null) {
         lora(g, result.lora());
+      }
+      if (result.sessions() != null) {
+        sessions(g, result.sessions());
       }
       if (result.fitness() != null) {
         fitness(g, result.fitness());
@@ -427,6 +430,15 @@ final class ResultJson {
     g.writeNumberField("good_requests", s.goodRequests());
     g.writeFieldName("goodput_per_s");
     number(g, s.goodputPerS(), 6);
+    g.writeEndObject();
+  }
+
+  private static void sessions(JsonGenerator g, SessionReport s) throws IOException {
+    g.writeObjectFieldStart("sessions");
+    g.writeNumberField("sessions", s.sessions());
+    distribution(g, "ttft_cold_ms", s.ttftCold());
+    distribution(g, "ttft_warm_ms", s.ttftWarm());
+    distribution(g, "duration_ms", s.duration());
     g.writeEndObject();
   }
 

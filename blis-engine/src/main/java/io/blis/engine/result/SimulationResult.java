@@ -19,6 +19,7 @@ public final class SimulationResult {
   private final AutoscaleReport autoscale;
   private final DisaggregationReport disaggregation;
   private final LoraReport lora;
+  private final SessionReport sessions;
 
   /**
    * A result as the engine assembles it at the end of a run ({@code fitness}, when not null,
@@ -54,6 +55,15 @@ public final class SimulationResult {
       List<MetricsSummary> stages, long simulatedDurationUs, EngineStats engine,
       ClusterReport cluster, Fitness fitness, GatewayReport gateway, AutoscaleReport autoscale,
       DisaggregationReport disaggregation, LoraReport lora) {
+    this(requests, overall, stages, simulatedDurationUs, engine, cluster, fitness, gateway, autoscale, disaggregation,
+        lora, null);
+  }
+
+  /** As above, with the multi-turn sessions ({@code sessions}, null when no request named one). */
+  public SimulationResult(List<RequestRecord> requests, MetricsSummary overall,
+      List<MetricsSummary> stages, long simulatedDurationUs, EngineStats engine,
+      ClusterReport cluster, Fitness fitness, GatewayReport gateway, AutoscaleReport autoscale,
+      DisaggregationReport disaggregation, LoraReport lora, SessionReport sessions) {
     // a run's own records stay as they are: in files past their first run, read back in order
     this.requests = requests instanceof SpilledList ? requests : List.copyOf(requests);
     this.overall = overall;
@@ -66,6 +76,7 @@ public final class SimulationResult {
     this.autoscale = autoscale;
     this.disaggregation = disaggregation;
     this.lora = lora;
+    this.sessions = sessions;
   }
 
   /** Per-request records sorted by arrival then id; empty unless requested. */
@@ -140,7 +151,12 @@ public final class SimulationResult {
 
   private ResultJson.Parts jsonParts() {
     return new ResultJson.Parts(simulatedDurationUs, overall, stages, engine, cluster, fitness,
-        requests, gateway, autoscale, disaggregation, lora);
+        requests, gateway, autoscale, disaggregation, lora, sessions);
+  }
+
+  /** The multi-turn sessions, when requests named sessions. */
+  public java.util.Optional<SessionReport> sessions() {
+    return java.util.Optional.ofNullable(sessions);
   }
 
   /** What serving LoRA adapters did, when the instances served them. */
