@@ -50,7 +50,7 @@ final class GoBlisOutput {
     perModel(b, c.models());
     perTenant(b, c);
     r.sessions().ifPresent(s -> sessions(b, s));
-    r.disaggregation().ifPresent(d -> disaggregation(b, d));
+    r.disaggregation().ifPresent(d -> disaggregation(b, d, c, r.simulatedDurationUs()));
     if (summarizeTrace && c.decisionSummary() != null) {
       traceSummary(b, c);
     }
@@ -214,16 +214,48 @@ final class GoBlisOutput {
     }
   }
 
-  private static void disaggregation(StringBuilder b, DisaggregationReport d) {
+  /**
+   * Go BLIS's PD lines. Its sub-requests map onto this project's requests: a prefill sub-request
+   * completes when a disaggregated request's prefill ends, and on a prefill (or both) instance a
+   * request served whole completes one too; a decode sub-request completes where a request
+   * completes on a decode (or both) instance. Rates are over the simulated duration from time 0.
+   */
+  private static void disaggregation(StringBuilder b, DisaggregationReport d, ClusterReport c, long durationUs) {
     b.append("=== PD Metrics ===\n");
-    line(b, "Disaggregated Requests: %d", d.disaggregated());
+    line(b, "Disaggregated Requests: %d", d.transferred());
     line(b, "Dropped at Decode KV: %d", 0); // a decode instance without room makes it wait, never drops it
-    Distribution t = d.transferUs();
-    if (t.count() > 0) {
-      line(b, "KV Transfer Duration (us): mean=%.1f p50=%.1f p95=%.1f p99=%.1f", t.meanUs(), t.p50Us(), t.p95Us(),
-          t.p99Us());
+    java.util.Map<String, String> roles = new java.util.HashMap<>();
+    d.pools().forEach(p -> roles.put(p.name(), p.role()));
+    long prefills = d.disaggregated();
+    long decodes = 0;
+    for (InstanceResult ir : c.instances()) {
+      io.blis.engine.disagg.Role role = io.blis.engine.disagg.Role.parse(roles.getOrDefault(ir.pool(), "both"));
+      long done = ir.metrics().completedRequests();
+      prefills += role.prefills() ? done : 0;
+      decodes += role.decodes() ? done : 0;
     }
+    double seconds = durationUs / 1e6;
+    double prefillRate = seconds > 0 ? prefills / seconds : 0;
+    double decodeRate = seconds > 0 ? decodes / seconds : 0;
+    line(b, "Prefill Throughput: %.4f sub-req/s", prefillRate);
+    line(b, "Decode Throughput: %.4f sub-req/s", decodeRate);
+    double low = Math.min(prefillRate, decodeRate);
+    double high = Math.max(prefillRate, decodeRate);
+    if (high > 0 && low <= 0) {
+      line(b, "Load Imbalance Ratio: inf (one pool idle)");
+    } else {
+      line(b, "Load Imbalance Ratio: %.4f", high == 0 ? 1.0 : high / low);
+    }
+    microseconds(b, "Parent TTFT (us)", d.ttftUs());
+    microseconds(b, "KV Transfer Duration (us)", d.transferUs());
     line(b, "Peak Concurrent Transfers: %d", d.peakConcurrentTransfers());
+    line(b, "Mean Transfer Queue Depth: %.4f", d.meanConcurrentTransfers());
+  }
+
+  private static void microseconds(StringBuilder b, String label, Distribution t) {
+    if (t.count() > 0) {
+      line(b, "%s: mean=%.1f p50=%.1f p95=%.1f p99=%.1f", label, t.meanUs(), t.p50Us(), t.p95Us(), t.p99Us());
+    }
   }
 
   /**

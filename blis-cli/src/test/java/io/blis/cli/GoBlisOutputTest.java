@@ -123,6 +123,27 @@ class GoBlisOutputTest {
   }
 
   @Test
+  void prefillAndDecodePoolsGetGoBlisPdLinesFromTheResult() throws IOException {
+    String[] args = {"run", "--model", "qwen/qwen3-14b", "--num-instances", "4", "--prefill-instances", "2",
+        "--decode-instances", "2", "--pd-decider", "always", "--rate", "100", "--num-requests", "300"};
+    BlisCliTest.Outcome go = blis(concat(args, "--output-format", "go-blis"));
+    assertThat(go.code()).as(go.err()).isZero();
+    JsonNode result = JSON.readTree(blis(args).out());
+    List<String> pd = section(go.out(), "PD Metrics");
+    JsonNode d = result.path("disaggregation");
+    assertThat(number(pd, "Disaggregated Requests")).isEqualTo(d.path("transferred").asDouble()).isEqualTo(300);
+    // every prefill ends on a prefill instance, every request completes on a decode instance
+    double seconds = result.path("simulated_duration_s").asDouble();
+    String rate = String.format(java.util.Locale.ROOT, "%.4f sub-req/s", 300 / seconds);
+    assertThat(pd).contains("Prefill Throughput: " + rate, "Decode Throughput: " + rate, "Load Imbalance Ratio: 1.0000");
+    String ttft = pd.stream().filter(l -> l.startsWith("Parent TTFT (us): mean=")).findFirst().orElseThrow();
+    double meanUs = Double.parseDouble(ttft.substring("Parent TTFT (us): mean=".length(), ttft.indexOf(' ', 24)));
+    assertThat(meanUs).isCloseTo(d.at("/ttft_ms/mean").asDouble() * 1000, within(0.1));
+    assertThat(number(pd, "Mean Transfer Queue Depth")).isEqualTo(d.path("mean_concurrent_transfers").asDouble());
+    assertThat(number(pd, "Peak Concurrent Transfers")).isEqualTo(d.path("peak_concurrent_transfers").asDouble());
+  }
+
+  @Test
   void classesKvPressureAndAnomaliesGetTheirSections(@TempDir Path dir) throws IOException {
     Path spec = dir.resolve("two-classes.yaml");
     Files.writeString(spec, """

@@ -1084,7 +1084,7 @@ final class Engine implements EventLoop {
     if (pd != null) {
       if (r.disaggregated && outcome == RequestOutcome.COMPLETED && r.transferEndUs >= 0) {
         pd.onCompleted(r.firstScheduledUs - r.arrivalUs, r.prefillDoneUs - r.firstScheduledUs,
-            r.transferStartUs - r.prefillDoneUs, r.firstTokenClientUs - r.transferEndUs);
+            r.transferStartUs - r.prefillDoneUs, r.firstTokenClientUs - r.transferEndUs, r.ttftUs());
       }
       if (r.instanceIndex >= 0 && pd.role(r.instanceIndex).decodes()) {
         pd.wake(); // its blocks are free: a request waiting for decode room may fit now

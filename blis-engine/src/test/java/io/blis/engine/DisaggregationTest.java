@@ -96,6 +96,9 @@ class DisaggregationTest {
     SimulationResult r = run(pd(Decider.ALWAYS, Disaggregation.Transfer.links()),
         List.of(req(1, 0, 161, 2)), linear("p", 1, 1000), linear("d", 1, 1000));
     assertEquals(54, r.disaggregation().orElseThrow().transferUs().meanUs());
+    // the whole time to first token is the client's, its phases' sum
+    assertEquals(r.requests().get(0).ttftUs(), r.disaggregation().orElseThrow().ttftUs().meanUs());
+    assertEquals(1, r.disaggregation().orElseThrow().ttftUs().count());
     // nine instances of one GPU on nodes of 8: the prefill instance (index 0) and the decode
     // instance of index 8 sit on different nodes: NIC, 10 GB/s and 10 us: 16 + 10 + 50 = 76 us
     Disaggregation far = new Disaggregation(Decider.ALWAYS, 16,
@@ -117,6 +120,7 @@ class DisaggregationTest {
         linear("p", 1, 1000), linear("d", 1, 1000)).disaggregation().orElseThrow();
     assertEquals(370, shared.transferUs().meanUs());
     assertEquals(2, shared.peakConcurrentTransfers());
+    assertEquals(1.5, shared.meanConcurrentTransfers()); // the first starts alone, the second beside it
     assertEquals(210, apart.transferUs().meanUs());
   }
 

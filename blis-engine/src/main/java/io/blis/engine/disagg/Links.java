@@ -39,6 +39,8 @@ final class Links<T> {
   private final List<Flow<T>> active = new ArrayList<>();
   private long lastUs;
   private int peakActive;
+  private long starts;
+  private long activeAtStarts;
 
   Links(int ports) {
     this.portLoad = new int[ports];
@@ -52,6 +54,11 @@ final class Links<T> {
     return peakActive;
   }
 
+  /** Transfers moving when one starts, itself included, on average over the starts (0 without any). */
+  double meanActiveAtStart() {
+    return starts == 0 ? 0 : (double) activeAtStarts / starts;
+  }
+
   /** Starts {@code f} at {@code nowUs}. */
   void start(Flow<T> f, long nowUs) {
     advance(nowUs);
@@ -60,6 +67,8 @@ final class Links<T> {
       portLoad[p]++;
     }
     peakActive = Math.max(peakActive, active.size());
+    starts++;
+    activeAtStarts += active.size();
     rerate();
   }
 

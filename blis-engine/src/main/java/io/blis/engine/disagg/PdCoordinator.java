@@ -73,6 +73,7 @@ public final class PdCoordinator<T> {
   private final ValueStore decodeWait;
   private final ValueStore transfer;
   private final ValueStore firstDecode;
+  private final ValueStore ttft;
 
   /**
    * @param poolOfInstance the pool of each instance, by instance index
@@ -111,6 +112,7 @@ public final class PdCoordinator<T> {
     decodeWait = ValueStore.create(streamingMetrics);
     transfer = ValueStore.create(streamingMetrics);
     firstDecode = ValueStore.create(streamingMetrics);
+    ttft = ValueStore.create(streamingMetrics);
   }
 
   /**
@@ -308,8 +310,12 @@ public final class PdCoordinator<T> {
     return !moving.containsKey(r);
   }
 
-  /** Records the phases of a completed disaggregated request's time to first token, microseconds. */
-  public void onCompleted(long prefillQueueUs, long prefillUs, long decodeWaitUs, long firstDecodeUs) {
+  /**
+   * Records the phases of a completed disaggregated request's time to first token, and that time
+   * ({@code ttftUs}, the client's), microseconds.
+   */
+  public void onCompleted(long prefillQueueUs, long prefillUs, long decodeWaitUs, long firstDecodeUs, long ttftUs) {
+    ttft.add(ttftUs);
     prefillQueue.add(prefillQueueUs);
     prefill.add(prefillUs);
     decodeWait.add(decodeWaitUs);
@@ -327,6 +333,6 @@ public final class PdCoordinator<T> {
     return new DisaggregationReport(config.decider().label(), config.transfer().describe(), disaggregated,
         keptWhole, transferred, waitedForDecode, waiting.size() + moving.size(), links.peakActive(),
         transferredBytes / 1e9, prefillQueue.summarize(), prefill.summarize(), decodeWait.summarize(),
-        transfer.summarize(), firstDecode.summarize(), pools);
+        transfer.summarize(), firstDecode.summarize(), pools, ttft.summarize(), links.meanActiveAtStart());
   }
 }

@@ -21,11 +21,25 @@ import java.util.List;
  * @param peakConcurrentTransfers most transfers moving bytes at once
  * @param transferredGb KV moved, GB (10^9 bytes)
  * @param pools each pool's role and how busy its instances were
+ * @param ttftUs the client's time to first token of the disaggregated requests that completed
+ * @param meanConcurrentTransfers transfers moving bytes when one starts, itself included, on
+ *     average over the starts
  */
 public record DisaggregationReport(String decider, String transfer, long disaggregated, long keptWhole,
     long transferred, long waitedForDecode, long pendingAtEnd, int peakConcurrentTransfers,
     double transferredGb, Distribution prefillQueueUs, Distribution prefillUs, Distribution decodeWaitUs,
-    Distribution transferUs, Distribution firstDecodeUs, List<Pool> pools) {
+    Distribution transferUs, Distribution firstDecodeUs, List<Pool> pools, Distribution ttftUs,
+    double meanConcurrentTransfers) {
+
+  /** A report without the whole time to first token and the mean of concurrent transfers. */
+  public DisaggregationReport(String decider, String transfer, long disaggregated, long keptWhole,
+      long transferred, long waitedForDecode, long pendingAtEnd, int peakConcurrentTransfers,
+      double transferredGb, Distribution prefillQueueUs, Distribution prefillUs, Distribution decodeWaitUs,
+      Distribution transferUs, Distribution firstDecodeUs, List<Pool> pools) {
+    this(decider, transfer, disaggregated, keptWhole, transferred, waitedForDecode, pendingAtEnd,
+        peakConcurrentTransfers, transferredGb, prefillQueueUs, prefillUs, decodeWaitUs, transferUs, firstDecodeUs,
+        pools, Distribution.EMPTY, 0);
+  }
 
   public DisaggregationReport {
     pools = List.copyOf(pools);

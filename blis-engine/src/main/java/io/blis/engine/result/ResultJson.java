@@ -276,8 +276,11 @@ final class ResultJson {
     g.writeNumberField("waited_for_decode_room", d.waitedForDecode());
     g.writeNumberField("pending_at_end", d.pendingAtEnd());
     g.writeNumberField("peak_concurrent_transfers", d.peakConcurrentTransfers());
+    g.writeFieldName("mean_concurrent_transfers");
+    number(g, d.meanConcurrentTransfers(), 4);
     g.writeFieldName("transferred_gb");
     number(g, d.transferredGb(), 4);
+    distribution(g, "ttft_ms", d.ttftUs());
     g.writeObjectFieldStart("ttft_phases");
     distribution(g, "prefill_queue_ms", d.prefillQueueUs());
     distribution(g, "prefill_ms", d.prefillUs());
