@@ -217,12 +217,14 @@ final class AutoscaleOptions {
    */
   void applyToPools(Cluster.Builder cb) {
     cb.autoscaler(new PolicySpec(name, parsedOptions), (p, all) -> {
+      Integer given = maxNodes != null ? maxNodes : go != null ? go.maxNodes() : null;
       int nodes = 0;
       for (Cluster.ScaledPool q : all) {
-        if (q.nodePool().equals(p.nodePool())) {
-          nodes += nodesFor(maxOf(q), q.gpusPerReplica());
+        if (q.nodePool().equals(p.nodePool())) { // the node pool's most nodes, once: given, or what all its pools need
+          nodes += given != null ? 0 : nodesFor(maxOf(q), q.gpusPerReplica());
         }
       }
+      nodes = given != null ? given : nodes;
       int min = p.minReplicas() != null ? p.minReplicas() : minReplicas;
       return fleet(p.initialReplicas(), min, maxOf(p), p.gpusPerReplica(), p.model(), p.gpu(), nodes);
     });

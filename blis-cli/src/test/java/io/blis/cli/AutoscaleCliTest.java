@@ -148,6 +148,14 @@ class AutoscaleCliTest {
     }
     assertThat(finished).isEqualTo(JSON.readTree(o.out()).path("overall").path("injected_requests").asLong());
     assertThat(pinned.path("hours").size()).isZero();
+    // --max-nodes bounds the shared node pool, not each pool: 4 nodes hold the 3 initial replicas and one more
+    BlisCliTest.Outcome bounded = blis("run", "--workload-spec", spec.toString(), "--policy-config", bundle.toString(),
+        "--autoscaler", "schedule", "--autoscaler-option", "replicas=0:3", "--provisioning-delay-s", "0",
+        "--loading-delay-s", "0", "--warmup-s", "0", "--gpus-per-node", "1", "--max-nodes", "4");
+    assertThat(bounded.code()).as(bounded.err()).isZero();
+    JsonNode b = JSON.readTree(bounded.out()).path("autoscaling");
+    assertThat(b.path("peak_nodes").asInt()).isEqualTo(4);
+    assertThat(b.at("/pools/small/timeline/1/ready").asInt()).isEqualTo(2);
     // the pools' keys need an autoscaled run, and a pool's bounds hold its instances
     BlisCliTest.Outcome unscaled = blis("run", "--workload-spec", spec.toString(), "--policy-config", bundle.toString());
     assertThat(unscaled.code()).isEqualTo(2);
