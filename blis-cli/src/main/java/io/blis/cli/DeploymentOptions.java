@@ -4,6 +4,7 @@ import io.blis.engine.KvOffload;
 import io.blis.engine.Simulation;
 import io.blis.engine.result.SimulationResult;
 import io.blis.engine.cluster.Cluster;
+import io.blis.engine.cluster.KvOffloadFile;
 import io.blis.engine.cluster.PolicyBundle;
 import io.blis.engine.cluster.PoolSpec;
 import io.blis.engine.trace.OtlpTraceWriter;
@@ -87,6 +88,14 @@ final class DeploymentOptions {
   @Option(names = "--kv-offloading-size-gib",
       description = "CPU KV tier size in GiB summed over TP ranks (vLLM --kv-offloading-size); overrides --kv-cpu-blocks.")
   Double kvOffloadingSizeGib;
+
+  @Option(names = "--kv-offload-config", paramLabel = "FILE",
+      description = "Go BLIS's KV offload file (kv_offload: cpu_bytes_to_use, ...): its CPU tier, as"
+          + " --kv-offloading-size-gib; secondary (disk) tiers, ARC eviction and decode offload are refused.")
+  Path kvOffloadConfig;
+
+  /** The CPU tier a --kv-offload-config file gives, GiB; null without one. */
+  private Double offloadConfigGib;
 
   @Option(names = "--kv-transfer-bandwidth", paramLabel = "BLOCKS_PER_US",
       description = "Go BLIS: CPU tier reloads at this many blocks per microsecond (instead of bytes at"
@@ -199,6 +208,12 @@ final class DeploymentOptions {
         + Cluster.MAX_INSTANCES + " (the cluster limit), got " + numInstances);
     require(cl, longPrefillTokenThreshold >= 0, "--long-prefill-token-threshold must be >= 0, got " + longPrefillTokenThreshold);
     require(cl, kvCpuBlocks >= 0, "--kv-cpu-blocks must be >= 0, got " + kvCpuBlocks);
+    if (kvOffloadConfig != null) {
+      require(cl, kvOffloadingSizeGib == null && !given("--kv-cpu-blocks"), "--kv-offload-config sizes the CPU KV tier;"
+          + " give it, --kv-offloading-size-gib or --kv-cpu-blocks, one of them");
+      Cli.requireFile("--kv-offload-config", kvOffloadConfig);
+      offloadConfigGib = KvOffloadFile.cpuBytes(kvOffloadConfig, server.blockSize) / (double) (1L << 30);
+    }
     require(cl, kvOffloadingSizeGib == null || (kvOffloadingSizeGib >= 0 && Double.isFinite(kvOffloadingSizeGib)),
         "--kv-offloading-size-gib must be >= 0, got " + kvOffloadingSizeGib);
     require(cl, goKvTransferBlocksPerUs == null || (goKvTransferBlocksPerUs > 0 && Double.isFinite(goKvTransferBlocksPerUs)),
@@ -463,7 +478,7 @@ final class DeploymentOptions {
             server.pp, server.dp, server.ep()))
         .overrides(explicitPoolFlags(coefficients))
         .bundle(bundle).options(options).asyncScheduling(asyncScheduling)
-        .cpuKvTier(kvCpuBlocks, kvOffloadingSizeGib, kvTransferBandwidthGbps)
+        .cpuKvTier(kvCpuBlocks, offloadConfigGib != null ? offloadConfigGib : kvOffloadingSizeGib, kvTransferBandwidthGbps)
         .cpuLoadUsPerBlock(goKvTransferBlocksPerUs == null ? null : 1 / goKvTransferBlocksPerUs).seed(seed);
     if (given("--num-instances")) {
       cb.instances(numInstances);
