@@ -1,7 +1,6 @@
 package io.blis.engine.cluster;
 
 import com.fasterxml.jackson.core.JsonToken;
-import io.blis.latency.coeff.InputTrees;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -43,18 +42,8 @@ public final class KvOffloadFile {
    *     cannot simulate as written
    */
   public static double cpuBytes(Path file, int blockSize) {
-    String text = InputTrees.readText(file, "KV offload configuration");
-    String source = file.toString();
-    YamlNode root = YamlNode.document(text, source);
-    if (root == null) {
-      throw new IllegalArgumentException(source + ": the KV offload configuration is empty; give a kv_offload: block");
-    }
-    NodeReader r = new NodeReader(source);
-    Map<String, YamlNode> top = r.mapping(root, "the KV offload configuration", List.of("kv_offload"));
-    if (!top.containsKey("kv_offload")) {
-      throw r.error(root, "the KV offload configuration needs a top-level kv_offload: block");
-    }
-    YamlNode block = top.get("kv_offload");
+    NodeReader r = new NodeReader(file.toString());
+    YamlNode block = r.topBlock(file, "KV offload configuration", "kv_offload");
     Map<String, YamlNode> m = r.mapping(block, "kv_offload", KEYS);
     if (!m.containsKey("cpu_bytes_to_use")) {
       throw r.error(block, "kv_offload: give cpu_bytes_to_use (bytes of host memory for the CPU tier)");

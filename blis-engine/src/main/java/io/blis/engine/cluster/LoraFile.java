@@ -2,7 +2,6 @@ package io.blis.engine.cluster;
 
 import com.fasterxml.jackson.core.JsonToken;
 import io.blis.engine.lora.LoraSpec;
-import io.blis.latency.coeff.InputTrees;
 import io.blis.latency.lora.LoraSizes;
 import java.nio.file.Path;
 import java.util.EnumSet;
@@ -52,18 +51,8 @@ public final class LoraFile {
    * @throws IllegalArgumentException naming the file, line and key of a bad value
    */
   public static LoraSpec load(Path file, Integer maxLorasOverride) {
-    String text = InputTrees.readText(file, "LoRA configuration");
-    String source = file.toString();
-    YamlNode root = YamlNode.document(text, source);
-    if (root == null) {
-      throw new IllegalArgumentException(source + ": the LoRA configuration is empty; give a lora: block");
-    }
-    NodeReader r = new NodeReader(source);
-    Map<String, YamlNode> top = r.mapping(root, "the LoRA configuration", List.of("lora"));
-    if (!top.containsKey("lora")) {
-      throw r.error(root, "the LoRA configuration needs a top-level lora: block");
-    }
-    return read(r, top.get("lora"), maxLorasOverride);
+    NodeReader r = new NodeReader(file.toString());
+    return read(r, r.topBlock(file, "LoRA configuration", "lora"), maxLorasOverride);
   }
 
   static LoraSpec read(NodeReader r, YamlNode n, Integer maxLorasOverride) {

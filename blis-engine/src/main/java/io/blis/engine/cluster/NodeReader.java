@@ -27,6 +27,23 @@ class NodeReader {
     return new YamlNode.Problem(source, at, message);
   }
 
+  /**
+   * The block under the single top-level key {@code key} of the YAML configuration {@code file}
+   * ({@code what} names it in errors: "the WHAT is empty", "the WHAT needs a top-level KEY: block").
+   */
+  YamlNode topBlock(java.nio.file.Path file, String what, String key) {
+    String text = io.blis.latency.coeff.InputTrees.readText(file, what);
+    YamlNode root = YamlNode.document(text, source);
+    if (root == null) {
+      throw new IllegalArgumentException(source + ": the " + what + " is empty; give a " + key + ": block");
+    }
+    Map<String, YamlNode> top = mapping(root, "the " + what, List.of(key));
+    if (!top.containsKey(key)) {
+      throw error(root, "the " + what + " needs a top-level " + key + ": block");
+    }
+    return top.get(key);
+  }
+
   String knownName(YamlNode at, String name, String what, Class<? extends NamedProvider> type) {
     List<String> names = Providers.names(type);
     String canonical = Providers.canonicalName(type, name); // an alias names its provider
