@@ -244,18 +244,11 @@ public final class Fleets {
     if (fleets.length == 1) {
       return fleets[0].current();
     }
-    int desired = 0;
-    int ready = 0;
-    int starting = 0;
-    int draining = 0;
+    List<AutoscaleReport.Sample> now = new ArrayList<>();
     for (Fleet f : fleets) {
-      AutoscaleReport.Sample s = f.current();
-      desired += s.desired();
-      ready += s.ready();
-      starting += s.starting();
-      draining += s.draining();
+      now.add(f.current());
     }
-    return new AutoscaleReport.Sample(host.nowUs(), desired, ready, starting, draining, aliveNodes());
+    return total(host.nowUs(), now, aliveNodes());
   }
 
   /** Each pool's replicas now, by its name, in the cluster's order. */
@@ -319,30 +312,38 @@ public final class Fleets {
     int[] at = new int[lines.size()];
     List<AutoscaleReport.Sample> out = new ArrayList<>(times.size());
     for (long t : times) {
-      int desired = 0;
-      int ready = 0;
-      int starting = 0;
-      int draining = 0;
+      List<AutoscaleReport.Sample> then = new ArrayList<>();
       for (int k = 0; k < lines.size(); k++) {
         List<AutoscaleReport.Sample> line = lines.get(k);
         while (at[k] + 1 < line.size() && line.get(at[k] + 1).atUs() <= t) {
           at[k]++;
         }
-        AutoscaleReport.Sample s = line.get(at[k]);
-        if (s.atUs() <= t) {
-          desired += s.desired();
-          ready += s.ready();
-          starting += s.starting();
-          draining += s.draining();
+        if (line.get(at[k]).atUs() <= t) {
+          then.add(line.get(at[k]));
         }
       }
       int nodes = 0;
       for (NodePool np : nodePools) {
         nodes += np.aliveAt(t);
       }
-      out.add(new AutoscaleReport.Sample(t, desired, ready, starting, draining, nodes));
+      out.add(total(t, then, nodes));
     }
     return out;
+  }
+
+  /** The pools' replicas in {@code samples} added up, at {@code atUs}, with {@code nodes} nodes (counted apart). */
+  private static AutoscaleReport.Sample total(long atUs, List<AutoscaleReport.Sample> samples, int nodes) {
+    int desired = 0;
+    int ready = 0;
+    int starting = 0;
+    int draining = 0;
+    for (AutoscaleReport.Sample s : samples) {
+      desired += s.desired();
+      ready += s.ready();
+      starting += s.starting();
+      draining += s.draining();
+    }
+    return new AutoscaleReport.Sample(atUs, desired, ready, starting, draining, nodes);
   }
 
   /** After a pool's ready replicas changed: the cluster's routable set, and the peaks of the sum. */

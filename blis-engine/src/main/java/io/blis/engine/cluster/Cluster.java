@@ -343,8 +343,8 @@ public final class Cluster {
             throw new IllegalArgumentException("pool '" + name + "': autoscaler: " + e.getMessage(), e);
           }
           // the pools of one GPU type share its nodes, as Deployments share a node pool
-          String gpu = resolved.get(i).context().hardware().name();
-          b.autoscaling(resolved.get(i).pool().name(), gpu, fleets.get(i), scaler,
+          // the pools of one GPU type share its node pool (the same name the plan was given)
+          b.autoscaling(resolved.get(i).pool().name(), gpuName(specs.get(i)), fleets.get(i), scaler,
               Providers.canonicalName(AutoscalerProvider.class, own.name()));
         }
       } else if (autoscaler != null) {

@@ -82,11 +82,7 @@ public record Fitness(Map<String, Double> weights) {
 
   /** Go BLIS's metric keys ({@code p99_ttft}, {@code mean_e2e}, {@code tokens_per_sec}) as this project's. */
   static String canonical(String name) {
-    if (name.equals("tokens_per_sec")) {
-      return "tokens_per_s";
-    }
-    java.util.regex.Matcher m = GO_KEY.matcher(name);
-    return m.matches() ? m.group(2) + "_" + m.group(1) : name;
+    return swapped(name, "tokens_per_sec", "tokens_per_s", GO_KEY);
   }
 
   private static final java.util.regex.Pattern GO_KEY =
@@ -94,11 +90,16 @@ public record Fitness(Map<String, Double> weights) {
 
   /** The other way: this project's metric name ({@code ttft_p99}) as Go BLIS's key ({@code p99_ttft}). */
   public static String goKey(String metric) {
-    if (metric.equals("tokens_per_s")) {
-      return "tokens_per_sec";
+    return swapped(metric, "tokens_per_s", "tokens_per_sec", OWN_KEY);
+  }
+
+  /** {@code name} with its two parts swapped when {@code parts} matches it; {@code rate} as {@code rateAs}. */
+  private static String swapped(String name, String rate, String rateAs, java.util.regex.Pattern parts) {
+    if (name.equals(rate)) {
+      return rateAs;
     }
-    java.util.regex.Matcher m = OWN_KEY.matcher(metric);
-    return m.matches() ? m.group(2) + "_" + m.group(1) : metric;
+    java.util.regex.Matcher m = parts.matcher(name);
+    return m.matches() ? m.group(2) + "_" + m.group(1) : name;
   }
 
   private static final java.util.regex.Pattern OWN_KEY =
