@@ -354,25 +354,56 @@ final class ConvertCommand implements Callable<Integer> {
     }
   }
 
-  /** Go BLIS's {@code blis convert servegen}: refused, as a spec's servegen_data is. */
+  /** Go BLIS's {@code blis convert servegen}: a ServeGen data folder as a spec of cohorts, on stdout. */
   @Command(name = "servegen", mixinStandardHelpOptions = true,
-      description = "Go BLIS: converts ServeGen data files; not available here (their format is not read).")
+      description = "Go BLIS: a ServeGen data folder (chunk-N-trace.csv, chunk-N-dataset.json) as a Go BLIS spec of"
+          + " cohorts, printed (or written to --out): three periods of the day (midnight, morning, afternoon) by"
+          + " five SLO classes; reasoning data as five cohorts of its busiest window. Load it with --workload-spec.")
   static final class ServeGen implements Callable<Integer> {
     @Spec CommandSpec spec;
 
-    @Option(names = "--path", paramLabel = "DIR", description = "The ServeGen data directory.")
+    @Option(names = "--path", required = true, paramLabel = "DIR", description = "The ServeGen data folder of one model.")
     Path path;
 
-    @Option(names = {"--window-duration-seconds", "--drain-timeout-seconds", "--time"}, paramLabel = "VALUE",
-        hidden = true, description = "Go BLIS's other servegen flags.")
-    List<String> other;
+    @Option(names = "--window-duration-seconds", paramLabel = "S",
+        description = "Seconds each period is played (default: ${DEFAULT-VALUE}).")
+    int window = io.blis.workload.spec.ServeGenData.DEFAULT_WINDOW_S;
+
+    @Option(names = "--drain-timeout-seconds", paramLabel = "S",
+        description = "Seconds between periods, without arrivals (default: ${DEFAULT-VALUE}).")
+    int drain = io.blis.workload.spec.ServeGenData.DEFAULT_DRAIN_S;
+
+    @Option(names = "--time", paramLabel = "PERIOD",
+        description = "Keep one period's cohorts: midnight, morning or afternoon (not for reasoning data).")
+    String time;
+
+    @Option(names = "--seed", description = "The spec's seed, which draws each period's window and deals the chunks"
+        + " to classes (default: ${DEFAULT-VALUE}, Go BLIS's).")
+    long seed = io.blis.workload.spec.ServeGenData.CONVERT_SEED;
+
+    @Option(names = {"-o", "--out"}, paramLabel = "FILE", description = "Write the spec here instead of printing it.")
+    Path out;
 
     @Override
     public Integer call() {
-      DeploymentOptions.require(spec.commandLine(), false, "ServeGen data files are not read here: convert them with"
-          + " Go BLIS's 'blis convert servegen' and load the spec it prints with --workload-spec (this project reads"
-          + " Go BLIS's specs as written)");
-      return 2;
+      CommandLine cl = spec.commandLine();
+      DeploymentOptions.require(cl, window > 0, "--window-duration-seconds must be > 0, got " + window);
+      DeploymentOptions.require(cl, drain >= 0, "--drain-timeout-seconds must be >= 0, got " + drain);
+      DeploymentOptions.require(cl, time == null || io.blis.workload.spec.ServeGenData.PERIODS.contains(time),
+          "--time must be one of " + io.blis.workload.spec.ServeGenData.PERIODS + ", got '" + time + "'");
+      DeploymentOptions.require(cl, java.nio.file.Files.isDirectory(path),
+          "--path: " + path + " does not exist or is not a folder (expected ServeGen's chunk-N-trace.csv and"
+              + " chunk-N-dataset.json files of one model)");
+      String yaml;
+      try {
+        yaml = io.blis.workload.spec.ServeGenData.toYaml(path, window, drain, seed, time,
+            List.of("The ServeGen data in " + path + " as cohorts (blis convert servegen, seed " + seed + ");"
+                + " give num_requests or horizon (microseconds) before running it."), null, null);
+      } catch (IllegalArgumentException e) {
+        throw new CommandLine.ParameterException(cl, "--path: " + e.getMessage());
+      }
+      emit(cl, out, yaml, "a Go BLIS workload spec of cohorts; load it with --workload-spec");
+      return 0;
     }
   }
 }

@@ -114,6 +114,8 @@ final class WorkloadOptions {
 
   /** The workload spec file, read once (its notes are printed on first use). */
   private WorkloadFile specFile;
+  /** --num-requests given with a Go BLIS spec, which it bounds as in Go BLIS; else 0. */
+  private long specNumRequests;
   private boolean notesPrinted;
   /** Whether --workload traces was given (validate() then clears the preset name). */
   private boolean tracesChosen;
@@ -242,10 +244,20 @@ final class WorkloadOptions {
       ignored.add("--rate");
       ignored.add("--num-requests");
     }
+    if (workloadSpec != null && cl.getParseResult().hasMatchedOption("--num-requests")) {
+      Cli.requireFile("--workload-spec", workloadSpec);
+      if (WorkloadFile.detect(io.blis.workload.TextFiles.readConfig(workloadSpec), workloadSpec.toString())
+          == WorkloadFile.Format.GO_BLIS) {
+        // Go BLIS: --num-requests sets a spec's num_requests
+        ignored.remove("--num-requests");
+        specNumRequests = numRequests;
+      }
+    }
     for (String flag : ignored) {
       require(cl, !cl.getParseResult().hasMatchedOption(flag),
           flag + " does not apply to " + kind + (workloadPreset == null
-              ? " (the file defines the rate, lengths and number of requests)"
+              ? " (the file defines the rate, lengths and number of requests; --num-requests sets a Go BLIS"
+                  + " spec's num_requests)"
               : " (the preset defines the lengths; --rate and --num-requests apply)"));
     }
     for (String flag : LORA_FLAGS) {
@@ -290,7 +302,7 @@ final class WorkloadOptions {
   /** The --workload-spec file in whichever format it is written, read once. */
   private WorkloadFile specFile() {
     if (specFile == null) {
-      specFile = WorkloadFile.load(workloadSpec);
+      specFile = WorkloadFile.load(workloadSpec, specNumRequests);
     }
     return specFile;
   }

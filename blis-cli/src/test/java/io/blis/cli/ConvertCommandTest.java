@@ -128,4 +128,41 @@ class ConvertCommandTest {
         out.toString()), "--from must be one of workload-spec, policy-config, trace, inference-perf, got 'servegen'");
     assertThat(Files.exists(out)).isFalse();
   }
+
+  @Test
+  void serveGenDataIsConvertedOrRefusedInOneLine() throws IOException {
+    Path data = tmp.resolve("sg");
+    Files.createDirectories(data);
+    BlisCliTest.assertUsageError("servegen", BlisCliTest.blis("convert", "servegen", "--path", tmp.resolve("none").toString()),
+        "--path: " + tmp.resolve("none") + " does not exist or is not a folder");
+    BlisCliTest.assertUsageError("servegen", BlisCliTest.blis("convert", "servegen", "--path", data.toString()),
+        "--path: no chunk-*-trace.csv files in " + data);
+    Files.writeString(data.resolve("chunk-9-trace.csv"), "0,2.5,1.0,Gamma,1.0,0.4\n600,2.5,1.0,Gamma,1.0,0.4\n"
+        + "1200,2.5,1.0,Gamma,1.0,0.4\n28800,-1,0,,,\n");
+    Files.writeString(data.resolve("chunk-9-dataset.json"),
+        "{\"0\": {\"input_tokens\": \"{100: 1}\", \"output_tokens\": \"{20: 1}\"}}");
+    BlisCliTest.assertUsageError("servegen", BlisCliTest.blis("convert", "servegen", "--path", data.toString()),
+        "--path: " + data.resolve("chunk-9-trace.csv") + ":4: the rate (requests/s) must be a number >= 0, got '-1'");
+    Files.writeString(data.resolve("chunk-9-trace.csv"), "0,2.5,1.0,Gamma,1.0,0.4\n600,2.5,1.0,Gamma,1.0,0.4\n"
+        + "1200,2.5,1.0,Gamma,1.0,0.4\n");
+    BlisCliTest.assertUsageError("servegen", BlisCliTest.blis("convert", "servegen", "--path", data.toString(),
+        "--time", "noon"), "--time must be one of [midnight, morning, afternoon], got 'noon'");
+    BlisCliTest.assertUsageError("servegen", BlisCliTest.blis("convert", "servegen", "--path", data.toString(),
+        "--time", "morning"), "no chunk is active in the morning period");
+    Path out = tmp.resolve("sg.yaml");
+    BlisCliTest.Outcome o = BlisCliTest.blis("convert", "servegen", "--path", data.toString(), "--out", out.toString());
+    assertThat(o.code()).as(o.err()).isZero();
+    String yaml = Files.readString(out);
+    assertThat(yaml).contains("  - id: midnight-critical\n    population: 1\n",
+        "    arrival: {process: gamma, cv: 1.0, shape: 1.0, scale: 400000.0}\n",
+        "    input_distribution: {type: lognormal, params: {mu: " + Math.log(100) + ", sigma: 0.0}}\n",
+        "    spike: {start_time_us: 0, duration_us: 600000000, trace_rate: 2.5}\n");
+    // bounded by --num-requests (Go BLIS's meaning with a Go spec), the converted spec runs: one gamma
+    // client at 1 / (1.0 x 0.4 s) = 2.5 req/s for the 600 s of its period
+    BlisCliTest.Outcome run = BlisCliTest.blis("run", "--workload-spec", out.toString(), "--num-requests", "50");
+    assertThat(run.code()).as(run.err()).isZero();
+    assertThat(run.out()).contains("\"injected_requests\" : 50,");
+    BlisCliTest.assertUsageError("run", BlisCliTest.blis("run", "--workload-spec", out.toString()),
+        "set num_requests or horizon (microseconds) to bound the workload");
+  }
 }

@@ -44,9 +44,17 @@ final class GoSpecs {
   private final String source;
   private final List<String> notes = new ArrayList<>();
 
+  /** num_requests set from outside (Go BLIS's --num-requests), or 0. */
+  private final long numRequests;
+
   GoSpecs(String text, String source) {
+    this(text, source, 0);
+  }
+
+  GoSpecs(String text, String source, long numRequests) {
     this.text = text;
     this.source = source;
+    this.numRequests = numRequests;
   }
 
   List<String> notes() {
@@ -117,12 +125,15 @@ final class GoSpecs {
     noMeaning("category", f.category(), "a label for the workload (language, multimodal, reasoning)");
     noMeaning("goodput_slo_targets", f.goodputSloTargets(),
         "SLO targets go in --policy-config (slo: {CLASS: {ttft_ms, e2e_ms}})");
-    if (f.servegenData() != null && !f.servegenData().isNull()) {
-      throw error("servegen_data", "servegen_data (native ServeGen data files) is not read here: turn"
-          + " it into clients with Go BLIS's 'blis convert servegen' and load that spec");
-    }
     boolean clients = f.clients() != null && !f.clients().isEmpty();
     boolean cohorts = f.cohorts() != null && !f.cohorts().isEmpty();
+    if (f.servegenData() != null && !f.servegenData().isNull()) {
+      if (!clients && !cohorts && f.inferencePerf() == null) {
+        return serveGen(f, seed);
+      }
+      note("servegen_data", "servegen_data is not read: the spec has clients, cohorts or inference_perf"
+          + " (as in Go BLIS)");
+    }
     if (f.inferencePerf() != null) {
       if (clients || cohorts) {
         throw error(clients ? "clients" : "cohorts", "give clients/cohorts or inference_perf, not both");
@@ -139,7 +150,8 @@ final class GoSpecs {
       throw error("horizon", "horizon must be in [0, " + RequestSpec.MAX_TIME_US + "] microseconds ("
           + RequestSpec.MAX_TIME_WORDS + "), got " + f.horizon());
     }
-    long maxRequests = f.numRequests() == null || f.numRequests() == 0 ? Long.MAX_VALUE : f.numRequests();
+    long maxRequests = numRequests > 0 ? numRequests
+        : f.numRequests() == null || f.numRequests() == 0 ? Long.MAX_VALUE : f.numRequests();
     long horizonUs = f.horizon() == null || f.horizon() == 0 ? Long.MAX_VALUE : f.horizon();
     if (maxRequests == Long.MAX_VALUE && horizonUs == Long.MAX_VALUE) {
       throw error("", "set num_requests or horizon (microseconds) to bound the workload");
@@ -160,11 +172,79 @@ final class GoSpecs {
         new WorkloadSpec(seed, specs, maxRequests, horizonUs), null, seed, List.copyOf(notes));
   }
 
+  // ---------------------------------------------------------------- servegen_data
+
+  private static final List<String> SERVEGEN_KEYS = List.of("path", "window_duration_secs", "drain_timeout_secs",
+      "time_window", "span_start", "span_end");
+
+  /**
+   * A spec of {@code servegen_data} alone: the cohorts {@code blis convert servegen} would write
+   * for the folder (with this spec's seed, num_requests and horizon), read as if written here.
+   */
+  private WorkloadFile serveGen(GoSpecFile f, long seed) {
+    com.fasterxml.jackson.databind.JsonNode s = f.servegenData();
+    String p = "servegen_data";
+    if (!s.isObject()) {
+      throw error(p, "servegen_data must be a mapping {path: DIR, window_duration_secs, drain_timeout_secs}");
+    }
+    for (java.util.Iterator<String> it = s.fieldNames(); it.hasNext(); ) {
+      String k = it.next();
+      if (!SERVEGEN_KEYS.contains(k)) {
+        throw error(p + "." + k, "unknown key '" + k + "' in servegen_data, expected one of " + SERVEGEN_KEYS);
+      }
+    }
+    com.fasterxml.jackson.databind.JsonNode path = s.get("path");
+    if (path == null || !path.isTextual() || path.asText().isBlank()) {
+      throw error(path == null ? p : p + ".path", "servegen_data.path must name the ServeGen data folder"
+          + " (its chunk-N-trace.csv and chunk-N-dataset.json files)");
+    }
+    int window = wholeSeconds(s, p, "window_duration_secs");
+    int drain = wholeSeconds(s, p, "drain_timeout_secs");
+    // Go BLIS: a window of 0 (or none) is its default; a negative drain is its default, none is none
+    window = window <= 0 ? ServeGenData.DEFAULT_WINDOW_S : window;
+    drain = drain < 0 ? ServeGenData.DEFAULT_DRAIN_S : drain;
+    for (String k : List.of("time_window", "span_start", "span_end")) {
+      noMeaning(p + "." + k, s.get(k), "every window of the data is read and three periods are made of it,"
+          + " as Go BLIS's servegen_data does (blis convert servegen --time keeps one period)");
+    }
+    java.nio.file.Path dir = java.nio.file.Path.of(path.asText());
+    java.nio.file.Path beside = java.nio.file.Path.of(source).toAbsolutePath().getParent();
+    if (!dir.isAbsolute() && !java.nio.file.Files.isDirectory(dir) && beside != null
+        && java.nio.file.Files.isDirectory(beside.resolve(dir))) {
+      dir = beside.resolve(dir);
+    }
+    java.nio.file.Path folder = dir;
+    int w = window;
+    int d = drain;
+    String yaml = locate(p + ".path", () -> ServeGenData.toYaml(folder, w, d, seed, null, List.of(),
+        f.numRequests(), f.horizon()));
+    GoSpecs converted = new GoSpecs(yaml, source + " (servegen_data " + path.asText() + ", as converted)",
+        numRequests);
+    WorkloadFile out = converted.translate(StrictYaml.parse(yaml, converted.source, GoSpecFile.class));
+    List<String> all = new ArrayList<>(notes);
+    all.addAll(out.notes());
+    return new WorkloadFile(out.format(), out.goVersion(), out.spec(), out.inferencePerf(), out.seed(), all);
+  }
+
+  private int wholeSeconds(com.fasterxml.jackson.databind.JsonNode s, String p, String key) {
+    com.fasterxml.jackson.databind.JsonNode v = s.get(key);
+    if (v == null || v.isNull()) {
+      return 0;
+    }
+    if (!v.canConvertToInt() || !v.isIntegralNumber()) {
+      throw error(p + "." + key, key + " must be a whole number of seconds, got " + v);
+    }
+    return v.asInt();
+  }
+
   // ---------------------------------------------------------------- inference_perf
 
   private WorkloadFile inferencePerf(GoSpecFile f, long seed) {
     InferencePerfBlock b = f.inferencePerf();
     String p = "inference_perf";
+    if (numRequests > 0) {
+      throw error(p, "--num-requests does not apply to an inference_perf spec: its stages set the requests");
+    }
     if (b.stages() == null || b.stages().isEmpty()) {
       throw error(p, "inference_perf.stages must list at least one {rate, duration}");
     }
@@ -351,7 +431,7 @@ final class GoSpecs {
       throw error(mp + ".single_session", "single_session (one session per client) is not simulated"
           + " here: every request a client sends at its arrival rate starts a session");
     }
-    if (Boolean.FALSE.equals(closedLoop)) {
+    if (Boolean.FALSE.equals(closedLoop) && m.maxRounds() > 1) {
       throw error(path + ".closed_loop", "closed_loop: false (every round sent at a fixed time) is"
           + " not simulated here: a session's next round is sent think_time_us after the previous"
           + " one completes");
@@ -672,8 +752,17 @@ final class GoSpecs {
     if (!PROCESSES.contains(process)) {
       throw error(path + ".process", "unknown arrival process '" + process + "', expected one of " + PROCESSES);
     }
-    noMeaning(path + ".scale", a.scale(), "the mean gap is 1/rate (from aggregate_rate and"
-        + " rate_fraction, or trace_rate); shape or cv sets the burstiness");
+    boolean fitted = (process.equals("gamma") || process.equals("weibull")) && a.shape() != null
+        && a.scale() != null && a.shape() > 0 && a.scale() > 0 && !a.shape().isInfinite() && !a.scale().isInfinite();
+    if (fitted) {
+      // Go BLIS: fitted shape and scale (microseconds) set the gaps whole; the rate is not used
+      double shape = a.shape();
+      return locate(path, () -> process.equals("gamma")
+          ? new ArrivalProcess.Gamma(1e6 / (shape * a.scale()), 1 / Math.sqrt(shape))
+          : ArrivalProcess.Weibull.ofShapeAndScale(shape, a.scale() / 1e6));
+    }
+    noMeaning(path + ".scale", a.scale(), "it is used with shape by gamma and weibull arrivals (both positive);"
+        + " otherwise the mean gap is 1/rate (from aggregate_rate and rate_fraction, or trace_rate)");
     return locate(path, () -> switch (process) {
       case "poisson", "constant" -> {
         noMeaning(path + ".cv", a.cv(), process + " arrivals have no cv");

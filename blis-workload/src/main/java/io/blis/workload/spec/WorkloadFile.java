@@ -71,14 +71,26 @@ public record WorkloadFile(Format format, String goVersion, WorkloadSpec spec,
     return parse(TextFiles.readConfig(file), file.toString());
   }
 
+  /**
+   * Reads {@code file}; a Go BLIS spec's {@code num_requests} is {@code numRequests} when that is
+   * above 0 (Go BLIS's {@code --num-requests} with {@code --workload-spec}).
+   */
+  public static WorkloadFile load(Path file, long numRequests) {
+    return parse(TextFiles.readConfig(file), file.toString(), numRequests);
+  }
+
   /** Parses spec text in whichever format it is in; {@code source} names it in messages. */
   public static WorkloadFile parse(String text, String source) {
+    return parse(text, source, 0);
+  }
+
+  private static WorkloadFile parse(String text, String source, long goNumRequests) {
     if (detect(text, source) == Format.BLIS) {
       WorkloadSpec spec = WorkloadSpec.parse(text, source);
       return new WorkloadFile(Format.BLIS, null, spec, null, spec.seed(), List.of());
     }
     GoSpecFile f = StrictYaml.parse(text, source, GoSpecFile.class);
-    return new GoSpecs(text, source).translate(f);
+    return new GoSpecs(text, source, goNumRequests).translate(f);
   }
 
   /**

@@ -170,6 +170,16 @@ public sealed interface ArrivalProcess
       return "Weibull[rateRps=" + rateRps + ", cv=" + cv + "]";
     }
 
+    /**
+     * Weibull gaps of shape {@code k} and scale {@code scaleS} seconds (fitted parameters, as
+     * ServeGen gives them): mean rate {@code 1 / (scale Gamma(1 + 1/k))}.
+     */
+    public static Weibull ofShapeAndScale(double k, double scaleS) {
+      LengthDistribution.requirePositive("weibull scale", scaleS);
+      double cv = cvForShape(k);
+      return new Weibull(1.0 / (scaleS * StrictMath.exp(SpecialFunctions.logGamma(1 + 1 / k))), cv);
+    }
+
     static double shapeForCv(double cv) {
       if (!(cv > 0) || !Double.isFinite(cv)) {
         throw new IllegalArgumentException("weibull cv must be a positive number, got " + cv);
