@@ -54,6 +54,9 @@ public final class ServeGenData {
   private static final int DAY_S = 86_400;
   private static final List<String> CLASSES = List.of("critical", "standard", "batch", "sheddable", "background");
 
+  private static final com.fasterxml.jackson.databind.ObjectMapper DATASETS =
+      new com.fasterxml.jackson.databind.ObjectMapper();
+
   private ServeGenData() {}
 
   /** One trace row: a 10-minute window of a chunk. */
@@ -558,9 +561,19 @@ public final class ServeGenData {
     }
   }
 
+  /** A dataset's JSON tree. Datasets of many days exceed a configuration file's size, so no limit here. */
   private static JsonNode datasetJson(Path dataset) {
-    JsonNode root = StrictYaml.parse(TextFiles.readConfig(dataset), dataset.toString(), JsonNode.class);
-    if (!root.isObject()) {
+    JsonNode root;
+    try (java.io.BufferedReader r = TextFiles.open(dataset)) {
+      root = DATASETS.readTree(r);
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      com.fasterxml.jackson.core.JsonLocation at = e.getLocation();
+      throw new IllegalArgumentException(dataset + (at == null ? "" : ":" + at.getLineNr() + ":" + at.getColumnNr())
+          + ": not valid JSON: " + e.getOriginalMessage());
+    } catch (IOException e) {
+      throw new IllegalArgumentException(dataset + ": cannot read: " + TextFiles.reason(e));
+    }
+    if (root == null || !root.isObject()) {
       throw new IllegalArgumentException(dataset + ": expected an object of windows {\"START_S\": {\"input_tokens\":"
           + " \"{...}\", \"output_tokens\": \"{...}\"}}");
     }

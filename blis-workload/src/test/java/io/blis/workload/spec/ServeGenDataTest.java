@@ -267,6 +267,9 @@ class ServeGenDataTest {
         .hasMessage(dir.resolve("chunk-1-trace.csv") + ":2: an active window needs start_s, rate, cv, pattern[,"
             + " shape, scale_s], got 2 fields");
     Files.writeString(dir.resolve("chunk-1-trace.csv"), "0,1.5,0.9,Gamma\n600,1.5,0.9,Gamma\n1200,1.5,0.9,Gamma\n");
+    Files.writeString(dir.resolve("chunk-1-dataset.json"), "{\"0\": {\"input_tokens\": ");
+    assertThatThrownBy(() -> ServeGenData.toYaml(dir, 600, 180, 42, null, List.of(), null, null))
+        .hasMessageStartingWith(dir.resolve("chunk-1-dataset.json") + ":1:").hasMessageContaining(": not valid JSON: ");
     Files.writeString(dir.resolve("chunk-1-dataset.json"), "{\"0\": {\"input_tokens\": \"{100 0.5}\","
         + " \"output_tokens\": \"{10: 1}\"}}");
     assertThatThrownBy(() -> ServeGenData.toYaml(dir, 600, 180, 42, null, List.of(), null, null))
