@@ -149,7 +149,7 @@ public final class ServeGenData {
     List<Chunk> chunks = new ArrayList<>();
     for (Path t : traces) {
       Chunk c = chunk(dir, t);
-      if (c.rows().stream().anyMatch(r -> !activeRows(c, r).isEmpty())) {
+      if (c.rows().stream().anyMatch(r -> usable(c, r))) {
         chunks.add(c);
       }
     }
@@ -248,16 +248,16 @@ public final class ServeGenData {
   private static List<Row> atTimeOfDay(Chunk c, long windowS) {
     List<Row> out = new ArrayList<>();
     for (Row r : c.rows()) {
-      if (r.startS() % DAY_S == windowS && !activeRows(c, r).isEmpty()) {
+      if (r.startS() % DAY_S == windowS && usable(c, r)) {
         out.add(r);
       }
     }
     return out;
   }
 
-  /** {@code [r]} when the row is active and has a dataset window at or before it, else empty. */
-  private static List<Row> activeRows(Chunk c, Row r) {
-    return r.active() && c.lengths().floorKey((long) Math.floor(r.startExact())) != null ? List.of(r) : List.of();
+  /** Whether the row is active and has a dataset window at or before it. */
+  private static boolean usable(Chunk c, Row r) {
+    return r.active() && c.lengths().floorKey((long) Math.floor(r.startExact())) != null;
   }
 
   /** Adds the chunk's {@link #fitAtTimeOfDay} to {@code sums}: 1 when it has one, else 0. */
