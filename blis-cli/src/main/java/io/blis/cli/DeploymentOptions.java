@@ -90,12 +90,14 @@ final class DeploymentOptions {
   Double kvOffloadingSizeGib;
 
   @Option(names = "--kv-offload-config", paramLabel = "FILE",
-      description = "Go BLIS's KV offload file (kv_offload: cpu_bytes_to_use, ...): its CPU tier, as"
-          + " --kv-offloading-size-gib; secondary (disk) tiers, ARC eviction and decode offload are refused.")
+      description = "Go BLIS's KV offload file (kv_offload: cpu_bytes_to_use, secondary_tiers, ...): its CPU tier,"
+          + " as --kv-offloading-size-gib, and file-system tiers behind it; ARC eviction and decode offload are refused.")
   Path kvOffloadConfig;
 
   /** The CPU tier a --kv-offload-config file gives, GiB; null without one. */
   private Double offloadConfigGib;
+  /** The secondary tiers a --kv-offload-config file gives. */
+  private java.util.List<io.blis.kvcache.OffloadTier> offloadTiers = java.util.List.of();
 
   @Option(names = "--kv-transfer-bandwidth", paramLabel = "BLOCKS_PER_US",
       description = "Go BLIS: CPU tier reloads at this many blocks per microsecond (instead of bytes at"
@@ -212,7 +214,9 @@ final class DeploymentOptions {
       require(cl, kvOffloadingSizeGib == null && !given("--kv-cpu-blocks"), "--kv-offload-config sizes the CPU KV tier;"
           + " give it, --kv-offloading-size-gib or --kv-cpu-blocks, one of them");
       Cli.requireFile("--kv-offload-config", kvOffloadConfig);
-      offloadConfigGib = KvOffloadFile.cpuBytes(kvOffloadConfig, server.blockSize) / (double) (1L << 30);
+      KvOffloadFile.Config offload = KvOffloadFile.read(kvOffloadConfig, server.blockSize);
+      offloadConfigGib = offload.cpuBytes() / (double) (1L << 30);
+      offloadTiers = offload.tiers();
     }
     require(cl, kvOffloadingSizeGib == null || (kvOffloadingSizeGib >= 0 && Double.isFinite(kvOffloadingSizeGib)),
         "--kv-offloading-size-gib must be >= 0, got " + kvOffloadingSizeGib);
@@ -479,7 +483,8 @@ final class DeploymentOptions {
         .overrides(explicitPoolFlags(coefficients))
         .bundle(bundle).options(options).asyncScheduling(asyncScheduling)
         .cpuKvTier(kvCpuBlocks, offloadConfigGib != null ? offloadConfigGib : kvOffloadingSizeGib, kvTransferBandwidthGbps)
-        .cpuLoadUsPerBlock(goKvTransferBlocksPerUs == null ? null : 1 / goKvTransferBlocksPerUs).seed(seed);
+        .cpuLoadUsPerBlock(goKvTransferBlocksPerUs == null ? null : 1 / goKvTransferBlocksPerUs)
+        .kvOffloadTiers(offloadTiers).seed(seed);
     if (given("--num-instances")) {
       cb.instances(numInstances);
     }

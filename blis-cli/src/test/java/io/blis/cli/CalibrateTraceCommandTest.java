@@ -285,8 +285,10 @@ class CalibrateTraceCommandTest {
     Path[] t = observed();
     Path sim = dir.resolve("sim.json");
     Path agg = dir.resolve("simagg.json");
+    // docs/guide/kv-cache.md's offload.yaml: a CPU tier with an NVMe drive behind it
+    Path offload = Path.of(CalibrateTraceCommandTest.class.getResource("goblis/offload.yaml").toURI());
     BlisCliTest.Outcome replay = blis("replay", "--trace-header", t[0].toString(), "--trace-data", t[1].toString(),
-        "--results-path", sim.toString(), "--metrics-path", agg.toString());
+        "--kv-offload-config", offload.toString(), "--results-path", sim.toString(), "--metrics-path", agg.toString());
     assertThat(replay.code()).as(replay.err()).isZero();
     Path report = dir.resolve("calibration.json");
     // docs/guide/kv-offload-calibration.md's line

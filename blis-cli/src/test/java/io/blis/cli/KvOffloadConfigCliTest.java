@@ -10,7 +10,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** Go BLIS's {@code --kv-offload-config}: its CPU tier is simulated; what is not modelled is refused. */
+/** Go BLIS's {@code --kv-offload-config}: its CPU tier and disk tiers are simulated; what is not modelled is refused. */
 class KvOffloadConfigCliTest {
 
   /** A KV cache small enough that prompts are evicted from the GPU and reloaded from the CPU tier. */
@@ -46,7 +46,13 @@ class KvOffloadConfigCliTest {
 
   @ParameterizedTest
   @CsvSource(delimiter = '|', value = {
-      "'  cpu_bytes_to_use: 1000000\\n  secondary_tiers:\\n    - {type: fs, root_dir: /mnt/kv}\\n'|line 4, column 5: secondary_tiers (disk or remote stores behind the CPU tier) are not modelled here",
+      "'  cpu_bytes_to_use: 1000000\\n  secondary_tiers:\\n    - {type: fs, root_dir: /mnt/kv}\\n'|line 4, column 7: secondary_tiers[0]: give direct_io (true or false)",
+      "'  cpu_bytes_to_use: 1000000\\n  secondary_tiers:\\n    - {type: obj, root_dir: /mnt/kv}\\n'|secondary_tiers[0].type 'obj' is not modelled here; the one tier type is fs",
+      "'  cpu_bytes_to_use: 1000000\\n  secondary_tiers:\\n    - {type: fs, direct_io: true}\\n'|secondary_tiers[0]: give root_dir",
+      "'  cpu_bytes_to_use: 1000000\\n  secondary_tiers:\\n    - {type: fs, root_dir: /k, direct_io: true, device_class: floppy}\\n'|secondary_tiers[0].device_class 'floppy' is not known; known: nvme_gen4, nvme_gen3, sata_ssd, cpu_dram, s3",
+      "'  cpu_bytes_to_use: 1000000\\n  secondary_tiers:\\n    - {type: fs, root_dir: /k, direct_io: true, read_bandwidth: 100}\\n'|give device_class, or read_bandwidth, write_bandwidth (bytes per microsecond) and base_latency",
+      "'  cpu_bytes_to_use: 1000000\\n  secondary_tiers:\\n    - {type: fs, root_dir: /k, direct_io: true, device_class: s3, n_read_threads: 0}\\n'|n_read_threads",
+      "'  cpu_bytes_to_use: 0\\n  secondary_tiers:\\n    - {type: fs, root_dir: /k, direct_io: true, device_class: s3}\\n'|cpu_bytes_to_use must be above 0 with secondary_tiers",
       "'  cpu_bytes_to_use: 1000000\\n  eviction_policy: arc\\n'|eviction_policy: only lru is modelled here (got 'arc')",
       "'  cpu_bytes_to_use: 1000000\\n  offload_prompt_only: false\\n'|offload_prompt_only: false (offloading decode blocks too) is not modelled here",
       "'  cpu_bytes_to_use: 1000000\\n  block_size: 64\\n'|block_size other than the GPU's (16 tokens) is not modelled here",
@@ -62,6 +68,60 @@ class KvOffloadConfigCliTest {
     assertThat(o.out()).isEmpty();
     assertThat(o.err().strip().lines().count()).as(o.err()).isEqualTo(1);
     assertThat(o.err()).contains(file.toString()).contains(message);
+  }
+
+  /**
+   * Eight prompts of 1,088 tokens (a 1,024-token prefix each) in turn: 400 GPU blocks and a CPU
+   * tier of 100 hold none of the prefixes until its next use; a disk behind the CPU tier holds them all.
+   */
+  @Test
+  void aDiskBehindTheCpuTierServesPrefixesTheCpuTierLost(@TempDir Path dir) throws Exception {
+    StringBuilder spec = new StringBuilder("version: \"2\"\nseed: 7\naggregate_rate: 10.0\nnum_requests: 300\nclients:\n");
+    for (int g = 0; g < 8; g++) {
+      spec.append("  - id: c").append(g).append("\n    rate_fraction: 0.125\n    prefix_group: g").append(g)
+          .append("\n    prefix_length: 1024\n    arrival: {process: poisson}\n")
+          .append("    input_distribution: {type: constant, params: {value: 64}}\n")
+          .append("    output_distribution: {type: constant, params: {value: 32}}\n");
+    }
+    Path workload = dir.resolve("groups.yaml");
+    Files.writeString(workload, spec.toString());
+    String cpu = "kv_offload:\n  cpu_bytes_to_use: 262144000\n"; // 100 blocks of 2,621,440 bytes (Qwen3-14B)
+    Path cpuOnly = dir.resolve("cpu.yaml");
+    Files.writeString(cpuOnly, cpu);
+    Path disk = dir.resolve("disk.yaml");
+    Files.writeString(disk, cpu + """
+          secondary_tiers:
+            - type: fs
+              root_dir: /mnt/kv-cache
+              n_read_threads: 16
+              n_write_threads: 16
+              locality: LOCAL
+              direct_io: true
+              device_class: nvme_gen4
+        """);
+    String[] run = {"run", "--model", "qwen/qwen3-14b", "--total-kv-blocks", "400", "--workload-spec",
+        workload.toString(), "--kv-offload-config"};
+    BlisCliTest.Outcome a = blis(with(run, cpuOnly.toString()));
+    BlisCliTest.Outcome b = blis(with(run, disk.toString()));
+    assertThat(a.code()).as(a.err()).isZero();
+    assertThat(b.code()).as(b.err()).isZero();
+    com.fasterxml.jackson.databind.JsonNode ja = new com.fasterxml.jackson.databind.ObjectMapper().readTree(a.out());
+    com.fasterxml.jackson.databind.JsonNode jb = new com.fasterxml.jackson.databind.ObjectMapper().readTree(b.out());
+    assertThat(ja.at("/engine/kv_cpu_tier_blocks").asLong()).isEqualTo(100);
+    assertThat(ja.at("/engine/kv_cpu_loaded_blocks").asLong()).isZero();
+    assertThat(ja.at("/engine/kv_secondary_tiers").isMissingNode()).isTrue();
+    assertThat(jb.at("/engine/kv_secondary_tiers").asInt()).isEqualTo(1);
+    assertThat(jb.at("/engine/kv_secondary_read_blocks").asLong()).isGreaterThan(1000);
+    assertThat(jb.at("/engine/kv_cpu_loaded_blocks").asLong()).isGreaterThan(1000);
+    // reading 64 blocks (168 MB at 7 GB/s) and loading them beats recomputing 1,024 tokens
+    assertThat(jb.at("/overall/ttft_ms/mean").asDouble()).isLessThan(0.8 * ja.at("/overall/ttft_ms/mean").asDouble());
+    assertThat(blis(with(run, disk.toString())).out()).isEqualTo(b.out());
+  }
+
+  private static String[] with(String[] args, String... extra) {
+    String[] out = java.util.Arrays.copyOf(args, args.length + extra.length);
+    System.arraycopy(extra, 0, out, args.length, extra.length);
+    return out;
   }
 
   @Test

@@ -1147,6 +1147,8 @@ final class Engine implements EventLoop {
     long hitBlocks = 0;
     long cpuBlocks = 0;
     long cpuLoaded = 0;
+    int secondaryTiers = 0;
+    long[] secondary = new long[4];
     long preemptions = 0;
     long steps = 0;
     long inversions = 0;
@@ -1164,6 +1166,12 @@ final class Engine implements EventLoop {
       hitBlocks += pool.hitBlocks();
       cpuBlocks += pool.cpuTierBlocks();
       cpuLoaded += pool.cpuLoadedBlocks();
+      pool.advanceTransfers(Math.max(nowUs, lastEndUs)); // copies done by the end of the run count
+      secondaryTiers = Math.max(secondaryTiers, pool.secondaryTierCount());
+      secondary[0] += pool.secondaryReadBlocks();
+      secondary[1] += pool.secondaryWrittenBlocks();
+      secondary[2] += pool.refusedPromotions();
+      secondary[3] += pool.skippedStores();
       preemptions += inst.preemptionEvents();
       steps += inst.steps();
       inversions += inst.priorityInversions();
@@ -1190,7 +1198,8 @@ final class Engine implements EventLoop {
     stages.values().forEach(s -> stageSummaries.add(s.summarize()));
     EngineStats stats = new EngineStats(instances.length, totalBlocks,
         instances[0].pool().blockSizeTokens(), peak, ratio(hits, queried),
-        ratio(hitBlocks, queriedBlocks), cpuBlocks, cpuLoaded, preemptions, steps);
+        ratio(hitBlocks, queriedBlocks), cpuBlocks, cpuLoaded, preemptions, steps, secondaryTiers, secondary[0],
+        secondary[1], secondary[2], secondary[3]);
     // in order of arrival, then id: sorted as they are read back (spilled in sorted runs past the first)
     List<RequestRecord> recs = records.seal();
     MetricsSummary overallSummary = overall.summarize();

@@ -53,6 +53,14 @@ final class EngineRequest implements RequestView, CompletedRequest {
    * the running list, holds its blocks, and gets no tokens until then); 0 otherwise.
    */
   long loadDoneUs;
+  /**
+   * Where a waiting request stands in a fetch of its prefix from a secondary offload tier: {@link
+   * Instance#FETCH_IDLE} (none, or ended: admit as the tiers now hold it), asking the tiers, or
+   * waiting for blocks {@code fetchFrom .. fetchFrom+fetchCount-1} to be read into the CPU tier.
+   */
+  byte fetchPhase;
+  int fetchFrom;
+  int fetchCount;
   /** Live mode: the client went away before the request was routed. */
   boolean aborted;
   /** Whether the request is part of the step in flight. */

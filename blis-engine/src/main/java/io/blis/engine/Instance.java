@@ -491,6 +491,10 @@ final class Instance {
     if (running.isEmpty() && waiting.isEmpty()) {
       return; // idle until the next request is queued
     }
+    if (pool.hasSecondaryTiers()) {
+      pool.advanceTransfers(loop.nowUs());
+      pollFetches();
+    }
     if (scheduler.ordersWaitingQueue()) {
       if (loop.prioritiesChangeWithTime()) {
         for (int k = 0, n = waiting.size(); k < n; k++) {
@@ -585,6 +589,10 @@ final class Instance {
       if (r.table == null) {
         r.table = pool.newTable(r.spec.promptTokens(), (long) r.inputTokens + r.outputTokens);
       }
+      if (r.fetchPhase == FETCH_ASKING || r.fetchPhase == FETCH_WAITING) {
+        k++; // its prefix is being fetched from a secondary offload tier: vLLM moves on to the next
+        continue;
+      }
       int target = r.inputTokens + r.generated;
       int cpuBlocks = 0;
       int start;
@@ -598,6 +606,10 @@ final class Instance {
         int maxCachedBlocks = (target - 1) / blockSize;
         int cachedBlocks = Math.min(pool.cachedPrefixBlocks(r.table), maxCachedBlocks);
         cpuBlocks = pool.cpuPrefixBlocks(r.table, cachedBlocks, maxCachedBlocks - cachedBlocks);
+        if (r.fetchPhase == FETCH_IDLE && startFetch(r, cachedBlocks + cpuBlocks, maxCachedBlocks)) {
+          k++;
+          continue;
+        }
         start = (cachedBlocks + cpuBlocks) * blockSize;
         n = Math.min(capChunk(target - start, threshold), budget);
         boolean admitted = cpuBlocks > 0
@@ -614,6 +626,7 @@ final class Instance {
       }
       onWaitingRemoved(r);
       countInversion(r);
+      r.fetchPhase = FETCH_IDLE;
       r.state = EngineRequest.State.RUNNING;
       r.progress = start;
       r.prefillTarget = target;
@@ -701,6 +714,14 @@ final class Instance {
       if (!preempted && anyLoading()) {
         return; // the next LOADED event resumes stepping
       }
+      if (!preempted && pool.hasSecondaryTiers()) {
+        long wakeUs = fetchWakeUs();
+        if (wakeUs != Long.MAX_VALUE) {
+          stepPending = true; // an empty scheduler round: look again when a transfer ends
+          loop.schedule(wakeUs, EventQueue.STEP, this);
+          return;
+        }
+      }
       if (!preempted && loop.holdsHandOffs(index)) {
         return; // blocks held by requests between two instances: their arrival or release resumes stepping
       }
@@ -762,6 +783,7 @@ final class Instance {
       return -1;
     }
     int blockSize = pool.blockSizeTokens();
+    pool.advanceTransfers(loop.nowUs()); // blocks it stores are written from now on
     io.blis.kvcache.BlockTable t = pool.newTable(r.spec.promptTokens(), (long) r.inputTokens + r.outputTokens);
     int cached = Math.min(pool.cachedPrefixBlocks(t), (r.inputTokens - 1) / blockSize);
     if (!pool.admit(t, cached, r.inputTokens)) {
@@ -841,6 +863,94 @@ final class Instance {
     transferBusyUntilUs = doneUs;
     r.loadDoneUs = doneUs;
     loop.schedule(doneUs, EventQueue.LOADED, r);
+  }
+
+  // ---------------------------------------------------------------- secondary offload tiers
+
+  /** {@link EngineRequest#fetchPhase}: no fetch, or the last one ended (the next admission takes what is there). */
+  static final byte FETCH_IDLE = 0;
+  /** {@link EngineRequest#fetchPhase}: the secondary tiers are being asked for the prefix (one scheduler round). */
+  static final byte FETCH_ASKING = 1;
+  /** {@link EngineRequest#fetchPhase}: the prefix is being read into the CPU tier. */
+  static final byte FETCH_WAITING = 2;
+  /** {@link EngineRequest#fetchPhase}: the fetch ended; admit without starting another. */
+  static final byte FETCH_ENDED = 3;
+  /**
+   * How soon an engine with nothing to run but a request asking the secondary tiers schedules
+   * again: vLLM's engine loop comes straight back to a scheduler that scheduled nothing, so the
+   * round is short; a millisecond is its order of magnitude, not a measured figure.
+   */
+  static final long IDLE_ROUND_US = 1_000;
+
+  /**
+   * Starts a fetch when the prompt of the waiting request {@code r} continues, past its GPU- and
+   * CPU-held blocks ({@code fromBlock}), on a secondary offload tier or in a block being read from
+   * one. As vLLM's tiered offloading does, the request then waits (passed over by the scheduler)
+   * while the blocks are read into the CPU tier: one more scheduler round first when the tiers
+   * were not asked for these blocks before.
+   *
+   * @return whether the request now waits for the fetch
+   */
+  private boolean startFetch(EngineRequest r, int fromBlock, int maxCachedBlocks) {
+    int max = maxCachedBlocks - fromBlock;
+    int kind = pool.fetchKind(r.table, fromBlock, max);
+    if (kind == io.blis.kvcache.KvBlockPool.FETCH_NONE) {
+      return false;
+    }
+    r.fetchFrom = fromBlock;
+    if (kind == io.blis.kvcache.KvBlockPool.FETCH_PENDING) {
+      r.fetchPhase = FETCH_WAITING; // another request's read brings it
+      r.fetchCount = 1;
+    } else if (pool.lookedUp(r.table, fromBlock)) {
+      promote(r, max);
+    } else {
+      r.fetchPhase = FETCH_ASKING;
+    }
+    return r.fetchPhase != FETCH_ENDED;
+  }
+
+  private void promote(EngineRequest r, int max) {
+    int n = pool.promote(r.table, r.fetchFrom, max);
+    r.fetchCount = n;
+    r.fetchPhase = n > 0 ? FETCH_WAITING : FETCH_ENDED; // 0: no CPU room, it recomputes
+  }
+
+  /** A scheduler round for the waiting requests fetching from the secondary tiers. */
+  private void pollFetches() {
+    int blockSize = pool.blockSizeTokens();
+    for (int k = 0, n = waiting.size(); k < n; k++) {
+      EngineRequest r = waiting.get(k);
+      if (r.fetchPhase == FETCH_ASKING) {
+        int max = (r.inputTokens + r.generated - 1) / blockSize - r.fetchFrom;
+        int kind = pool.fetchKind(r.table, r.fetchFrom, max);
+        if (kind == io.blis.kvcache.KvBlockPool.FETCH_SECONDARY) {
+          promote(r, max);
+        } else if (kind == io.blis.kvcache.KvBlockPool.FETCH_PENDING) {
+          r.fetchPhase = FETCH_WAITING; // another request started the read meanwhile
+          r.fetchCount = 1;
+        } else {
+          r.fetchPhase = FETCH_ENDED;
+        }
+      } else if (r.fetchPhase == FETCH_WAITING
+          && pool.fetchState(r.table, r.fetchFrom, r.fetchCount) != io.blis.kvcache.KvBlockPool.FETCH_PENDING) {
+        r.fetchPhase = FETCH_ENDED; // read in (or lost before use: recomputed)
+      }
+    }
+  }
+
+  /** When an engine with nothing to run looks again for its fetching requests; MAX_VALUE when none fetches. */
+  private long fetchWakeUs() {
+    long wake = Long.MAX_VALUE;
+    for (int k = 0, n = waiting.size(); k < n; k++) {
+      byte phase = waiting.get(k).fetchPhase;
+      if (phase == FETCH_ASKING) {
+        return SimulatedTime.later(loop.nowUs(), IDLE_ROUND_US);
+      }
+      if (phase == FETCH_WAITING) {
+        wake = Math.max(loop.nowUs() + 1, Math.min(wake, pool.nextTransferUs()));
+      }
+    }
+    return wake;
   }
 
   /** Preempts {@code victim} (already removed from the running list); returns refunded tokens. */

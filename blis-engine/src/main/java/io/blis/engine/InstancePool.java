@@ -1,6 +1,7 @@
 package io.blis.engine;
 
 import io.blis.api.LatencyModel;
+import io.blis.kvcache.OffloadTiers;
 import java.util.Objects;
 import java.util.function.IntFunction;
 
@@ -23,23 +24,35 @@ import java.util.function.IntFunction;
  *     batches in flight, as as many schedulers (vLLM's virtual engines) sharing its blocks equally
  * @param lockstep whether the data-parallel ranks step together (an MoE model: see {@link
  *     StepGate})
+ * @param offloadTiers secondary offload tiers behind each instance's CPU tier ({@link
+ *     OffloadTiers#NONE} for none; they need a CPU tier)
  */
 public record InstancePool(String name, int instances, IntFunction<LatencyModel> latencyModels,
     EngineLimits limits, long totalKvBlocks, int blockSizeTokens, long cpuKvBlocks,
-    double cpuLoadUsPerBlock, int dataParallel, int pipelineParallel, boolean lockstep) {
+    double cpuLoadUsPerBlock, int dataParallel, int pipelineParallel, boolean lockstep,
+    OffloadTiers offloadTiers) {
+
+  /** A pool without secondary offload tiers. */
+  public InstancePool(String name, int instances, IntFunction<LatencyModel> latencyModels,
+      EngineLimits limits, long totalKvBlocks, int blockSizeTokens, long cpuKvBlocks,
+      double cpuLoadUsPerBlock, int dataParallel, int pipelineParallel, boolean lockstep) {
+    this(name, instances, latencyModels, limits, totalKvBlocks, blockSizeTokens, cpuKvBlocks, cpuLoadUsPerBlock,
+        dataParallel, pipelineParallel, lockstep, OffloadTiers.NONE);
+  }
 
   /** A pool of single-scheduler instances. */
   public InstancePool(String name, int instances, IntFunction<LatencyModel> latencyModels,
       EngineLimits limits, long totalKvBlocks, int blockSizeTokens, long cpuKvBlocks,
       double cpuLoadUsPerBlock) {
     this(name, instances, latencyModels, limits, totalKvBlocks, blockSizeTokens, cpuKvBlocks,
-        cpuLoadUsPerBlock, 1, 1, false);
+        cpuLoadUsPerBlock, 1, 1, false, OffloadTiers.NONE);
   }
 
   public InstancePool {
     Objects.requireNonNull(name, "name");
     Objects.requireNonNull(latencyModels, "latencyModels");
     Objects.requireNonNull(limits, "limits");
+    Objects.requireNonNull(offloadTiers, "offloadTiers");
     if (instances < 1) {
       throw new IllegalArgumentException("pool '" + name + "': instances must be at least 1, got " + instances);
     }
@@ -61,6 +74,10 @@ public record InstancePool(String name, int instances, IntFunction<LatencyModel>
       throw new IllegalArgumentException("pool '" + name + "': CPU KV tier needs blocks >= 0 and a load time per"
           + " block between 0 and " + SimulatedTime.MAX_DELAY_US + " us (one hour), got " + cpuKvBlocks + " and "
           + cpuLoadUsPerBlock);
+    }
+    if (offloadTiers.any() && cpuKvBlocks < pipelineParallel) {
+      throw new IllegalArgumentException("pool '" + name + "': secondary offload tiers need a CPU KV tier in front"
+          + " of them");
     }
   }
 

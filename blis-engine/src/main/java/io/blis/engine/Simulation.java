@@ -144,6 +144,7 @@ public final class Simulation {
     private StepObserver observer;
     private long cpuKvBlocks;
     private double cpuLoadUsPerBlock;
+    private io.blis.kvcache.OffloadTiers offloadTiers = io.blis.kvcache.OffloadTiers.NONE;
     private int instances = 1;
     private Router router = Routers.roundRobin();
     private IntFunction<LatencyModel> latencyModels;
@@ -495,6 +496,19 @@ public final class Simulation {
       return this;
     }
 
+    /**
+     * Secondary offload tiers (disks, network file systems) behind the CPU KV tier of {@link
+     * #cpuKvTier}: every block stored in the CPU tier is written to each; a new request whose
+     * prefix continues only on a tier waits, passed over by the scheduler, while the blocks are read
+     * into the CPU tier (one scheduler round longer when the tiers were not asked for them before),
+     * then loads them as from the CPU tier. Default: none.
+     */
+    public Builder offloadTiers(io.blis.kvcache.OffloadTiers tiers) {
+      this.offloadTiers = Objects.requireNonNull(tiers, "tiers");
+      singleSettingsTouched = true;
+      return this;
+    }
+
     private static long nonNegative(long us, String what) {
       if (us < 0) {
         throw new IllegalArgumentException(what + " must be >= 0 us, got " + us);
@@ -558,7 +572,7 @@ public final class Simulation {
         LatencyModel single = latencyModel;
         IntFunction<LatencyModel> models = latencyModels != null ? latencyModels : i -> single;
         effective.add(new InstancePool("", instances, models, limits, totalKvBlocks,
-            blockSizeTokens, cpuKvBlocks, cpuLoadUsPerBlock));
+            blockSizeTokens, cpuKvBlocks, cpuLoadUsPerBlock, 1, 1, false, offloadTiers));
       }
       List<Engine.InstanceConfig> configs = new ArrayList<>();
       List<Integer> firstRanks = new ArrayList<>();
@@ -592,7 +606,7 @@ public final class Simulation {
               gate = gates[ve] != null ? gates[ve] : (gates[ve] = new StepGate());
             }
             configs.add(new Engine.InstanceConfig(p.name(), m, scheduler,
-                new KvBlockPool(blocks, p.blockSizeTokens(), p.cpuKvBlocks() / p.pipelineParallel()),
+                new KvBlockPool(blocks, p.blockSizeTokens(), p.cpuKvBlocks() / p.pipelineParallel(), p.offloadTiers()),
                 p.limits(), p.cpuLoadUsPerBlock(), gate,
                 adapterCosts == null ? null : new io.blis.engine.lora.AdapterSlots(adapterCosts)));
           }

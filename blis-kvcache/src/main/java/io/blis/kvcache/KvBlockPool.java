@@ -36,6 +36,16 @@ public final class KvBlockPool {
   private final int staleLimit;
   private final CpuKvTier cpu;
   private long cpuLoadedBlocks;
+  // secondary offload tiers (null without): what each holds, the I/O threads, what was looked up
+  private final OffloadTiers offload;
+  private final LongSet[] onTier;
+  private final TransferStation station;
+  private final LongSet lookedUp;
+  private final TransferStation.Done onTransferDone = this::transferDone;
+  private long secondaryReadBlocks;
+  private long secondaryWrittenBlocks;
+  private long refusedPromotions;
+  private long skippedStores;
 
   private long queriedTokens;
   private long hitTokens;
@@ -61,6 +71,27 @@ public final class KvBlockPool {
    * @throws IllegalArgumentException if a size is out of range
    */
   public KvBlockPool(long totalBlocks, int blockSizeTokens, long cpuBlocks) {
+    this(totalBlocks, blockSizeTokens, cpuBlocks, OffloadTiers.NONE);
+  }
+
+  /**
+   * A pool of {@code totalBlocks} free GPU blocks backed by a CPU tier of {@code cpuBlocks} block
+   * slots and, behind it, the secondary tiers of {@code offload} (disks or remote file systems).
+   * Every block newly stored in the CPU tier is also written to each secondary tier (a write job
+   * per block and tier, holding the CPU slot until it is written). A prefix continuing on a
+   * secondary tier is read back into the CPU tier by {@link #promote} before {@link #admitLoading}
+   * can load it; the copies take time on the tiers' I/O threads, which {@link #advanceTransfers}
+   * moves forward.
+   *
+   * @throws IllegalArgumentException if a size is out of range, or secondary tiers are given
+   *     without a CPU tier
+   */
+  public KvBlockPool(long totalBlocks, int blockSizeTokens, long cpuBlocks, OffloadTiers offload) {
+    java.util.Objects.requireNonNull(offload, "offload");
+    if (offload.any() && cpuBlocks < 1) {
+      throw new IllegalArgumentException("secondary offload tiers need a CPU tier in front of them (CPU KV blocks"
+          + " >= 1)");
+    }
     if (cpuBlocks < 0 || cpuBlocks > (1 << 29)) {
       throw new IllegalArgumentException(
           "CPU KV blocks must be in [0, " + (1 << 29) + "], got " + cpuBlocks);
@@ -85,6 +116,201 @@ public final class KvBlockPool {
     index = new LongIntMap(n);
     staleLimit = index.capacity() / 4 * 3;
     cpu = cpuBlocks > 0 ? new CpuKvTier((int) cpuBlocks) : null;
+    if (offload.any()) {
+      this.offload = offload;
+      onTier = new LongSet[offload.tiers().size()];
+      for (int t = 0; t < onTier.length; t++) {
+        onTier[t] = new LongSet();
+      }
+      station = new TransferStation(offload.tiers());
+      lookedUp = new LongSet();
+    } else {
+      this.offload = null;
+      onTier = null;
+      station = null;
+      lookedUp = null;
+    }
+  }
+
+  // ---------------------------------------------------------------- secondary tiers
+
+  /** {@link #fetchKind}: nothing to wait for (all loadable now, or a miss to recompute). */
+  public static final int FETCH_NONE = 0;
+  /** {@link #fetchKind}: the prefix continues on a secondary tier. */
+  public static final int FETCH_SECONDARY = 1;
+  /** {@link #fetchKind}: the prefix continues in a block being read into the CPU tier. */
+  public static final int FETCH_PENDING = 2;
+
+  /** Whether secondary tiers stand behind the CPU tier. */
+  public boolean hasSecondaryTiers() {
+    return station != null;
+  }
+
+  /** Secondary tiers behind the CPU tier (0 without). */
+  public int secondaryTierCount() {
+    return onTier == null ? 0 : onTier.length;
+  }
+
+  /**
+   * Moves the tiers' transfers forward to {@code nowUs}: blocks read from a secondary tier become
+   * loadable from the CPU tier, blocks written to one are held there and free their CPU slot. New
+   * transfers start at the latest time given here. No effect without secondary tiers.
+   */
+  public void advanceTransfers(long nowUs) {
+    if (station != null) {
+      station.advance(nowUs, onTransferDone);
+    }
+  }
+
+  /** When the next transfer in progress ends; {@link Long#MAX_VALUE} when none is (or no tiers). */
+  public long nextTransferUs() {
+    return station == null ? Long.MAX_VALUE : station.nextCompletionUs();
+  }
+
+  /**
+   * What the prompt of {@code table} needs at block {@code fromBlock}, the first one neither the
+   * GPU prefix cache nor the CPU tier's readable blocks hold ({@link #cachedPrefixBlocks} plus
+   * {@link #cpuPrefixBlocks}): {@link #FETCH_PENDING} when it is being read into the CPU tier,
+   * {@link #FETCH_SECONDARY} when a secondary tier holds it, else {@link #FETCH_NONE} (also when
+   * {@code maxBlocks} is 0 or there are no secondary tiers).
+   */
+  public int fetchKind(BlockTable table, int fromBlock, int maxBlocks) {
+    if (station == null || maxBlocks < 1 || fromBlock >= table.promptBlockHashes.length) {
+      return FETCH_NONE;
+    }
+    long h = table.promptBlockHashes[fromBlock];
+    int state = cpu.state(h);
+    if (state == CpuKvTier.PENDING) {
+      return FETCH_PENDING;
+    }
+    return state == CpuKvTier.MISS && tierHolding(h) >= 0 ? FETCH_SECONDARY : FETCH_NONE;
+  }
+
+  /**
+   * Whether the secondary tiers were already asked for block {@code fromBlock} of {@code table}
+   * (vLLM caches what a lookup found, so a second request for the same blocks skips a scheduler
+   * round).
+   */
+  public boolean lookedUp(BlockTable table, int fromBlock) {
+    return station != null && fromBlock < table.promptBlockHashes.length
+        && lookedUp.contains(table.promptBlockHashes[fromBlock]);
+  }
+
+  /**
+   * Starts reading the prompt blocks of {@code table} from {@code fromBlock} (at most {@code
+   * maxBlocks}, and no further than the first tier that holds the first of them holds them in a
+   * row) into the CPU tier, in one transfer. Their CPU slots are taken at once (all or nothing),
+   * pending until the transfer ends.
+   *
+   * @return the blocks being read; 0 when there is nothing to read or the CPU tier had no room for
+   *     them (every slot pinned or pending: the request recomputes them)
+   */
+  public int promote(BlockTable table, int fromBlock, int maxBlocks) {
+    if (fetchKind(table, fromBlock, maxBlocks) != FETCH_SECONDARY) {
+      return 0;
+    }
+    long[] hashes = table.promptBlockHashes;
+    int end = Math.min(hashes.length, fromBlock + maxBlocks);
+    int tier = tierHolding(hashes[fromBlock]);
+    int n = 1;
+    while (fromBlock + n < end && cached(hashes[fromBlock + n]) == LongIntMap.MISSING
+        && cpu.state(hashes[fromBlock + n]) == CpuKvTier.MISS && tierHolding(hashes[fromBlock + n]) == tier) {
+      n++;
+    }
+    for (int k = 0; k < n; k++) {
+      lookedUp.add(hashes[fromBlock + k]);
+    }
+    if (!cpu.prepare(hashes, fromBlock, n)) {
+      refusedPromotions++;
+      return 0;
+    }
+    station.submit(tier, true, n * offload.blockBytes(), hashes, fromBlock, n);
+    return n;
+  }
+
+  /**
+   * Whether blocks {@code fromBlock .. fromBlock+count-1} of {@code table}'s prompt are all on the
+   * GPU or readable in the CPU tier ({@link #FETCH_NONE}), some still being read ({@link
+   * #FETCH_PENDING}), or one was lost (evicted before use: {@link #FETCH_SECONDARY} if a tier
+   * still holds it; the request then recomputes it).
+   */
+  public int fetchState(BlockTable table, int fromBlock, int count) {
+    long[] hashes = table.promptBlockHashes;
+    int end = Math.min(hashes.length, fromBlock + count);
+    boolean pending = false;
+    for (int b = fromBlock; b < end; b++) {
+      if (cached(hashes[b]) != LongIntMap.MISSING) {
+        continue;
+      }
+      int state = cpu.state(hashes[b]);
+      if (state == CpuKvTier.MISS) {
+        return FETCH_SECONDARY;
+      }
+      pending |= state == CpuKvTier.PENDING;
+    }
+    return pending ? FETCH_PENDING : FETCH_NONE;
+  }
+
+  /** Blocks read from the secondary tiers into the CPU tier. */
+  public long secondaryReadBlocks() {
+    return secondaryReadBlocks;
+  }
+
+  /** Block copies written to the secondary tiers (one per block and tier). */
+  public long secondaryWrittenBlocks() {
+    return secondaryWrittenBlocks;
+  }
+
+  /** Reads from the secondary tiers refused because every CPU slot was pinned or pending. */
+  public long refusedPromotions() {
+    return refusedPromotions;
+  }
+
+  /** Blocks not stored in the CPU tier because every slot was pinned or pending. */
+  public long skippedStores() {
+    return skippedStores;
+  }
+
+  private int tierHolding(long h) {
+    for (int t = 0; t < onTier.length; t++) {
+      if (onTier[t].contains(h)) {
+        return t;
+      }
+    }
+    return -1;
+  }
+
+  private void transferDone(TransferStation.Job j) {
+    if (j.read) {
+      for (int k = 0; k < j.count; k++) {
+        cpu.complete(j.hashes[j.from + k]);
+      }
+      secondaryReadBlocks += j.count;
+    } else {
+      long h = j.hashes[j.from];
+      onTier[j.tier].add(h);
+      cpu.unpin(h);
+      secondaryWrittenBlocks++;
+    }
+  }
+
+  /** Stores a computed prompt block in the CPU tier and, when newly stored, writes it to each secondary tier. */
+  private void offloadBlock(long[] hashes, int b) {
+    long h = hashes[b];
+    if (station == null) {
+      cpu.store(h);
+      return;
+    }
+    if (cpu.state(h) == CpuKvTier.MISS && cpu.available() == 0) {
+      skippedStores++;
+      return;
+    }
+    if (cpu.store(h)) {
+      for (int t = 0; t < onTier.length; t++) {
+        cpu.pin(h);
+        station.submit(t, false, offload.blockBytes(), hashes, b, 1);
+      }
+    }
   }
 
   /** Whether a CPU tier backs this pool. */
@@ -375,7 +601,7 @@ public final class KvBlockPool {
         register(h, id);
       }
       if (cpu != null) {
-        cpu.store(h);
+        offloadBlock(table.promptBlockHashes, b);
       }
     }
     if (fullPromptBlocksNow > table.hashedBlocks) {

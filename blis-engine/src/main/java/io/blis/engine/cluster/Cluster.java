@@ -98,6 +98,7 @@ public final class Cluster {
     private long cpuKvBlocks;
     private Double cpuKvGib;
     private double kvTransferGbps = KvOffload.DEFAULT_BANDWIDTH_GBPS;
+    private java.util.List<io.blis.kvcache.OffloadTier> offloadTiers = java.util.List.of();
     private Double cpuLoadUsPerBlock;
     private long seed = 42;
     private PolicySpec autoscaler;
@@ -246,6 +247,15 @@ public final class Cluster {
       this.cpuKvBlocks = blocks;
       this.cpuKvGib = gib;
       this.kvTransferGbps = bandwidthGbps;
+      return this;
+    }
+
+    /**
+     * Secondary offload tiers (disks, network file systems) behind every instance's CPU KV tier, in
+     * lookup order; they need a CPU tier ({@link #cpuKvTier}). Empty for none.
+     */
+    public Builder kvOffloadTiers(java.util.List<io.blis.kvcache.OffloadTier> tiers) {
+      this.offloadTiers = java.util.List.copyOf(tiers);
       return this;
     }
 
@@ -589,9 +599,15 @@ public final class Cluster {
             ? KvOffload.cpuBlocks(cpuKvGib * (1L << 30), blockBytesPerGpu, tp) : cpuKvBlocks;
         double loadUs = cpuBlocks == 0 ? 0 : cpuLoadUsPerBlock != null ? cpuLoadUsPerBlock
             : KvOffload.loadUsPerBlock(blockBytesPerGpu, kvTransferGbps);
+        if (!offloadTiers.isEmpty() && cpuBlocks < layout.pp()) {
+          throw new IllegalArgumentException("secondary offload tiers need a CPU KV tier of at least " + layout.pp()
+              + " blocks in front of them; " + (cpuKvGib != null ? String.format(java.util.Locale.ROOT,
+              "%.3g GiB hold %d blocks of %d bytes per GPU", cpuKvGib, cpuBlocks, blockBytesPerGpu) : "none was given"));
+        }
         InstancePool pool = new InstancePool(name, s.instances(),
             i -> i == 0 ? first : lmp.create(context), limits, kvBlocks, blockSize, cpuBlocks, loadUs,
-            layout.dp(), layout.pp(), model.isMoe());
+            layout.dp(), layout.pp(), model.isMoe(), offloadTiers.isEmpty() ? io.blis.kvcache.OffloadTiers.NONE
+                : new io.blis.kvcache.OffloadTiers(offloadTiers, blockBytesPerGpu));
         io.blis.engine.disagg.Disaggregation.PoolKv kv = new io.blis.engine.disagg.Disaggregation.PoolKv(
             tp * layout.pp() * layout.dp(), ModelSizes.kvBytesPerTokenPerGpu(model, tp), ModelSizes.kvBytesPerToken(model),
             hw.name(), hw.gpusPerNode(), hw.interconnectBandwidthBytesPerS(), hw.interNodeBandwidthBytesPerS(),
@@ -608,7 +624,8 @@ public final class Cluster {
                       + " less the weights and activations of %s at %s%s", hw.name(), s.gpuMemoryUtilization(),
                       model.name(), layout.toString().toUpperCase(java.util.Locale.ROOT),
                       layout.ranks() > 1 ? ", per data-parallel rank, shared by its pipeline batches in flight" : ""),
-              cpuBlocks > 0 ? ", CPU tier " + cpuBlocks + " blocks" : "");
+              cpuBlocks > 0 ? ", CPU tier " + cpuBlocks + " blocks" + (offloadTiers.isEmpty() ? ""
+                  : ", " + offloadTiers.size() + " secondary tier" + (offloadTiers.size() > 1 ? "s" : "")) : "");
           if (loraCosts != null) {
             LOG.info("{}LoRA: {} adapter slots of rank {} reserve {} GiB per GPU{}", name.isEmpty() ? "" : "pool " + name
                 + ": ", loraSpec.maxLoras(), loraSpec.maxLoraRank(), String.format(java.util.Locale.ROOT, "%.3f",

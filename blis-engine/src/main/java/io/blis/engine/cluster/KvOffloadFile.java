@@ -1,15 +1,18 @@
 package io.blis.engine.cluster;
 
 import com.fasterxml.jackson.core.JsonToken;
+import io.blis.kvcache.OffloadTier;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 
 /**
  * Reads Go BLIS's {@code --kv-offload-config} file, a top-level {@code kv_offload:} block in
- * vLLM's offloading connector's terms, as far as this project models it: one CPU tier of {@code
- * cpu_bytes_to_use} bytes (the same tier as {@code --kv-offloading-size-gib}), holding computed
- * prompt blocks of the GPU's block size, least recently used first out.
+ * vLLM's offloading connector's terms: a CPU tier of {@code cpu_bytes_to_use} bytes (the same tier
+ * as {@code --kv-offloading-size-gib}) holding computed prompt blocks of the GPU's block size,
+ * least recently used first out, and behind it the file-system tiers of {@code secondary_tiers}
+ * (every block stored in the CPU tier written to each; a prefix found only there read back into
+ * the CPU tier before the GPU loads it).
  *
  * <pre>
  * kv_offload:
@@ -20,19 +23,64 @@ import java.util.Map;
  *   tokens_per_hash: 16             # optional: the GPU's block size
  *   self_describing_kv_events: false
  *   store_threshold: 0              # 0 or 1
+ *   secondary_tiers:
+ *     - type: fs                    # the only type
+ *       root_dir: /mnt/kv-cache     # required (not read)
+ *       n_read_threads: 16          # default 16
+ *       n_write_threads: 16         # default 16
+ *       locality: LOCAL             # LOCAL or REMOTE, optional
+ *       direct_io: true             # required
+ *       device_class: nvme_gen4     # nvme_gen4, nvme_gen3, sata_ssd, cpu_dram or s3
+ *       # read_bandwidth: 7000.0    # bytes per microsecond, or instead of a device class with
+ *       # write_bandwidth: 5000.0   #   the other two
+ *       # base_latency: 80.0        # microseconds
  * </pre>
  *
  * <p>What it does not model is refused in one line naming the file, line and key, never dropped:
- * secondary tiers (disk, object stores), offload blocks larger than the GPU's, ARC eviction,
- * offloading decode blocks.
+ * object-store and peer tiers, offload blocks larger than the GPU's, ARC eviction, offloading
+ * decode blocks.
  */
 public final class KvOffloadFile {
+
+  /**
+   * What a file gives.
+   *
+   * @param cpuBytes the CPU tier's size, bytes summed over the tensor-parallel ranks
+   * @param tiers the secondary tiers behind it, in lookup order (empty for none)
+   */
+  public record Config(double cpuBytes, List<OffloadTier> tiers) {
+    public Config {
+      tiers = List.copyOf(tiers);
+    }
+  }
+
+  /**
+   * The storage devices a tier's {@code device_class} names: read and write bandwidth in bytes per
+   * microsecond, and the fixed latency of a transfer in microseconds (Go BLIS's {@code
+   * kv_offload_devices} figures).
+   */
+  private static final Map<String, double[]> DEVICE_CLASSES = devices();
 
   private static final List<String> KEYS = List.of("cpu_bytes_to_use", "block_size", "blocks_per_chunk",
       "eviction_policy", "offload_prompt_only", "self_describing_kv_events", "tokens_per_hash", "store_threshold",
       "secondary_tiers");
+  private static final List<String> TIER_KEYS = List.of("type", "root_dir", "n_read_threads", "n_write_threads",
+      "locality", "enable_kv_events", "direct_io", "device_class", "read_bandwidth", "write_bandwidth",
+      "base_latency");
+  /** vLLM's thread pool default per direction. */
+  private static final int DEFAULT_THREADS = 16;
 
   private KvOffloadFile() {}
+
+  private static Map<String, double[]> devices() {
+    Map<String, double[]> m = new java.util.LinkedHashMap<>();
+    m.put("nvme_gen4", new double[] {7.0e3, 5.0e3, 80.0});
+    m.put("nvme_gen3", new double[] {3.5e3, 3.0e3, 100.0});
+    m.put("sata_ssd", new double[] {5.5e2, 5.0e2, 150.0});
+    m.put("cpu_dram", new double[] {2.0e4, 2.0e4, 1.0});
+    m.put("s3", new double[] {1.0e3, 1.0e3, 30000.0});
+    return java.util.Collections.unmodifiableMap(m);
+  }
 
   /**
    * The CPU tier's size in bytes (summed over the tensor-parallel ranks, as vLLM's {@code
@@ -42,6 +90,17 @@ public final class KvOffloadFile {
    *     cannot simulate as written
    */
   public static double cpuBytes(Path file, int blockSize) {
+    return read(file, blockSize).cpuBytes();
+  }
+
+  /**
+   * The CPU tier and the secondary tiers {@code file} gives, checked against the GPU's {@code
+   * blockSize}.
+   *
+   * @throws IllegalArgumentException naming the file, line and key of anything this project
+   *     cannot simulate as written
+   */
+  public static Config read(Path file, int blockSize) {
     NodeReader r = new NodeReader(file.toString());
     YamlNode block = r.topBlock(file, "KV offload configuration", "kv_offload");
     Map<String, YamlNode> m = r.mapping(block, "kv_offload", KEYS);
@@ -81,12 +140,84 @@ public final class KvOffloadFile {
     if (m.containsKey("store_threshold") && r.whole(m.get("store_threshold"), "store_threshold", 0) >= 2) {
       throw r.error(m.get("store_threshold"), "store_threshold must be 0 or 1 (vLLM refuses 2 and more)");
     }
-    YamlNode tiers = m.get("secondary_tiers");
-    if (tiers != null && !tiers.isNull() && (tiers.list() == null || !tiers.list().isEmpty())) {
-      throw r.error(tiers, "secondary_tiers (disk or remote stores behind the CPU tier) are not modelled here; give"
-          + " the CPU tier alone");
+    List<OffloadTier> tiers = new java.util.ArrayList<>();
+    YamlNode list = m.get("secondary_tiers");
+    if (list != null && !list.isNull()) {
+      if (list.list() == null) {
+        throw r.error(list, "secondary_tiers must be a list of tiers, got " + NodeReader.describe(list));
+      }
+      for (int i = 0; i < list.list().size(); i++) {
+        tiers.add(tier(r, list.list().get(i), "secondary_tiers[" + i + "]"));
+      }
     }
-    return bytes;
+    if (!tiers.isEmpty() && bytes < 1) {
+      throw r.error(m.get("cpu_bytes_to_use"), "cpu_bytes_to_use must be above 0 with secondary_tiers: blocks reach"
+          + " them through the CPU tier");
+    }
+    return new Config(bytes, tiers);
+  }
+
+  private static OffloadTier tier(NodeReader r, YamlNode n, String what) {
+    Map<String, YamlNode> t = r.mapping(n, what, TIER_KEYS);
+    if (!t.containsKey("type")) {
+      throw r.error(n, what + ": give type (fs)");
+    }
+    String type = r.string(t.get("type"), "type");
+    if (!type.equals("fs")) {
+      throw r.error(t.get("type"), what + ".type '" + type + "' is not modelled here; the one tier type is fs (a"
+          + " file system: local NVMe or a network mount)");
+    }
+    if (!t.containsKey("root_dir") || r.string(t.get("root_dir"), "root_dir").isEmpty()) {
+      throw r.error(n, what + ": give root_dir (the tier's directory)");
+    }
+    int readThreads = t.containsKey("n_read_threads")
+        ? (int) Math.min(Integer.MAX_VALUE, r.whole(t.get("n_read_threads"), "n_read_threads", 1)) : DEFAULT_THREADS;
+    int writeThreads = t.containsKey("n_write_threads")
+        ? (int) Math.min(Integer.MAX_VALUE, r.whole(t.get("n_write_threads"), "n_write_threads", 1)) : DEFAULT_THREADS;
+    if (t.containsKey("locality")) {
+      String loc = r.string(t.get("locality"), "locality");
+      if (!loc.equals("LOCAL") && !loc.equals("REMOTE")) {
+        throw r.error(t.get("locality"), what + ".locality must be LOCAL or REMOTE, got '" + loc + "'");
+      }
+    }
+    if (t.containsKey("enable_kv_events")) {
+      flag(r, t.get("enable_kv_events"), "enable_kv_events"); // events, not timing: no effect
+    }
+    if (!t.containsKey("direct_io")) {
+      throw r.error(n, what + ": give direct_io (true or false): direct and buffered I/O are different devices");
+    }
+    flag(r, t.get("direct_io"), "direct_io"); // the device classes here have one figure for both
+    double[] device = null;
+    if (t.containsKey("device_class")) {
+      String name = r.string(t.get("device_class"), "device_class");
+      device = DEVICE_CLASSES.get(name);
+      if (device == null) {
+        throw r.error(t.get("device_class"), what + ".device_class '" + name + "' is not known; known: "
+            + String.join(", ", DEVICE_CLASSES.keySet()));
+      }
+    } else if (!t.containsKey("read_bandwidth") || !t.containsKey("write_bandwidth") || !t.containsKey("base_latency")) {
+      throw r.error(n, what + ": give device_class, or read_bandwidth, write_bandwidth (bytes per microsecond) and"
+          + " base_latency (microseconds)");
+    }
+    double read = t.containsKey("read_bandwidth") ? positive(r, t.get("read_bandwidth"), "read_bandwidth") : device[0];
+    double write = t.containsKey("write_bandwidth") ? positive(r, t.get("write_bandwidth"), "write_bandwidth")
+        : device[1];
+    double base = device == null ? 0 : device[2];
+    if (t.containsKey("base_latency")) {
+      base = r.number(t.get("base_latency"), "base_latency");
+      if (!(base >= 0) || Double.isInfinite(base)) {
+        throw r.error(t.get("base_latency"), "base_latency must be a finite number of microseconds >= 0");
+      }
+    }
+    return new OffloadTier(readThreads, writeThreads, read, write, base);
+  }
+
+  private static double positive(NodeReader r, YamlNode n, String key) {
+    double v = r.number(n, key);
+    if (!(v > 0) || Double.isInfinite(v)) {
+      throw r.error(n, key + " must be a finite number of bytes per microsecond above 0");
+    }
+    return v;
   }
 
   private static boolean flag(NodeReader r, YamlNode n, String key) {

@@ -70,6 +70,13 @@ final class ResultJson {
       number(g, e.blockHitRate(), 6);
       g.writeNumberField("kv_cpu_tier_blocks", e.cpuTierBlocks());
       g.writeNumberField("kv_cpu_loaded_blocks", e.cpuLoadedBlocks());
+      if (e.secondaryTiers() > 0) {
+        g.writeNumberField("kv_secondary_tiers", e.secondaryTiers());
+        g.writeNumberField("kv_secondary_read_blocks", e.secondaryReadBlocks());
+        g.writeNumberField("kv_secondary_written_blocks", e.secondaryWrittenBlocks());
+        g.writeNumberField("kv_secondary_reads_refused", e.refusedSecondaryReads());
+        g.writeNumberField("kv_cpu_stores_skipped", e.skippedCpuStores());
+      }
       g.writeNumberField("preemption_events", e.preemptions());
       g.writeNumberField("preemption_count", e.preemptions()); // Go BLIS's name of the same count, which its docs grep
       g.writeNumberField("steps", e.steps());
