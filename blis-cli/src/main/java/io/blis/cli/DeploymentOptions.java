@@ -98,6 +98,54 @@ final class DeploymentOptions {
   private Double offloadConfigGib;
   /** The secondary tiers a --kv-offload-config file gives. */
   private java.util.List<io.blis.kvcache.OffloadTier> offloadTiers = java.util.List.of();
+  /** The offload configuration simulated (from --kv-offload-config or a trace header), or null. */
+  private KvOffloadFile.Config offload;
+
+  private void useOffload(KvOffloadFile.Config c) {
+    offload = c;
+    offloadConfigGib = c.cpuBytes() / (double) (1L << 30);
+    offloadTiers = c.tiers();
+  }
+
+  /**
+   * Applies the {@code kv_offload} block of the TraceV2 header being replayed, as Go BLIS's replay
+   * does: the header decides. A --kv-offload-config that differs from it, or CPU tier flags beside
+   * it, are refused; so is a --kv-offload-config that would add a configuration to a simulated
+   * trace recorded without one (an observed trace, mode {@code real}, takes one).
+   *
+   * @return whether the header had a block (which was applied)
+   */
+  boolean offloadFromTraceHeader(CommandLine cl, Path header) {
+    KvOffloadFile.TraceOffload recorded = KvOffloadFile.fromTraceHeader(header, server.blockSize);
+    if (recorded.config() == null) {
+      require(cl, kvOffloadConfig == null || recorded.mode().equals("real"), "--kv-offload-config: the trace "
+          + header + " was recorded without a kv_offload configuration (mode " + (recorded.mode().isEmpty() ? "not"
+          + " given" : recorded.mode()) + "); a replay of a simulated trace keeps its configuration, only an observed"
+          + " one (mode real) takes one");
+      return false;
+    }
+    require(cl, kvOffloadConfig == null || offload.sameTiers(recorded.config()), "--kv-offload-config "
+        + kvOffloadConfig + " differs from the kv_offload configuration the trace header " + header + " records; on"
+        + " replay the header decides: leave the flag out or give the same configuration");
+    require(cl, kvOffloadingSizeGib == null && !given("--kv-cpu-blocks"), "the trace header " + header + " records a"
+        + " kv_offload configuration, which sizes the CPU KV tier; leave out --kv-offloading-size-gib and"
+        + " --kv-cpu-blocks");
+    useOffload(recorded.config());
+    return true;
+  }
+
+  /**
+   * The {@code kv_offload:} block a trace header records for this run (Go BLIS's {@code
+   * run --trace-output}), or null when no offload configuration was given.
+   */
+  String offloadHeaderYaml(long seed) {
+    if (offload == null) {
+      return null;
+    }
+    Cluster.PoolDeployment first = clusterBuilder(seed, coefficients).deployments().get(0);
+    return offload.headerYaml(io.blis.latency.catalog.ModelSizes.kvBytesPerTokenPerGpu(first.model(), first.tp())
+        * server.blockSize);
+  }
 
   @Option(names = "--kv-transfer-bandwidth", paramLabel = "BLOCKS_PER_US",
       description = "Go BLIS: CPU tier reloads at this many blocks per microsecond (instead of bytes at"
@@ -138,6 +186,9 @@ final class DeploymentOptions {
 
   @Option(names = "--per-request", description = "Include one record per request in the result.")
   boolean perRequest;
+
+  /** Whether the run keeps per-request records for a file (not shown in the result without --per-request). */
+  boolean keepRecords;
 
   @Option(names = "--streaming-metrics",
       description = "Percentiles from an HdrHistogram (3 significant digits) instead of exact ones. Not needed for"
@@ -214,9 +265,7 @@ final class DeploymentOptions {
       require(cl, kvOffloadingSizeGib == null && !given("--kv-cpu-blocks"), "--kv-offload-config sizes the CPU KV tier;"
           + " give it, --kv-offloading-size-gib or --kv-cpu-blocks, one of them");
       Cli.requireFile("--kv-offload-config", kvOffloadConfig);
-      KvOffloadFile.Config offload = KvOffloadFile.read(kvOffloadConfig, server.blockSize);
-      offloadConfigGib = offload.cpuBytes() / (double) (1L << 30);
-      offloadTiers = offload.tiers();
+      useOffload(KvOffloadFile.read(kvOffloadConfig, server.blockSize));
     }
     require(cl, kvOffloadingSizeGib == null || (kvOffloadingSizeGib >= 0 && Double.isFinite(kvOffloadingSizeGib)),
         "--kv-offloading-size-gib must be >= 0, got " + kvOffloadingSizeGib);
@@ -375,7 +424,7 @@ final class DeploymentOptions {
 
   private SimulationResult simulate(RequestSource source, long seed, String coefficients, boolean traced) {
     Simulation.Builder b = builder(seed, coefficients);
-    b.source(source).recordRequests(perRequest).streamingMetrics(streamingMetrics).maxBacklog(maxBacklog)
+    b.source(source).recordRequests(perRequest || keepRecords).streamingMetrics(streamingMetrics).maxBacklog(maxBacklog)
         .breakdownInterTokenSamples(outputFormat.equals("go-blis"));
     saturation = null;
     if (otelOut == null || !traced) {

@@ -74,6 +74,8 @@ final class ReplayCommand implements Callable<Integer> {
   private Path[] traceV2;
   /** Whether --trace is Go BLIS's trace CSV with token arrays. */
   private boolean tokenArrays;
+  /** Whether the TraceV2 header's kv_offload block was applied. */
+  private boolean headerOffload;
 
   @Override
   public Integer call() {
@@ -97,6 +99,9 @@ final class ReplayCommand implements Callable<Integer> {
     }
     require(!hasProfile || (traceV2 == null && !tokenArrays), "--inference-perf, --experiments and --experiment apply"
         + " only to a ground-truth CSV; a Go BLIS trace carries its own prompt lengths");
+    if (traceV2 != null) {
+      headerOffload = deployment.offloadFromTraceHeader(spec.commandLine(), traceV2[0]);
+    }
     if (traceV2 != null && deployment.resultsPath != null) {
       // as Go BLIS's replay --results-path: the per-request results blis calibrate --sim-results reads
       deployment.perRequest = true;
@@ -130,7 +135,9 @@ final class ReplayCommand implements Callable<Integer> {
   private RequestSource goSource(boolean notes) {
     NotedSource s = traceV2 != null ? TraceV2Reader.open(traceV2[0], traceV2[1], seed) : TokenArrayTraceReader.open(trace);
     if (notes) {
-      Cli.printNotes(spec.commandLine(), s.notes());
+      // a header's kv_offload is applied (offloadFromTraceHeader), not a note
+      Cli.printNotes(spec.commandLine(), headerOffload
+          ? s.notes().stream().filter(n -> !n.contains(": kv_offload has no meaning here")).toList() : s.notes());
     }
     return s.source();
   }

@@ -43,6 +43,11 @@ final class RunCommand implements Callable<Integer> {
   @Option(names = "--trace-token-ids", description = "Include the prompt token ids in the --trace-out trace.")
   boolean traceTokenIds;
 
+  @Option(names = "--trace-output", paramLabel = "PREFIX",
+      description = "Go BLIS: write the run's requests, with their simulated times, as a TraceV2 pair PREFIX.yaml"
+          + " and PREFIX.csv (header mode generated, with the --kv-offload-config simulated), for 'blis replay'.")
+  Path traceOutput;
+
   private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(RunCommand.class);
 
   @Override
@@ -53,7 +58,11 @@ final class RunCommand implements Callable<Integer> {
     }
     long t0 = System.nanoTime();
     Ensemble ensemble = intervalOptions.resolve(deployment.latencyModel());
-    RequestSource source = traced(workloadSource());
+    TraceV2Export export = traceOutput == null ? null : new TraceV2Export(traceOutput);
+    if (export != null) {
+      deployment.keepRecords = true;
+    }
+    RequestSource source = export == null ? traced(workloadSource()) : export.watching(traced(workloadSource()));
     SimulationResult result;
     try (source) {
       result = deployment.simulate(source, effectiveSeed());
@@ -65,6 +74,12 @@ final class RunCommand implements Callable<Integer> {
     }
     if (traceOut != null) {
       Cli.commit("--trace-out", OutputFiles.temporary(traceOut), traceOut);
+    }
+    if (export != null) {
+      export.write(result, effectiveSeed(), deployment.offloadHeaderYaml(effectiveSeed()));
+      if (!deployment.perRequest()) {
+        result = result.withoutRequests();
+      }
     }
     if (LOG.isInfoEnabled()) {
       LOG.info("simulated {} requests ({} completed) over {} s of simulated time in {} s",
@@ -113,6 +128,10 @@ final class RunCommand implements Callable<Integer> {
     require(traceOut != null || !traceTokenIds, "--trace-token-ids needs --trace-out");
     if (traceOut != null) {
       Cli.requireWritable("--trace-out", traceOut);
+    }
+    if (traceOutput != null) {
+      Cli.requireWritable("--trace-output", Path.of(traceOutput + ".yaml"));
+      Cli.requireWritable("--trace-output", Path.of(traceOutput + ".csv"));
     }
     if (workload.namesAdapters() && deployment.loraSpec() == null) {
       Cli.printNotes(spec.commandLine(), List.of("the workload names LoRA adapters and LoRA is off: their requests are"

@@ -1,17 +1,15 @@
 package io.blis.cli;
 
-import io.blis.workload.RequestOutcome;
 import io.blis.workload.RequestSource;
 import io.blis.workload.RequestSpec;
 import io.blis.workload.trace.TraceWriter;
-import java.util.List;
 
 /**
- * A {@link RequestSource} that writes every request it hands to the engine to a BLIS trace: each
- * one returned by {@link #next()} and each session follow-up returned by {@link #onFinished}, in
- * the order the engine receives them. {@link #close()} closes the writer, then the source.
+ * A {@link RequestSource} that writes every request it hands to the engine to a BLIS trace, in
+ * the order the engine receives them (see {@link SeeingSource}). {@link #close()} closes the
+ * writer, then the source.
  */
-final class TracingSource extends io.blis.workload.ForwardingRequestSource {
+final class TracingSource extends SeeingSource {
 
   private final TraceWriter writer;
   private final String flag;
@@ -33,30 +31,13 @@ final class TracingSource extends io.blis.workload.ForwardingRequestSource {
         + String.valueOf(e.getCause().getMessage()), e.getCause());
   }
 
-  private void write(RequestSpec r) {
+  @Override
+  void seen(RequestSpec r) {
     try {
       writer.write(r);
     } catch (java.io.UncheckedIOException e) {
       throw named(e);
     }
-  }
-
-  @Override
-  public RequestSpec next() {
-    RequestSpec r = delegate.next();
-    if (r != null) {
-      write(r);
-    }
-    return r;
-  }
-
-  @Override
-  public List<RequestSpec> onFinished(RequestSpec request, RequestOutcome outcome, long timeUs) {
-    List<RequestSpec> followUps = delegate.onFinished(request, outcome, timeUs);
-    for (RequestSpec f : followUps) {
-      write(f);
-    }
-    return followUps;
   }
 
   @Override

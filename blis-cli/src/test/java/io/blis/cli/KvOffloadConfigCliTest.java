@@ -70,12 +70,8 @@ class KvOffloadConfigCliTest {
     assertThat(o.err()).contains(file.toString()).contains(message);
   }
 
-  /**
-   * Eight prompts of 1,088 tokens (a 1,024-token prefix each) in turn: 400 GPU blocks and a CPU
-   * tier of 100 hold none of the prefixes until its next use; a disk behind the CPU tier holds them all.
-   */
-  @Test
-  void aDiskBehindTheCpuTierServesPrefixesTheCpuTierLost(@TempDir Path dir) throws Exception {
+  /** Eight prefix groups of 1,024 tokens taken in turn: 300 requests at 10 req/s (prompts of 1,088 tokens). */
+  private static Path groups(Path dir) throws Exception {
     StringBuilder spec = new StringBuilder("version: \"2\"\nseed: 7\naggregate_rate: 10.0\nnum_requests: 300\nclients:\n");
     for (int g = 0; g < 8; g++) {
       spec.append("  - id: c").append(g).append("\n    rate_fraction: 0.125\n    prefix_group: g").append(g)
@@ -83,13 +79,13 @@ class KvOffloadConfigCliTest {
           .append("    input_distribution: {type: constant, params: {value: 64}}\n")
           .append("    output_distribution: {type: constant, params: {value: 32}}\n");
     }
-    Path workload = dir.resolve("groups.yaml");
-    Files.writeString(workload, spec.toString());
-    String cpu = "kv_offload:\n  cpu_bytes_to_use: 262144000\n"; // 100 blocks of 2,621,440 bytes (Qwen3-14B)
-    Path cpuOnly = dir.resolve("cpu.yaml");
-    Files.writeString(cpuOnly, cpu);
-    Path disk = dir.resolve("disk.yaml");
-    Files.writeString(disk, cpu + """
+    return Files.writeString(dir.resolve("groups.yaml"), spec.toString());
+  }
+
+  private static final String CPU_100_BLOCKS = "kv_offload:\n  cpu_bytes_to_use: 262144000\n"; // 100 blocks of Qwen3-14B
+
+  private static Path disk(Path dir) throws Exception {
+    return Files.writeString(dir.resolve("disk.yaml"), CPU_100_BLOCKS + """
           secondary_tiers:
             - type: fs
               root_dir: /mnt/kv-cache
@@ -99,14 +95,26 @@ class KvOffloadConfigCliTest {
               direct_io: true
               device_class: nvme_gen4
         """);
+  }
+
+  private static com.fasterxml.jackson.databind.JsonNode json(BlisCliTest.Outcome o) throws Exception {
+    assertThat(o.code()).as(o.err()).isZero();
+    return new com.fasterxml.jackson.databind.ObjectMapper().readTree(o.out());
+  }
+
+  /**
+   * 400 GPU blocks and a CPU tier of 100 hold none of the eight prefixes until its next use; a disk
+   * behind the CPU tier holds them all.
+   */
+  @Test
+  void aDiskBehindTheCpuTierServesPrefixesTheCpuTierLost(@TempDir Path dir) throws Exception {
+    Path cpuOnly = Files.writeString(dir.resolve("cpu.yaml"), CPU_100_BLOCKS);
+    Path disk = disk(dir);
     String[] run = {"run", "--model", "qwen/qwen3-14b", "--total-kv-blocks", "400", "--workload-spec",
-        workload.toString(), "--kv-offload-config"};
-    BlisCliTest.Outcome a = blis(with(run, cpuOnly.toString()));
+        groups(dir).toString(), "--kv-offload-config"};
+    com.fasterxml.jackson.databind.JsonNode ja = json(blis(with(run, cpuOnly.toString())));
     BlisCliTest.Outcome b = blis(with(run, disk.toString()));
-    assertThat(a.code()).as(a.err()).isZero();
-    assertThat(b.code()).as(b.err()).isZero();
-    com.fasterxml.jackson.databind.JsonNode ja = new com.fasterxml.jackson.databind.ObjectMapper().readTree(a.out());
-    com.fasterxml.jackson.databind.JsonNode jb = new com.fasterxml.jackson.databind.ObjectMapper().readTree(b.out());
+    com.fasterxml.jackson.databind.JsonNode jb = json(b);
     assertThat(ja.at("/engine/kv_cpu_tier_blocks").asLong()).isEqualTo(100);
     assertThat(ja.at("/engine/kv_cpu_loaded_blocks").asLong()).isZero();
     assertThat(ja.at("/engine/kv_secondary_tiers").isMissingNode()).isTrue();
@@ -116,6 +124,58 @@ class KvOffloadConfigCliTest {
     // reading 64 blocks (168 MB at 7 GB/s) and loading them beats recomputing 1,024 tokens
     assertThat(jb.at("/overall/ttft_ms/mean").asDouble()).isLessThan(0.8 * ja.at("/overall/ttft_ms/mean").asDouble());
     assertThat(blis(with(run, disk.toString())).out()).isEqualTo(b.out());
+  }
+
+  /** Go BLIS's run --trace-output records the offload configuration, and its replay applies it. */
+  @Test
+  void aTraceOutputRecordsTheOffloadConfigurationAndItsReplayAppliesIt(@TempDir Path dir) throws Exception {
+    Path disk = disk(dir);
+    Path prefix = dir.resolve("out/tr");
+    String[] run = {"run", "--model", "qwen/qwen3-14b", "--total-kv-blocks", "400", "--workload-spec",
+        groups(dir).toString(), "--kv-offload-config", disk.toString()};
+    BlisCliTest.Outcome plain = blis(run);
+    BlisCliTest.Outcome traced = blis(with(run, "--trace-output", prefix.toString()));
+    assertThat(traced.out()).as(traced.err()).isEqualTo(plain.out()); // the files add no records to the result
+    String header = Files.readString(dir.resolve("out/tr.yaml"));
+    assertThat(header).contains("mode: generated\n", "workload_seed: 7\n", "kv_offload:\n",
+        "    cpu_bytes_to_use: 262144000\n    per_block_bytes: 2621440\n",
+        "        - type: fs\n          root_dir: /mnt/kv-cache\n", "          device_class: nvme_gen4\n",
+        "          read_bandwidth: 7000\n          write_bandwidth: 5000\n          base_latency: 80\n");
+    java.util.List<String> rows = Files.readAllLines(dir.resolve("out/tr.csv"));
+    assertThat(rows).hasSize(301);
+    assertThat(rows.get(1)).matches("0,,,standard,,0,g\\d,1024,false,64,32,0,0,0,0,0,,0,0,(\\d+),\\1,\\d+,\\d+,32,ok,,");
+
+    String[] replay = {"replay", "--trace-header", prefix + ".yaml", "--trace-data", prefix + ".csv", "--model",
+        "qwen/qwen3-14b", "--total-kv-blocks", "400"};
+    BlisCliTest.Outcome replayed = blis(replay);
+    assertThat(replayed.err()).doesNotContain("kv_offload").doesNotContain("network");
+    com.fasterxml.jackson.databind.JsonNode r = json(replayed);
+    com.fasterxml.jackson.databind.JsonNode p = json(plain);
+    assertThat(r.at("/engine/kv_secondary_tiers").asInt()).isEqualTo(1);
+    // the rows keep each prompt's group and lengths: the replay is the run again
+    assertThat(r.at("/overall/ttft_ms")).isEqualTo(p.at("/overall/ttft_ms"));
+    assertThat(r.at("/engine/kv_secondary_read_blocks")).isEqualTo(p.at("/engine/kv_secondary_read_blocks"));
+    assertThat(blis(with(replay, "--kv-offload-config", disk.toString())).out()).isEqualTo(replayed.out());
+
+    Path cpuOnly = Files.writeString(dir.resolve("cpu.yaml"), CPU_100_BLOCKS);
+    BlisCliTest.Outcome other = blis(with(replay, "--kv-offload-config", cpuOnly.toString()));
+    assertThat(other.code()).isEqualTo(2);
+    assertThat(other.err().strip()).startsWith("blis replay: --kv-offload-config " + cpuOnly + " differs from the"
+        + " kv_offload configuration the trace header " + prefix + ".yaml records; on replay the header decides");
+    BlisCliTest.Outcome flags = blis(with(replay, "--kv-cpu-blocks", "50"));
+    assertThat(flags.code()).isEqualTo(2);
+    assertThat(flags.err()).contains("records a kv_offload configuration, which sizes the CPU KV tier; leave out"
+        + " --kv-offloading-size-gib and --kv-cpu-blocks");
+
+    // a trace of a run without offload does not take one on replay
+    Path bare = dir.resolve("bare");
+    json(blis("run", "--model", "qwen/qwen3-14b", "--num-requests", "20", "--trace-output", bare.toString()));
+    assertThat(Files.readString(dir.resolve("bare.yaml"))).doesNotContain("kv_offload");
+    BlisCliTest.Outcome added = blis("replay", "--trace-header", bare + ".yaml", "--trace-data", bare + ".csv",
+        "--model", "qwen/qwen3-14b", "--kv-offload-config", disk.toString());
+    assertThat(added.code()).isEqualTo(2);
+    assertThat(added.err()).contains("was recorded without a kv_offload configuration (mode generated); a replay of a"
+        + " simulated trace keeps its configuration, only an observed one (mode real) takes one");
   }
 
   private static String[] with(String[] args, String... extra) {

@@ -48,11 +48,44 @@ public final class KvOffloadFile {
    * @param cpuBytes the CPU tier's size, bytes summed over the tensor-parallel ranks
    * @param tiers the secondary tiers behind it, in lookup order (empty for none)
    */
-  public record Config(double cpuBytes, List<OffloadTier> tiers) {
+  public record Config(double cpuBytes, List<OffloadTier> tiers, List<String> resolved) {
+    /**
+     * @param resolved the configuration with every default filled in, as lines of a {@code
+     *     kv_offload:} block (without {@code per_block_bytes}), for a trace header
+     */
     public Config {
       tiers = List.copyOf(tiers);
+      resolved = List.copyOf(resolved);
+    }
+
+    /** Whether {@code other} simulates the same tiers (same sizes, threads and speeds). */
+    public boolean sameTiers(Config other) {
+      return cpuBytes == other.cpuBytes && tiers.equals(other.tiers);
+    }
+
+    /**
+     * The {@code kv_offload:} block Go BLIS records in a trace header: the configuration with its
+     * defaults filled in and the bytes of one GPU block ({@code perBlockBytes}) it was run with.
+     */
+    public String headerYaml(long perBlockBytes) {
+      StringBuilder b = new StringBuilder("kv_offload:\n");
+      for (int i = 0; i < resolved.size(); i++) {
+        b.append(resolved.get(i)).append('\n');
+        if (i == 0) {
+          b.append("    per_block_bytes: ").append(perBlockBytes).append('\n');
+        }
+      }
+      return b.toString();
     }
   }
+
+  /**
+   * What a trace header records of the offload tiers.
+   *
+   * @param config the header's {@code kv_offload} block, null when it has none
+   * @param mode the header's {@code mode} ({@code real} for an observed server), empty when absent
+   */
+  public record TraceOffload(Config config, String mode) {}
 
   /**
    * The storage devices a tier's {@code device_class} names: read and write bandwidth in bytes per
@@ -67,6 +100,10 @@ public final class KvOffloadFile {
   private static final List<String> TIER_KEYS = List.of("type", "root_dir", "n_read_threads", "n_write_threads",
       "locality", "enable_kv_events", "direct_io", "device_class", "read_bandwidth", "write_bandwidth",
       "base_latency");
+  /** Keys a trace header's resolved block adds. */
+  private static final List<String> HEADER_KEYS = List.of("per_block_bytes");
+  private static final List<String> HEADER_TIER_KEYS = List.of("saturation_queue_depth", "single_transfer_fraction",
+      "latency_jitter_stddev");
   /** vLLM's thread pool default per direction. */
   private static final int DEFAULT_THREADS = 16;
 
@@ -102,8 +139,34 @@ public final class KvOffloadFile {
    */
   public static Config read(Path file, int blockSize) {
     NodeReader r = new NodeReader(file.toString());
-    YamlNode block = r.topBlock(file, "KV offload configuration", "kv_offload");
-    Map<String, YamlNode> m = r.mapping(block, "kv_offload", KEYS);
+    return read(r, r.topBlock(file, "KV offload configuration", "kv_offload"), blockSize, false);
+  }
+
+  /**
+   * The {@code kv_offload} block a TraceV2 header records (Go BLIS's {@code run --trace-output}
+   * writes it, with its defaults filled in), and the header's mode.
+   *
+   * @throws IllegalArgumentException naming the file, line and key of anything this project
+   *     cannot simulate as recorded
+   */
+  public static TraceOffload fromTraceHeader(Path header, int blockSize) {
+    NodeReader r = new NodeReader(header.toString());
+    YamlNode root = YamlNode.document(io.blis.latency.coeff.InputTrees.readText(header, "trace header"),
+        header.toString());
+    if (root == null || root.map() == null) {
+      return new TraceOffload(null, "");
+    }
+    YamlNode mode = root.map().get("mode");
+    String m = mode != null && mode.isScalar() && !mode.isNull() ? mode.text() : "";
+    YamlNode block = root.map().get("kv_offload");
+    return new TraceOffload(block == null || block.isNull() ? null : read(r, block, blockSize, true), m);
+  }
+
+  private static Config read(NodeReader r, YamlNode block, int blockSize, boolean header) {
+    Map<String, YamlNode> m = r.mapping(block, "kv_offload", header ? concat(KEYS, HEADER_KEYS) : KEYS);
+    if (m.containsKey("per_block_bytes")) {
+      r.whole(m.get("per_block_bytes"), "per_block_bytes", 0); // derived from the model: recomputed here
+    }
     if (!m.containsKey("cpu_bytes_to_use")) {
       throw r.error(block, "kv_offload: give cpu_bytes_to_use (bytes of host memory for the CPU tier)");
     }
@@ -111,7 +174,7 @@ public final class KvOffloadFile {
     if (!(bytes >= 0) || Double.isInfinite(bytes)) {
       throw r.error(m.get("cpu_bytes_to_use"), "cpu_bytes_to_use must be a finite number of bytes >= 0");
     }
-    if (m.containsKey("block_size") && m.containsKey("blocks_per_chunk")) {
+    if (!header && m.containsKey("block_size") && m.containsKey("blocks_per_chunk")) { // a header records both
       throw r.error(m.get("blocks_per_chunk"), "give block_size or blocks_per_chunk, not both");
     }
     if (m.containsKey("block_size") && r.whole(m.get("block_size"), "block_size", 1) != blockSize) {
@@ -140,25 +203,52 @@ public final class KvOffloadFile {
     if (m.containsKey("store_threshold") && r.whole(m.get("store_threshold"), "store_threshold", 0) >= 2) {
       throw r.error(m.get("store_threshold"), "store_threshold must be 0 or 1 (vLLM refuses 2 and more)");
     }
+    List<String> resolved = new java.util.ArrayList<>(List.of(
+        "    cpu_bytes_to_use: " + plain(bytes),
+        "    block_size: " + blockSize,
+        "    blocks_per_chunk: 1",
+        "    tokens_per_hash: " + blockSize,
+        "    eviction_policy: lru",
+        "    offload_prompt_only: true",
+        "    self_describing_kv_events: " + (m.containsKey("self_describing_kv_events")
+            && m.get("self_describing_kv_events").token() == JsonToken.VALUE_TRUE)));
     List<OffloadTier> tiers = new java.util.ArrayList<>();
     YamlNode list = m.get("secondary_tiers");
     if (list != null && !list.isNull()) {
       if (list.list() == null) {
         throw r.error(list, "secondary_tiers must be a list of tiers, got " + NodeReader.describe(list));
       }
+      if (!list.list().isEmpty()) {
+        resolved.add("    secondary_tiers:");
+      }
       for (int i = 0; i < list.list().size(); i++) {
-        tiers.add(tier(r, list.list().get(i), "secondary_tiers[" + i + "]"));
+        tiers.add(tier(r, list.list().get(i), "secondary_tiers[" + i + "]", header, resolved));
       }
     }
     if (!tiers.isEmpty() && bytes < 1) {
       throw r.error(m.get("cpu_bytes_to_use"), "cpu_bytes_to_use must be above 0 with secondary_tiers: blocks reach"
           + " them through the CPU tier");
     }
-    return new Config(bytes, tiers);
+    return new Config(bytes, tiers, resolved);
   }
 
-  private static OffloadTier tier(NodeReader r, YamlNode n, String what) {
-    Map<String, YamlNode> t = r.mapping(n, what, TIER_KEYS);
+  private static List<String> concat(List<String> a, List<String> b) {
+    List<String> out = new java.util.ArrayList<>(a);
+    out.addAll(b);
+    return out;
+  }
+
+  /** A number as YAML writes it: whole numbers without a fraction. */
+  private static String plain(double v) {
+    return v == Math.rint(v) && Math.abs(v) < 1e18 ? Long.toString((long) v) : Double.toString(v);
+  }
+
+  private static String text(NodeReader r, Map<String, YamlNode> t, String key) {
+    return t.containsKey(key) ? r.string(t.get(key), key) : "";
+  }
+
+  private static OffloadTier tier(NodeReader r, YamlNode n, String what, boolean header, List<String> resolved) {
+    Map<String, YamlNode> t = r.mapping(n, what, header ? concat(TIER_KEYS, HEADER_TIER_KEYS) : TIER_KEYS);
     if (!t.containsKey("type")) {
       throw r.error(n, what + ": give type (fs)");
     }
@@ -209,7 +299,51 @@ public final class KvOffloadFile {
         throw r.error(t.get("base_latency"), "base_latency must be a finite number of microseconds >= 0");
       }
     }
-    return new OffloadTier(readThreads, writeThreads, read, write, base);
+    int saturation = 1;
+    double single = 1.0;
+    if (t.containsKey("saturation_queue_depth")) {
+      saturation = (int) Math.max(1, r.whole(t.get("saturation_queue_depth"), "saturation_queue_depth", 0));
+    }
+    if (t.containsKey("single_transfer_fraction")) {
+      single = r.number(t.get("single_transfer_fraction"), "single_transfer_fraction");
+      if (saturation > 1 && !(single > 0 && single <= 1)) {
+        throw r.error(t.get("single_transfer_fraction"), "single_transfer_fraction must be in (0, 1], got " + single);
+      }
+      if (saturation == 1) {
+        single = 1.0; // no ramp: the fraction is not used
+      }
+    }
+    if (t.containsKey("latency_jitter_stddev") && r.number(t.get("latency_jitter_stddev"), "latency_jitter_stddev") != 0) {
+      throw r.error(t.get("latency_jitter_stddev"), "latency_jitter_stddev other than 0 is not modelled here: every"
+          + " transfer takes its mean time");
+    }
+    String locality = text(r, t, "locality");
+    resolved.add("        - type: fs");
+    resolved.add("          root_dir: " + yamlText(r.string(t.get("root_dir"), "root_dir")));
+    resolved.add("          n_read_threads: " + readThreads);
+    resolved.add("          n_write_threads: " + writeThreads);
+    if (!locality.isEmpty()) {
+      resolved.add("          locality: " + locality);
+    }
+    resolved.add("          enable_kv_events: " + (t.containsKey("enable_kv_events")
+        && t.get("enable_kv_events").token() == JsonToken.VALUE_TRUE));
+    resolved.add("          direct_io: " + (t.get("direct_io").token() == JsonToken.VALUE_TRUE));
+    if (t.containsKey("device_class")) {
+      resolved.add("          device_class: " + yamlText(r.string(t.get("device_class"), "device_class")));
+    }
+    resolved.add("          read_bandwidth: " + plain(read));
+    resolved.add("          write_bandwidth: " + plain(write));
+    resolved.add("          base_latency: " + plain(base));
+    resolved.add("          saturation_queue_depth: " + saturation);
+    resolved.add("          single_transfer_fraction: " + plain(single));
+    resolved.add("          latency_jitter_stddev: 0");
+    return new OffloadTier(readThreads, writeThreads, read, write, base, saturation, single);
+  }
+
+  /** A text as a YAML scalar: plain when it reads back as the same text, else double-quoted. */
+  private static String yamlText(String v) {
+    return v.matches("[A-Za-z0-9_/.][A-Za-z0-9_/.-]*") && !v.matches("true|false|null|~|[0-9.]+")
+        ? v : "\"" + v.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
   }
 
   private static double positive(NodeReader r, YamlNode n, String key) {

@@ -79,6 +79,26 @@ public final class SimulationResult {
     this.sessions = sessions;
   }
 
+  private SimulationResult(SimulationResult base, List<RequestRecord> requests) {
+    this.requests = requests;
+    this.overall = base.overall;
+    this.stages = base.stages;
+    this.simulatedDurationUs = base.simulatedDurationUs;
+    this.engine = base.engine;
+    this.cluster = base.cluster;
+    this.fitness = base.fitness;
+    this.gateway = base.gateway;
+    this.autoscale = base.autoscale;
+    this.disaggregation = base.disaggregation;
+    this.lora = base.lora;
+    this.sessions = base.sessions;
+  }
+
+  /** This result without its per-request records (kept for a file, not for the document). */
+  public SimulationResult withoutRequests() {
+    return requests.isEmpty() ? this : new SimulationResult(this, List.of());
+  }
+
   /** Per-request records sorted by arrival then id; empty unless requested. */
   public List<RequestRecord> requests() {
     return requests;

@@ -348,9 +348,10 @@ public final class TraceV2Reader {
         {"network", "there is no client network in the simulation"},
         {"session_context_growth", "every row is sent at its recorded time with its recorded length"},
         {"goodput_slo_targets", "SLO targets go in --policy-config (slo:)"},
-        {"kv_offload", "the CPU KV tier comes from --kv-cpu-blocks or --kv-offloading-size-gib"},
+        {"kv_offload", "a run takes the CPU KV tier from its flags (blis replay applies it)"},
         {"observed_kv_metrics", "measurements of the real run, not inputs of a simulation"}};
-    Object[] values = {h.network(), h.sessionContextGrowth(), h.goodputSloTargets(), h.kvOffload(),
+    Object[] values = {h.network() == null || h.network().measuredRttMs() == null ? null : h.network(),
+        h.sessionContextGrowth(), h.goodputSloTargets(), h.kvOffload(),
         h.observedKvMetrics()};
     for (int i = 0; i < noted.length; i++) {
       if (values[i] != null && !(values[i] instanceof JsonNode n && n.isNull())) {

@@ -43,10 +43,19 @@ public final class TraceV2Writer {
    * @param serverType {@code server.type} ({@code vllm}), or null for no server section
    * @param serverModel {@code server.model}: the model name the requests sent
    * @param measuredRttMs {@code network.measured_rtt_ms} (0: not measured, Go writes {@code network: {}})
+   * @param observedKv {@code observed_kv_metrics}, or null
+   * @param kvOffload the {@code kv_offload:} block as YAML lines (each ending in a newline), or null
    */
   public record Header(int traceVersion, String createdAt, String mode, int warmUpRequests,
       Long workloadSeed, String workloadSpec, String serverType, String serverModel, double measuredRttMs,
-      ObservedKv observedKv) {
+      ObservedKv observedKv, String kvOffload) {
+
+    /** A header without a KV offload configuration. */
+    public Header(int traceVersion, String createdAt, String mode, int warmUpRequests, Long workloadSeed,
+        String workloadSpec, String serverType, String serverModel, double measuredRttMs, ObservedKv observedKv) {
+      this(traceVersion, createdAt, mode, warmUpRequests, workloadSeed, workloadSpec, serverType, serverModel,
+          measuredRttMs, observedKv, null);
+    }
 
     /** A header without an observed KV hit rate. */
     public Header(int traceVersion, String createdAt, String mode, int warmUpRequests, Long workloadSeed,
@@ -117,6 +126,9 @@ public final class TraceV2Writer {
       b.append("network:\n    measured_rtt_ms: ").append(number(h.measuredRttMs())).append('\n');
     } else {
       b.append("network: {}\n");
+    }
+    if (h.kvOffload() != null) {
+      b.append(h.kvOffload()); // a kv_offload: block, lines ending in newlines
     }
     ObservedKv kv = h.observedKv();
     if (kv != null) {
