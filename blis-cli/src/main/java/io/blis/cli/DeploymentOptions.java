@@ -266,6 +266,12 @@ final class DeploymentOptions {
           + " give it, --kv-offloading-size-gib or --kv-cpu-blocks, one of them");
       Cli.requireFile("--kv-offload-config", kvOffloadConfig);
       useOffload(KvOffloadFile.read(kvOffloadConfig, server.blockSize));
+      if (!offload.promptOnly()) {
+        Cli.printNotes(cl, java.util.List.of(kvOffloadConfig + ": offload_prompt_only: false: full blocks of generated"
+            + " tokens are offloaded too (they take CPU-tier slots and tier writes), but no later request reloads them:"
+            + " a simulated request's generated token ids are not known, so no later prompt matches them (Go BLIS"
+            + " reloads them for a later prompt that holds those tokens)"));
+      }
     }
     require(cl, kvOffloadingSizeGib == null || (kvOffloadingSizeGib >= 0 && Double.isFinite(kvOffloadingSizeGib)),
         "--kv-offloading-size-gib must be >= 0, got " + kvOffloadingSizeGib);
@@ -533,7 +539,7 @@ final class DeploymentOptions {
         .bundle(bundle).options(options).asyncScheduling(asyncScheduling)
         .cpuKvTier(kvCpuBlocks, offloadConfigGib != null ? offloadConfigGib : kvOffloadingSizeGib, kvTransferBandwidthGbps)
         .cpuLoadUsPerBlock(goKvTransferBlocksPerUs == null ? null : 1 / goKvTransferBlocksPerUs)
-        .kvOffloadTiers(offloadTiers).seed(seed);
+        .kvOffloadTiers(offloadTiers, offload != null && !offload.promptOnly()).seed(seed);
     if (given("--num-instances")) {
       cb.instances(numInstances);
     }

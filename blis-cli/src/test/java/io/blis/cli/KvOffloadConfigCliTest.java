@@ -54,7 +54,6 @@ class KvOffloadConfigCliTest {
       "'  cpu_bytes_to_use: 1000000\\n  secondary_tiers:\\n    - {type: fs, root_dir: /k, direct_io: true, device_class: s3, n_read_threads: 0}\\n'|n_read_threads",
       "'  cpu_bytes_to_use: 0\\n  secondary_tiers:\\n    - {type: fs, root_dir: /k, direct_io: true, device_class: s3}\\n'|cpu_bytes_to_use must be above 0 with secondary_tiers",
       "'  cpu_bytes_to_use: 1000000\\n  eviction_policy: arc\\n'|eviction_policy: only lru is modelled here (got 'arc')",
-      "'  cpu_bytes_to_use: 1000000\\n  offload_prompt_only: false\\n'|offload_prompt_only: false (offloading decode blocks too) is not modelled here",
       "'  cpu_bytes_to_use: 1000000\\n  block_size: 64\\n'|block_size other than the GPU's (16 tokens) is not modelled here",
       "'  cpu_bytes_to_use: 1000000\\n  block_size: 16\\n  blocks_per_chunk: 1\\n'|give block_size or blocks_per_chunk, not both",
       "'  cpu_bytes_to_use: 1000000\\n  store_threshold: 2\\n'|store_threshold must be 0 or 1",
@@ -124,6 +123,27 @@ class KvOffloadConfigCliTest {
     // reading 64 blocks (168 MB at 7 GB/s) and loading them beats recomputing 1,024 tokens
     assertThat(jb.at("/overall/ttft_ms/mean").asDouble()).isLessThan(0.8 * ja.at("/overall/ttft_ms/mean").asDouble());
     assertThat(blis(with(run, disk.toString())).out()).isEqualTo(b.out());
+  }
+
+  /** offload_prompt_only: false offloads generated blocks too: more writes, a note saying none is reloaded. */
+  @Test
+  void generatedBlocksAreOffloadedWithANote(@TempDir Path dir) throws Exception {
+    Path disk = disk(dir);
+    Path decode = Files.writeString(dir.resolve("decode.yaml"),
+        Files.readString(disk).replace("  secondary_tiers:", "  offload_prompt_only: false\n  secondary_tiers:"));
+    String[] run = {"run", "--model", "qwen/qwen3-14b", "--total-kv-blocks", "400", "--workload-spec",
+        groups(dir).toString(), "--kv-offload-config"};
+    com.fasterxml.jackson.databind.JsonNode prompts = json(blis(with(run, disk.toString())));
+    BlisCliTest.Outcome o = blis(with(run, decode.toString()));
+    com.fasterxml.jackson.databind.JsonNode all = json(o);
+    assertThat(o.err()).contains("note: " + decode + ": offload_prompt_only: false: full blocks of generated tokens"
+        + " are offloaded too");
+    // prompts of 1,088 tokens fill 68 blocks; the KV of 31 of the 32 generated tokens (the last is
+    // never fed back) fills one more: a block per request to write, 300 at most (fewer when a store
+    // finds every CPU slot held by a write)
+    long more = all.at("/engine/kv_secondary_written_blocks").asLong()
+        - prompts.at("/engine/kv_secondary_written_blocks").asLong();
+    assertThat(more).isBetween(250L, 300L);
   }
 
   /** Go BLIS's run --trace-output records the offload configuration, and its replay applies it. */

@@ -75,8 +75,8 @@ public record InstancePool(String name, int instances, IntFunction<LatencyModel>
           + " block between 0 and " + SimulatedTime.MAX_DELAY_US + " us (one hour), got " + cpuKvBlocks + " and "
           + cpuLoadUsPerBlock);
     }
-    if (offloadTiers.any() && cpuKvBlocks < pipelineParallel) {
-      throw new IllegalArgumentException("pool '" + name + "': secondary offload tiers need a CPU KV tier in front"
+    if ((offloadTiers.any() || offloadTiers.generatedBlocks()) && cpuKvBlocks < pipelineParallel) {
+      throw new IllegalArgumentException("pool '" + name + "': secondary offload tiers and offloaded generated blocks need a CPU KV tier in front"
           + " of them");
     }
   }

@@ -44,6 +44,14 @@ public final class BlockHashes {
     return finish(h);
   }
 
+  /**
+   * A key for block {@code index} of the generated tokens of the request numbered {@code
+   * request}: no prompt block has it, and no other request's block (their token ids are not known).
+   */
+  static long generatedBlock(long request, int index) {
+    return finish((request * MUL) ^ (0x5DEECE66DL + index) * 0xD1B54A32D192ED03L);
+  }
+
   /** SplitMix64 finalizer: full avalanche of the running state. */
   private static long finish(long z) {
     z = (z ^ (z >>> 30)) * 0xBF58476D1CE4E5B9L;

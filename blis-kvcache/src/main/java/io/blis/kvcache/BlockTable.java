@@ -13,6 +13,10 @@ public final class BlockTable {
   int numBlocks;
   /** Leading blocks of this table whose prompt hash is registered (or was, when claimed). */
   int hashedBlocks;
+  /** This request's number among the tables of its pool (keys its generated blocks when they are offloaded). */
+  long number;
+  /** Blocks offloaded up to here (when blocks of generated tokens are offloaded too). */
+  int offloadedBlocks;
 
   BlockTable(long[] promptBlockHashes, int promptTokens, int expectedBlocks) {
     this.promptBlockHashes = promptBlockHashes;

@@ -46,6 +46,8 @@ public final class KvBlockPool {
   private long secondaryWrittenBlocks;
   private long refusedPromotions;
   private long skippedStores;
+  private final boolean offloadGenerated;
+  private long tables;
 
   private long queriedTokens;
   private long hitTokens;
@@ -88,10 +90,11 @@ public final class KvBlockPool {
    */
   public KvBlockPool(long totalBlocks, int blockSizeTokens, long cpuBlocks, OffloadTiers offload) {
     java.util.Objects.requireNonNull(offload, "offload");
-    if (offload.any() && cpuBlocks < 1) {
-      throw new IllegalArgumentException("secondary offload tiers need a CPU tier in front of them (CPU KV blocks"
-          + " >= 1)");
+    if ((offload.any() || offload.generatedBlocks()) && cpuBlocks < 1) {
+      throw new IllegalArgumentException("secondary offload tiers and offloaded generated blocks need a CPU tier in"
+          + " front of them (CPU KV blocks >= 1)");
     }
+    offloadGenerated = offload.generatedBlocks();
     if (cpuBlocks < 0 || cpuBlocks > (1 << 29)) {
       throw new IllegalArgumentException(
           "CPU KV blocks must be in [0, " + (1 << 29) + "], got " + cpuBlocks);
@@ -294,9 +297,14 @@ public final class KvBlockPool {
     }
   }
 
-  /** Stores a computed prompt block in the CPU tier and, when newly stored, writes it to each secondary tier. */
-  private void offloadBlock(long[] hashes, int b) {
-    long h = hashes[b];
+  /**
+   * Stores a computed block in the CPU tier and, when newly stored, writes it to each secondary
+   * tier: {@code hashes[b]}, or {@code h} when {@code hashes} is null.
+   */
+  private void offloadBlock(long[] hashes, int b, long h) {
+    if (hashes != null) {
+      h = hashes[b];
+    }
     if (station == null) {
       cpu.store(h);
       return;
@@ -306,9 +314,10 @@ public final class KvBlockPool {
       return;
     }
     if (cpu.store(h)) {
+      long[] keys = hashes != null ? hashes : new long[] {h};
       for (int t = 0; t < onTier.length; t++) {
         cpu.pin(h);
-        station.submit(t, false, offload.blockBytes(), hashes, b, 1);
+        station.submit(t, false, offload.blockBytes(), keys, hashes != null ? b : 0, 1);
       }
     }
   }
@@ -403,7 +412,9 @@ public final class KvBlockPool {
   public BlockTable newTable(int[] promptTokens, long expectedTokens) {
     long[] hashes = BlockHashes.ofFullBlocks(promptTokens, blockSizeTokens);
     int expected = (int) Math.min(totalBlocks, blocksFor(Math.max(expectedTokens, promptTokens.length)));
-    return new BlockTable(hashes, promptTokens.length, expected);
+    BlockTable t = new BlockTable(hashes, promptTokens.length, expected);
+    t.number = ++tables;
+    return t;
   }
 
   /** Number of leading blocks of {@code table}'s prompt currently in the prefix cache. */
@@ -501,6 +512,7 @@ public final class KvBlockPool {
       }
     }
     table.numBlocks = 0;
+    table.offloadedBlocks = 0;
     table.hashedBlocks = 0;
   }
 
@@ -601,11 +613,19 @@ public final class KvBlockPool {
         register(h, id);
       }
       if (cpu != null) {
-        offloadBlock(table.promptBlockHashes, b);
+        offloadBlock(table.promptBlockHashes, b, 0);
       }
     }
     if (fullPromptBlocksNow > table.hashedBlocks) {
       table.hashedBlocks = fullPromptBlocksNow;
+    }
+    if (offloadGenerated) {
+      // full blocks past the prompt's full ones hold generated tokens: offloaded too
+      int full = totalTokens / blockSizeTokens;
+      for (int b = Math.max(table.promptBlockHashes.length, table.offloadedBlocks); b < full; b++) {
+        offloadBlock(null, 0, BlockHashes.generatedBlock(table.number, b));
+      }
+      table.offloadedBlocks = Math.max(table.offloadedBlocks, full);
     }
     int used = totalBlocks - freeList.size();
     if (used > peakUsedBlocks) {

@@ -9,11 +9,19 @@ import java.util.Objects;
  *
  * @param tiers the tiers, tier 0 looked up first; empty for none
  * @param blockBytes bytes of one KV block on one GPU (what one transfer per block moves)
+ * @param generatedBlocks whether full blocks holding generated tokens are offloaded too (vLLM's
+ *     {@code offload_prompt_only: false}), not only prompt blocks; they take CPU slots and tier
+ *     writes, and no later request reloads them (their token ids are not known)
  */
-public record OffloadTiers(List<OffloadTier> tiers, long blockBytes) {
+public record OffloadTiers(List<OffloadTier> tiers, long blockBytes, boolean generatedBlocks) {
 
-  /** No secondary tiers. */
-  public static final OffloadTiers NONE = new OffloadTiers(List.of(), 1);
+  /** No secondary tiers; prompt blocks only. */
+  public static final OffloadTiers NONE = new OffloadTiers(List.of(), 1, false);
+
+  /** Secondary tiers, prompt blocks only. */
+  public OffloadTiers(List<OffloadTier> tiers, long blockBytes) {
+    this(tiers, blockBytes, false);
+  }
 
   public OffloadTiers {
     tiers = List.copyOf(Objects.requireNonNull(tiers, "tiers"));

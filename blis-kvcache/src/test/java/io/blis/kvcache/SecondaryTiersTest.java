@@ -141,6 +141,28 @@ class SecondaryTiersTest {
   }
 
   @Test
+  void generatedBlocksAreOffloadedTooWhenAskedAndTakeTheirSlots() {
+    int[] a = tokens(0, 4);
+    for (boolean generated : new boolean[] {false, true}) {
+      KvBlockPool pool = new KvBlockPool(8, 2, 2, new OffloadTiers(List.of(DISK), 500, generated));
+      pool.advanceTransfers(0);
+      BlockTable t = pool.newTable(a, 9);
+      assertThat(pool.admit(t, 0, 4)).isTrue(); // the prompt's two blocks
+      pool.advanceTransfers(100);
+      assertThat(pool.grow(t, 7)).isTrue(); // three generated tokens: one more full block
+      pool.advanceTransfers(200);
+      assertThat(pool.grow(t, 9)).isTrue(); // and another
+      pool.advanceTransfers(300);
+      pool.free(t);
+      // generated blocks, when offloaded, push the prompt's out of the two CPU slots
+      assertThat(pool.cpuPrefixBlocks(pool.newTable(a, 4), 0, 2)).isEqualTo(generated ? 0 : 2);
+      assertThat(pool.secondaryWrittenBlocks()).isEqualTo(generated ? 4 : 2);
+    }
+    assertThatThrownBy(() -> new KvBlockPool(4, 2, 0, new OffloadTiers(List.of(), 1, true)))
+        .hasMessageContaining("need a CPU tier");
+  }
+
+  @Test
   void withoutTiersNothingIsFetchedAndTiersNeedACpuTier() {
     KvBlockPool pool = new KvBlockPool(4, 2, 2);
     BlockTable t = pool.newTable(tokens(0, 4), 4);

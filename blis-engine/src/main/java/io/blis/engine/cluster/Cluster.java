@@ -99,6 +99,7 @@ public final class Cluster {
     private Double cpuKvGib;
     private double kvTransferGbps = KvOffload.DEFAULT_BANDWIDTH_GBPS;
     private java.util.List<io.blis.kvcache.OffloadTier> offloadTiers = java.util.List.of();
+    private boolean offloadGeneratedBlocks;
     private Double cpuLoadUsPerBlock;
     private long seed = 42;
     private PolicySpec autoscaler;
@@ -255,7 +256,16 @@ public final class Cluster {
      * lookup order; they need a CPU tier ({@link #cpuKvTier}). Empty for none.
      */
     public Builder kvOffloadTiers(java.util.List<io.blis.kvcache.OffloadTier> tiers) {
+      return kvOffloadTiers(tiers, false);
+    }
+
+    /**
+     * As {@link #kvOffloadTiers(java.util.List)}; with {@code generatedBlocks}, full blocks of
+     * generated tokens are offloaded too (vLLM's {@code offload_prompt_only: false}).
+     */
+    public Builder kvOffloadTiers(java.util.List<io.blis.kvcache.OffloadTier> tiers, boolean generatedBlocks) {
       this.offloadTiers = java.util.List.copyOf(tiers);
+      this.offloadGeneratedBlocks = generatedBlocks;
       return this;
     }
 
@@ -599,15 +609,16 @@ public final class Cluster {
             ? KvOffload.cpuBlocks(cpuKvGib * (1L << 30), blockBytesPerGpu, tp) : cpuKvBlocks;
         double loadUs = cpuBlocks == 0 ? 0 : cpuLoadUsPerBlock != null ? cpuLoadUsPerBlock
             : KvOffload.loadUsPerBlock(blockBytesPerGpu, kvTransferGbps);
-        if (!offloadTiers.isEmpty() && cpuBlocks < layout.pp()) {
-          throw new IllegalArgumentException("secondary offload tiers need a CPU KV tier of at least " + layout.pp()
+        boolean offloading = !offloadTiers.isEmpty() || offloadGeneratedBlocks;
+        if (offloading && cpuBlocks < layout.pp()) {
+          throw new IllegalArgumentException("secondary offload tiers and offloaded generated blocks need a CPU KV tier of at least " + layout.pp()
               + " blocks in front of them; " + (cpuKvGib != null ? String.format(java.util.Locale.ROOT,
               "%.3g GiB hold %d blocks of %d bytes per GPU", cpuKvGib, cpuBlocks, blockBytesPerGpu) : "none was given"));
         }
         InstancePool pool = new InstancePool(name, s.instances(),
             i -> i == 0 ? first : lmp.create(context), limits, kvBlocks, blockSize, cpuBlocks, loadUs,
-            layout.dp(), layout.pp(), model.isMoe(), offloadTiers.isEmpty() ? io.blis.kvcache.OffloadTiers.NONE
-                : new io.blis.kvcache.OffloadTiers(offloadTiers, blockBytesPerGpu));
+            layout.dp(), layout.pp(), model.isMoe(), !offloading ? io.blis.kvcache.OffloadTiers.NONE
+                : new io.blis.kvcache.OffloadTiers(offloadTiers, blockBytesPerGpu, offloadGeneratedBlocks));
         io.blis.engine.disagg.Disaggregation.PoolKv kv = new io.blis.engine.disagg.Disaggregation.PoolKv(
             tp * layout.pp() * layout.dp(), ModelSizes.kvBytesPerTokenPerGpu(model, tp), ModelSizes.kvBytesPerToken(model),
             hw.name(), hw.gpusPerNode(), hw.interconnectBandwidthBytesPerS(), hw.interNodeBandwidthBytesPerS(),

@@ -19,7 +19,7 @@ import java.util.Map;
  *   cpu_bytes_to_use: 17179869184   # required
  *   block_size: 16                  # optional: the GPU's block size (or blocks_per_chunk: 1)
  *   eviction_policy: lru            # lru only
- *   offload_prompt_only: true       # true only (vLLM's default)
+ *   offload_prompt_only: true       # vLLM's default; false offloads generated blocks too
  *   tokens_per_hash: 16             # optional: the GPU's block size
  *   self_describing_kv_events: false
  *   store_threshold: 0              # 0 or 1
@@ -36,9 +36,12 @@ import java.util.Map;
  *       # base_latency: 80.0        # microseconds
  * </pre>
  *
+ * <p>{@code offload_prompt_only: false} offloads full blocks of generated tokens too: they take
+ * CPU slots and tier writes, and no later request reloads them, since a simulated request's
+ * generated token ids are not known (nor matched by the GPU's prefix cache).
+ *
  * <p>What it does not model is refused in one line naming the file, line and key, never dropped:
- * object-store and peer tiers, offload blocks larger than the GPU's, ARC eviction, offloading
- * decode blocks.
+ * object-store and peer tiers, offload blocks larger than the GPU's, ARC eviction.
  */
 public final class KvOffloadFile {
 
@@ -48,8 +51,10 @@ public final class KvOffloadFile {
    * @param cpuBytes the CPU tier's size, bytes summed over the tensor-parallel ranks
    * @param tiers the secondary tiers behind it, in lookup order (empty for none)
    */
-  public record Config(double cpuBytes, List<OffloadTier> tiers, List<String> resolved) {
+  public record Config(double cpuBytes, List<OffloadTier> tiers, boolean promptOnly, List<String> resolved) {
     /**
+     * @param promptOnly vLLM's {@code offload_prompt_only}: false offloads full blocks of generated
+     *     tokens too
      * @param resolved the configuration with every default filled in, as lines of a {@code
      *     kv_offload:} block (without {@code per_block_bytes}), for a trace header
      */
@@ -60,7 +65,7 @@ public final class KvOffloadFile {
 
     /** Whether {@code other} simulates the same tiers (same sizes, threads and speeds). */
     public boolean sameTiers(Config other) {
-      return cpuBytes == other.cpuBytes && tiers.equals(other.tiers);
+      return cpuBytes == other.cpuBytes && tiers.equals(other.tiers) && promptOnly == other.promptOnly;
     }
 
     /**
@@ -193,10 +198,8 @@ public final class KvOffloadFile {
       throw r.error(m.get("eviction_policy"), "eviction_policy: only lru is modelled here (got '"
           + m.get("eviction_policy").text() + "')");
     }
-    if (m.containsKey("offload_prompt_only") && !flag(r, m.get("offload_prompt_only"), "offload_prompt_only")) {
-      throw r.error(m.get("offload_prompt_only"), "offload_prompt_only: false (offloading decode blocks too) is not"
-          + " modelled here; the CPU tier holds prompt blocks, vLLM's default");
-    }
+    boolean promptOnly = !m.containsKey("offload_prompt_only") || flag(r, m.get("offload_prompt_only"),
+        "offload_prompt_only");
     if (m.containsKey("self_describing_kv_events")) {
       flag(r, m.get("self_describing_kv_events"), "self_describing_kv_events"); // events, not timing: no effect
     }
@@ -209,7 +212,7 @@ public final class KvOffloadFile {
         "    blocks_per_chunk: 1",
         "    tokens_per_hash: " + blockSize,
         "    eviction_policy: lru",
-        "    offload_prompt_only: true",
+        "    offload_prompt_only: " + promptOnly,
         "    self_describing_kv_events: " + (m.containsKey("self_describing_kv_events")
             && m.get("self_describing_kv_events").token() == JsonToken.VALUE_TRUE)));
     List<OffloadTier> tiers = new java.util.ArrayList<>();
@@ -229,7 +232,7 @@ public final class KvOffloadFile {
       throw r.error(m.get("cpu_bytes_to_use"), "cpu_bytes_to_use must be above 0 with secondary_tiers: blocks reach"
           + " them through the CPU tier");
     }
-    return new Config(bytes, tiers, resolved);
+    return new Config(bytes, tiers, promptOnly, resolved);
   }
 
   private static List<String> concat(List<String> a, List<String> b) {
