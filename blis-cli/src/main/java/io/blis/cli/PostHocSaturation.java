@@ -41,6 +41,7 @@ final class PostHocSaturation implements EngineListener {
   private long[] endUs = new long[1024];
   private long[] ids = new long[1024];
   private double[] e2eMs = new double[1024];
+  private long[] arrivalUs = new long[1024];
 
   PostHocSaturation(String detector, double thresholdMs, EngineListener next) {
     this.detector = detector;
@@ -64,7 +65,9 @@ final class PostHocSaturation implements EngineListener {
         endUs = Arrays.copyOf(endUs, 2 * completions);
         ids = Arrays.copyOf(ids, 2 * completions);
         e2eMs = Arrays.copyOf(e2eMs, 2 * completions);
+        arrivalUs = Arrays.copyOf(arrivalUs, 2 * completions);
       }
+      arrivalUs[completions] = request.arrivalTimeUs();
       endUs[completions] = clientEndUs;
       ids[completions] = request.id();
       e2eMs[completions] = (clientEndUs - request.arrivalTimeUs()) / 1000.0;
@@ -117,69 +120,37 @@ final class PostHocSaturation implements EngineListener {
     }
   }
 
-  /** The verdict, as Go BLIS writes its {@code saturation} object. */
-  ObjectNode verdict() {
-    ObjectNode out = JsonNodeFactory.instance.objectNode();
-    ObjectNode signals = JsonNodeFactory.instance.objectNode();
-    String level;
-    double score;
-    double confidence;
-    double[] latencies = inCompletionOrder();
-    if (detector.equals("threshold")) {
-      double mean = mean(latencies, 0, latencies.length);
-      if (latencies.length == 0) {
-        level = "STABLE";
-        score = 0;
-        confidence = 0;
-      } else {
-        boolean over = mean >= thresholdMs;
-        level = over ? "OVERLOADED" : "STABLE";
-        score = over ? 0.75 + Math.min(0.25, (mean - thresholdMs) / thresholdMs / 4) : 0.5 * mean / thresholdMs;
-        confidence = 1 - 1 / Math.sqrt(latencies.length + 1.0);
-        signals.put("mean_e2e", mean);
-        signals.put("threshold", thresholdMs);
-      }
-    } else if (arrivals == 0) {
-      level = "STABLE";
-      score = 0;
-      confidence = 0;
-    } else {
-      double deficit = Math.max(0, 1 - (double) completions / arrivals);
-      int n = latencies.length;
-      double trendRaw = 0;
-      double trend = 0;
-      boolean monotone = false;
-      if (n >= 2) {
-        double first = mean(latencies, 0, n / 2);
-        double second = mean(latencies, n / 2, n);
-        trendRaw = first > 0 ? Math.max(0, (second - first) / first) : 0;
-        if (n >= 20) {
-          int q = n / 4;
-          double q1 = mean(latencies, 0, q);
-          double q2 = mean(latencies, q, 2 * q);
-          double q3 = mean(latencies, 2 * q, 3 * q);
-          double q4 = mean(latencies, 3 * q, n);
-          monotone = q1 < q2 && q2 < q3 && q3 < q4;
-          trend = monotone ? trendRaw : 0;
-        }
-      }
-      double floor = 1 / Math.sqrt(arrivals);
-      score = Math.max(deficit, Math.min(trend, 1));
-      level = score < floor ? "STABLE" : trend > floor ? "OVERLOADED" : "BACKLOGGED";
-      confidence = Math.min(1, arrivals / 20.0);
-      signals.put("latency_trend", Math.min(trend, 1));
-      signals.put("latency_trend_raw", Math.min(trendRaw, 1));
-      signals.put("noise_floor", floor);
-      signals.put("quartile_monotone", monotone ? 1.0 : 0.0);
-      signals.put("rate_deficit", deficit);
+  /** The completed requests as {@link SaturationTrace}'s event stream. */
+  SaturationTrace.Events events() {
+    long[] e2e = new long[completions];
+    for (int i = 0; i < completions; i++) {
+      e2e[i] = endUs[i] - arrivalUs[i];
     }
+    return new SaturationTrace.Events(Arrays.copyOf(ids, completions), Arrays.copyOf(arrivalUs, completions), e2e);
+  }
+
+  /**
+   * The verdict, as Go BLIS writes its {@code saturation} object: its detector's verdict after
+   * every arrival of the run and every completion in the order the client saw them end.
+   */
+  ObjectNode verdict() {
+    SaturationTrace.Detector d = detector.equals("threshold") ? SaturationTrace.threshold(thresholdMs)
+        : SaturationTrace.composite();
+    for (long a = 0; a < arrivals; a++) {
+      d.observe(0, false, 0);
+    }
+    for (double latency : inCompletionOrder()) {
+      d.observe(0, true, latency);
+    }
+    SaturationTrace.Result r = d.detect();
+    ObjectNode out = JsonNodeFactory.instance.objectNode();
     out.put("detector", detector);
-    out.put("level", level);
-    out.put("score", round(score));
-    out.put("confidence", round(confidence));
-    ObjectNode rounded = JsonNodeFactory.instance.objectNode();
-    signals.fieldNames().forEachRemaining(k -> rounded.put(k, round(signals.get(k).asDouble())));
-    out.set("signals", rounded);
+    out.put("level", SaturationTrace.levelName(r.level()));
+    out.put("score", round(r.score()));
+    out.put("confidence", round(r.confidence()));
+    ObjectNode signals = JsonNodeFactory.instance.objectNode();
+    r.signals().forEach((k, v) -> signals.put(k, round(v)));
+    out.set("signals", signals);
     return out;
   }
 
@@ -195,17 +166,6 @@ final class PostHocSaturation implements EngineListener {
       out[i] = e2eMs[order[i]];
     }
     return out;
-  }
-
-  private static double mean(double[] v, int from, int to) {
-    if (to <= from) {
-      return 0;
-    }
-    double sum = 0;
-    for (int i = from; i < to; i++) {
-      sum += v[i];
-    }
-    return sum / (to - from);
   }
 
   private static double round(double v) {
