@@ -87,7 +87,8 @@ final class CapacityCommand implements Callable<Integer>, RefusedOptions {
   /** Options of a single run that a search of many runs would take and do nothing with. */
   private static final List<String> SINGLE_RUN = List.of("--results-path", "--metrics-path", "--post-hoc-detector", "--saturation-threshold-ms", "--otel-out", "--otel-step-sample-rate",
       "--otel-journey-sample-rate", "--otel-request-snapshots", "--per-request", "--trace-level", "--summarize-trace",
-      "--counterfactual-k", "--fitness-weights", "--output-format", "--max-backlog", "--autoscaler");
+      "--counterfactual-k", "--fitness-weights", "--output-format", "--max-backlog", "--autoscaler", "--detectors",
+      "--saturation-config", "--saturation-report", "--saturation-final-window");
 
   @Override
   public java.util.Collection<String> refusedOptions() {

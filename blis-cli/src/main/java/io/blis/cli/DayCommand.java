@@ -48,7 +48,7 @@ import picocli.CommandLine.Spec;
 final class DayCommand implements Callable<Integer> {
 
   /** Flags of {@code blis run} a point may not give: they write files or change what a run prints. */
-  static final List<String> REFUSED = List.of("--trace-out", "--trace-output", "--results-path", "--metrics-path", "--post-hoc-detector", "--otel-out", "--per-request",
+  static final List<String> REFUSED = List.of("--trace-out", "--trace-output", "--results-path", "--metrics-path", "--post-hoc-detector", "--detectors", "--saturation-report", "--otel-out", "--per-request",
       "--ensemble", "--output-format", "--help", "--version");
 
   @Spec CommandSpec spec;

@@ -181,27 +181,7 @@ final class DeploymentOptions {
       description = "Go BLIS: mean E2E above which --post-hoc-detector threshold calls the run overloaded (default: 5000).")
   Double saturationThresholdMs;
 
-  @Option(names = "--detectors", paramLabel = "NAMES",
-      description = "Go BLIS: saturation detectors run over the completed requests' arrivals and completions:"
-          + " composite, threshold, backlog-drift, a comma list, or all; their final labels go to the result's"
-          + " saturation object.")
-  String detectors;
-
-  @Option(names = "--saturation-config", paramLabel = "FILE",
-      description = "Go BLIS: tuning of --detectors (threshold: {threshold_ms}, backlog_drift: {window_size_sec, ...}).")
-  Path saturationConfig;
-
-  @Option(names = "--saturation-report", paramLabel = "FILE",
-      description = "Go BLIS: write every event's verdicts of --detectors and their final labels to FILE (JSON).")
-  Path saturationReport;
-
-  @Option(names = "--saturation-final-window", paramLabel = "DURATION",
-      description = "Go BLIS: trailing window of the final labels' vote, e.g. 30s (default: backlog_drift's window"
-          + " when the config sets it, else 30s).")
-  String saturationFinalWindow;
-
-  /** The detectors of --detectors, or null. */
-  private SaturationTrace saturationTrace;
+  @Mixin DetectorOptions detectorOptions = new DetectorOptions();
 
   /** The saturation verdict of the last simulation (with --post-hoc-detector), or null. */
   private com.fasterxml.jackson.databind.node.ObjectNode saturation;
@@ -334,27 +314,9 @@ final class DeploymentOptions {
     }
     require(cl, PostHocSaturation.DETECTORS.contains(postHocDetector), "--post-hoc-detector must be one of "
         + String.join(", ", PostHocSaturation.DETECTORS) + ", got '" + postHocDetector + "'");
-    require(cl, detectors != null || (saturationConfig == null && saturationReport == null
-        && saturationFinalWindow == null), "--saturation-config, --saturation-report and --saturation-final-window"
-        + " need --detectors");
-    require(cl, detectors == null || postHocDetector.equals("none"), "give --detectors or --post-hoc-detector, not"
-        + " both (both write the result's saturation object)");
-    if (detectors != null) {
-      if (saturationConfig != null) {
-        Cli.requireFile("--saturation-config", saturationConfig);
-      }
-      try {
-        saturationTrace = SaturationTrace.of(detectors, saturationConfig, saturationFinalWindow);
-      } catch (IllegalArgumentException e) {
-        if (saturationConfig != null && e.getMessage().startsWith(saturationConfig.toString())) {
-          throw e; // a file's error names the file, line and key
-        }
-        throw new CommandLine.ParameterException(cl, e.getMessage());
-      }
-      if (saturationReport != null) {
-        Cli.requireWritable("--saturation-report", saturationReport);
-      }
-    }
+    detectorOptions.validate(cl);
+    require(cl, !detectorOptions.enabled() || postHocDetector.equals("none"), "give --detectors or"
+        + " --post-hoc-detector, not both (both write the result's saturation object)");
     require(cl, saturationThresholdMs == null || postHocDetector.equals("threshold"),
         "--saturation-threshold-ms goes with --post-hoc-detector threshold");
     require(cl, saturationThresholdMs == null || (saturationThresholdMs > 0 && Double.isFinite(saturationThresholdMs)),
@@ -462,15 +424,10 @@ final class DeploymentOptions {
    * --saturation-report when {@code report}), or the --post-hoc-detector verdict.
    */
   private com.fasterxml.jackson.databind.node.ObjectNode saturation(PostHocSaturation post, boolean report) {
-    if (saturationTrace == null) {
+    if (!detectorOptions.enabled()) {
       return post.verdict();
     }
-    SaturationTrace.Events events = post.events();
-    java.util.Map<String, String> finals = saturationTrace.finals(events);
-    if (report && saturationReport != null) {
-      saturationTrace.writeReport(events, finals, saturationReport);
-    }
-    return SaturationTrace.finalsNode(finals);
+    return SaturationTrace.finalsNode(detectorOptions.finals(post.events(), report));
   }
 
   private PostHocSaturation postHoc(io.blis.engine.EngineListener next) {
@@ -493,7 +450,7 @@ final class DeploymentOptions {
         .breakdownInterTokenSamples(outputFormat.equals("go-blis"));
     saturation = null;
     if (otelOut == null || !traced) {
-      if (postHocDetector.equals("none") && saturationTrace == null) {
+      if (postHocDetector.equals("none") && !detectorOptions.enabled()) {
         return b.build().run();
       }
       PostHocSaturation post = postHoc(null);
@@ -506,7 +463,7 @@ final class DeploymentOptions {
     SimulationResult result;
     try (OtlpTraceWriter w = new OtlpTraceWriter(tmp, otelOut.getFileName().toString().endsWith(".gz"),
         otelStepSampleRate, otelJourneySampleRate, otelRequestSnapshots, seed)) {
-      PostHocSaturation post = postHocDetector.equals("none") && saturationTrace == null ? null : postHoc(w);
+      PostHocSaturation post = postHocDetector.equals("none") && !detectorOptions.enabled() ? null : postHoc(w);
       result = b.listener(post != null ? post : w).build().run();
       saturation = post == null ? null : saturation(post, traced);
     } catch (java.io.UncheckedIOException e) {

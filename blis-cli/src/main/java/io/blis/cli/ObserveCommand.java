@@ -239,6 +239,30 @@ final class ObserveCommand implements Callable<Integer> {
 
   @Mixin WorkloadOptions workload = new WorkloadOptions();
 
+  @Mixin DetectorOptions detectorOptions = new DetectorOptions();
+
+  /**
+   * Go BLIS's detectors over the server's answers: each request that ended whole arrives when it
+   * was sent and completes at its end (one line: the final labels; --saturation-report written).
+   */
+  private void printSaturation(PrintWriter o, List<Observation> observations) {
+    List<Observation> done = observations.stream().filter(x -> x.status().equals(Observation.OK)).toList();
+    long[] ids = new long[done.size()];
+    long[] sent = new long[done.size()];
+    long[] e2e = new long[done.size()];
+    for (int i = 0; i < ids.length; i++) {
+      Observation x = done.get(i);
+      ids[i] = x.seq();
+      sent[i] = x.sendUs();
+      e2e[i] = x.endUs() - x.sendUs();
+    }
+    java.util.Map<String, String> finals = detectorOptions.finals(new SaturationTrace.Events(ids, sent, e2e), true);
+    StringBuilder b = new StringBuilder("saturation:");
+    finals.forEach((k, v) -> b.append(' ').append(k).append(' ').append(v));
+    o.println(b);
+    o.flush();
+  }
+
   @Override
   public Integer call() throws InterruptedException {
     CommandLine cl = spec.commandLine();
@@ -298,6 +322,7 @@ final class ObserveCommand implements Callable<Integer> {
       cl.getErr().println("blis observe: note: --itl-output is set but --record-itl is not: no ITL file is written");
     }
     server.validate(cl);
+    detectorOptions.validate(cl);
     if (cl.getParseResult().hasMatchedOption("--model") && servedModel == null && !cl.getParseResult()
         .hasMatchedOption("--model-config-folder")) {
       modelName = server.model;
@@ -408,6 +433,9 @@ final class ObserveCommand implements Callable<Integer> {
         }
         RunReport report = out != null ? RunDirectory.finish(out, run) : RunReport.of(traceRecorder.observations());
         printSummary(cl.getOut(), report, out);
+        if (detectorOptions.enabled()) {
+          printSaturation(cl.getOut(), report.observations());
+        }
         if (traceRecorder != null) {
           PrintWriter o = cl.getOut();
           o.printf(Locale.ROOT, "wrote %s and %s: %d request(s)%s (then: blis replay --trace-header %s --trace-data %s)%n",

@@ -122,6 +122,9 @@ final class ServeCommand implements Callable<Integer>, RefusedOptions {
     m.put("--metrics-path", "a server has no end of run; scrape /metrics");
     m.put("--post-hoc-detector", "a server has no end of run to judge");
     m.put("--saturation-threshold-ms", "a server has no end of run to judge");
+    for (String d : List.of("--detectors", "--saturation-config", "--saturation-report", "--saturation-final-window")) {
+      m.put(d, "a server has no end of run to judge");
+    }
     return java.util.Collections.unmodifiableMap(m);
   }
 

@@ -162,9 +162,16 @@ class ObserveGoFormTest {
       BlisCliTest.Outcome o = blis("observe", "--server-url", root(s), "--model", "my-org/custom-7b",
           "--api-format", "chat", "--no-streaming", "--rtt-ms", "2.5", "--rate", "20", "--num-requests", "3",
           "--prompt-tokens", "24", "--prompt-tokens-stdev", "0", "--output-tokens", "5", "--output-tokens-stdev", "0",
-          "--trace-header", header.toString(), "--trace-data", data.toString(), "--progress-interval-s", "0");
+          "--trace-header", header.toString(), "--trace-data", data.toString(), "--progress-interval-s", "0",
+          "--detectors", "composite,threshold", "--saturation-report", dir.resolve("sat.json").toString());
       assertThat(o.code()).as(o.err()).isZero();
       assertThat(o.out()).contains("observed 3 request(s): 3 ok, 0 failed");
+      // Go BLIS's detectors over the answers: 3 sends and 3 ends, two detectors
+      JsonNode sat = JSON.readTree(dir.resolve("sat.json").toFile());
+      assertThat(sat.get("trace").size()).isEqualTo(2 * 3 * 2);
+      assertThat(o.out()).contains("saturation: composite " + sat.at("/final/composite").asText() + " threshold "
+          + sat.at("/final/threshold").asText());
+      assertThat(sat.at("/final/threshold").asText()).isEqualTo("STABLE"); // answers in milliseconds, not 5 s
     }
     assertThat(Files.readString(header)).contains("    model: my-org/custom-7b\n")
         .endsWith("network:\n    measured_rtt_ms: 2.5\n");
