@@ -29,7 +29,7 @@ class GoBlisCommandsTest {
   private static final String DOCS_LIST = "goblis/docs-commands.txt";
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final List<String> OUTPUT_FLAGS = List.of("--results-path", "--trace-out", "--metrics-path",
-      "--otel-out");
+      "--otel-out", "--saturation-report", "--trace-output");
 
   @TempDir Path tmp;
 
