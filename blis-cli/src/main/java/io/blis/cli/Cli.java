@@ -16,6 +16,39 @@ final class Cli {
 
   private Cli() {}
 
+  private static final java.util.regex.Pattern GO_DURATION_PART =
+      java.util.regex.Pattern.compile("(\\d+(?:\\.\\d*)?|\\.\\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)");
+
+  /**
+   * A duration in Go's {@code time.ParseDuration} form ("60s", "1m30s", "500ms", "0", "+1h"), in
+   * microseconds; empty when {@code text} is not one (a leading minus included: callers refuse
+   * negative durations by their own words).
+   */
+  static java.util.OptionalLong goDurationUs(String text) {
+    String t = text == null ? "" : text.strip();
+    if (t.equals("0") || t.equals("+0") || t.equals("-0")) {
+      return java.util.OptionalLong.of(0);
+    }
+    String rest = t.startsWith("+") ? t.substring(1) : t;
+    java.util.regex.Matcher m = GO_DURATION_PART.matcher(rest);
+    double us = 0;
+    int at = 0;
+    while (at < rest.length() && m.find(at) && m.start() == at) {
+      double v = Double.parseDouble(m.group(1));
+      us += v * switch (m.group(2)) {
+        case "ns" -> 1e-3;
+        case "ms" -> 1e3;
+        case "s" -> 1e6;
+        case "m" -> 60e6;
+        case "h" -> 3600e6;
+        default -> 1;
+      };
+      at = m.end();
+    }
+    return !rest.isEmpty() && at == rest.length() && Double.isFinite(us) && us < Long.MAX_VALUE / 2.0
+        ? java.util.OptionalLong.of(Math.round(us)) : java.util.OptionalLong.empty();
+  }
+
   /**
    * Fails with a message naming {@code flag} unless {@code file} is a readable regular file: "no
    * such file", "is a directory, expected a file", "cannot read (permission denied)".

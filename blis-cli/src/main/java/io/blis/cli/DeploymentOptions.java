@@ -91,21 +91,11 @@ final class DeploymentOptions {
 
   @Option(names = "--kv-offload-config", paramLabel = "FILE",
       description = "Go BLIS's KV offload file (kv_offload: cpu_bytes_to_use, secondary_tiers, ...): its CPU tier,"
-          + " as --kv-offloading-size-gib, and file-system tiers behind it; ARC eviction and decode offload are refused.")
+          + " as --kv-offloading-size-gib, and file-system tiers behind it; ARC eviction is refused.")
   Path kvOffloadConfig;
 
-  /** The CPU tier a --kv-offload-config file gives, GiB; null without one. */
-  private Double offloadConfigGib;
-  /** The secondary tiers a --kv-offload-config file gives. */
-  private java.util.List<io.blis.kvcache.OffloadTier> offloadTiers = java.util.List.of();
   /** The offload configuration simulated (from --kv-offload-config or a trace header), or null. */
   private KvOffloadFile.Config offload;
-
-  private void useOffload(KvOffloadFile.Config c) {
-    offload = c;
-    offloadConfigGib = c.cpuBytes() / (double) (1L << 30);
-    offloadTiers = c.tiers();
-  }
 
   /**
    * Applies the {@code kv_offload} block of the TraceV2 header being replayed, as Go BLIS's replay
@@ -130,7 +120,7 @@ final class DeploymentOptions {
     require(cl, kvOffloadingSizeGib == null && !given("--kv-cpu-blocks"), "the trace header " + header + " records a"
         + " kv_offload configuration, which sizes the CPU KV tier; leave out --kv-offloading-size-gib and"
         + " --kv-cpu-blocks");
-    useOffload(recorded.config());
+    offload = recorded.config();
     return true;
   }
 
@@ -267,7 +257,7 @@ final class DeploymentOptions {
       require(cl, kvOffloadingSizeGib == null && !given("--kv-cpu-blocks"), "--kv-offload-config sizes the CPU KV tier;"
           + " give it, --kv-offloading-size-gib or --kv-cpu-blocks, one of them");
       Cli.requireFile("--kv-offload-config", kvOffloadConfig);
-      useOffload(KvOffloadFile.read(kvOffloadConfig, server.blockSize));
+      offload = KvOffloadFile.read(kvOffloadConfig, server.blockSize);
       if (!offload.promptOnly()) {
         Cli.printNotes(cl, java.util.List.of(kvOffloadConfig + ": offload_prompt_only: false: full blocks of generated"
             + " tokens are offloaded too (they take CPU-tier slots and tier writes), but no later request reloads them:"
@@ -553,9 +543,11 @@ final class DeploymentOptions {
             server.pp, server.dp, server.ep()))
         .overrides(explicitPoolFlags(coefficients))
         .bundle(bundle).options(options).asyncScheduling(asyncScheduling)
-        .cpuKvTier(kvCpuBlocks, offloadConfigGib != null ? offloadConfigGib : kvOffloadingSizeGib, kvTransferBandwidthGbps)
+        .cpuKvTier(kvCpuBlocks, offload != null ? Double.valueOf(offload.cpuBytes() / (1L << 30)) : kvOffloadingSizeGib,
+            kvTransferBandwidthGbps)
         .cpuLoadUsPerBlock(goKvTransferBlocksPerUs == null ? null : 1 / goKvTransferBlocksPerUs)
-        .kvOffloadTiers(offloadTiers, offload != null && !offload.promptOnly()).seed(seed);
+        .kvOffloadTiers(offload == null ? java.util.List.of() : offload.tiers(), offload != null && !offload.promptOnly())
+        .seed(seed);
     if (given("--num-instances")) {
       cb.instances(numInstances);
     }

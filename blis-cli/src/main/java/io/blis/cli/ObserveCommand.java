@@ -36,8 +36,6 @@ import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -521,34 +519,13 @@ final class ObserveCommand implements Callable<Integer> {
     require(parent == null || Files.isWritable(parent), "cannot write " + file + ": its folder is not writable");
   }
 
-  private static final Pattern GO_DURATION_PART = Pattern.compile("(\\d+(?:\\.\\d*)?|\\.\\d+)(ns|us|\u00b5s|\u03bcs|ms|s|m|h)");
-
   /** Go's time.ParseDuration ("60s", "1m30s", "500ms", "0"), in microseconds; negative is refused. */
   private long goDurationUs(String flag, String text) {
     String t = text == null ? "" : text.strip();
-    if (t.equals("0") || t.equals("+0") || t.equals("-0")) {
-      return 0;
-    }
-    require(!t.startsWith("-"), flag + " must be >= 0, got " + text);
-    String rest = t.startsWith("+") ? t.substring(1) : t;
-    Matcher m = GO_DURATION_PART.matcher(rest);
-    double us = 0;
-    int at = 0;
-    while (at < rest.length() && m.find(at) && m.start() == at) {
-      double v = Double.parseDouble(m.group(1));
-      us += v * switch (m.group(2)) {
-        case "ns" -> 1e-3;
-        case "ms" -> 1e3;
-        case "s" -> 1e6;
-        case "m" -> 60e6;
-        case "h" -> 3600e6;
-        default -> 1;
-      };
-      at = m.end();
-    }
-    require(!rest.isEmpty() && at == rest.length() && Double.isFinite(us) && us < Long.MAX_VALUE / 2.0,
-        flag + ": expected a duration such as 60s, 1m30s or 500ms (Go's form), got '" + text + "'");
-    return Math.round(us);
+    require(!t.startsWith("-") || t.equals("-0"), flag + " must be >= 0, got " + text);
+    java.util.OptionalLong us = Cli.goDurationUs(t);
+    require(us.isPresent(), flag + ": expected a duration such as 60s, 1m30s or 500ms (Go's form), got '" + text + "'");
+    return us.getAsLong();
   }
 
   /** The TraceV2 header's workload_spec: the spec file as given, preset:NAME, or null (as Go BLIS). */

@@ -3,6 +3,7 @@ package io.blis.cli;
 import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.util.DefaultIndenter;
 import com.fasterxml.jackson.core.util.DefaultPrettyPrinter;
+import io.blis.workload.trace.TraceV2Writer;
 import java.io.IOException;
 import java.io.Writer;
 import java.nio.file.Path;
@@ -185,27 +186,12 @@ final class SaturationTrace {
 
   /** A Go duration ({@code 30s}, {@code 1m30s}, {@code 500ms}, {@code 1.5h}) in microseconds, above 0. */
   static long goDurationUs(String text) {
-    java.util.regex.Matcher m = java.util.regex.Pattern.compile("(\\d+(?:\\.\\d*)?|\\.\\d+)(ns|us|µs|ms|s|m|h)")
-        .matcher(text);
-    double us = 0;
-    int at = 0;
-    while (at < text.length() && m.find(at) && m.start() == at) {
-      double v = Double.parseDouble(m.group(1));
-      us += v * switch (m.group(2)) {
-        case "ns" -> 1e-3;
-        case "us", "µs" -> 1;
-        case "ms" -> 1e3;
-        case "s" -> 1e6;
-        case "m" -> 60e6;
-        default -> 3600e6;
-      };
-      at = m.end();
-    }
-    if (text.isEmpty() || at != text.length() || !(us >= 1) || us > 1e15) {
+    java.util.OptionalLong us = text.strip().startsWith("-") ? java.util.OptionalLong.empty() : Cli.goDurationUs(text);
+    if (us.isEmpty() || us.getAsLong() < 1) {
       throw new IllegalArgumentException("--saturation-final-window '" + text + "': expected a duration above 0 such"
           + " as 30s, 1m30s or 500ms");
     }
-    return Math.round(us);
+    return us.getAsLong();
   }
 
   /** Go BLIS's composite detector, with nothing observed yet. */
@@ -338,9 +324,9 @@ final class SaturationTrace {
           g.writeObjectFieldStart("result");
           g.writeStringField("level", LEVELS[r.level()]);
           g.writeFieldName("score");
-          g.writeRawValue(number(r.score()));
+          g.writeRawValue(TraceV2Writer.number(r.score()));
           g.writeFieldName("confidence");
-          g.writeRawValue(number(r.confidence()));
+          g.writeRawValue(TraceV2Writer.number(r.confidence()));
           if (r.signals().isEmpty()) {
             g.writeFieldName("signals");
             g.writeRawValue("{}"); // as Go writes an empty map
@@ -348,7 +334,7 @@ final class SaturationTrace {
             g.writeObjectFieldStart("signals");
             for (Map.Entry<String, Double> s : r.signals().entrySet()) {
               g.writeFieldName(s.getKey());
-              g.writeRawValue(number(s.getValue()));
+              g.writeRawValue(TraceV2Writer.number(s.getValue()));
             }
             g.writeEndObject();
           }
@@ -359,15 +345,6 @@ final class SaturationTrace {
       g.writeEndArray();
       g.writeEndObject();
     }
-  }
-
-  /** A number as Go's JSON writes it: whole numbers without a fraction, others in their shortest form. */
-  static String number(double v) {
-    if (v == Math.rint(v) && Math.abs(v) < 1e15) {
-      return Long.toString((long) v);
-    }
-    String s = Double.toString(v);
-    return s.contains("E") ? new java.math.BigDecimal(s).toPlainString() : s;
   }
 
   /** The final labels as the result's {@code saturation} object (keys sorted, as Go BLIS prints it). */

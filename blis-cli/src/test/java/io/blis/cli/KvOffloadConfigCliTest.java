@@ -18,9 +18,7 @@ class KvOffloadConfigCliTest {
       "--rate", "20", "--num-requests", "200", "--prefix-tokens", "512"};
 
   private static String[] with(String... extra) {
-    String[] out = java.util.Arrays.copyOf(RUN, RUN.length + extra.length);
-    System.arraycopy(extra, 0, out, RUN.length, extra.length);
-    return out;
+    return with(RUN, extra);
   }
 
   @Test

@@ -209,12 +209,16 @@ public final class KvBlockPool {
    *     them (every slot pinned or pending: the request recomputes them)
    */
   public int promote(BlockTable table, int fromBlock, int maxBlocks) {
-    if (fetchKind(table, fromBlock, maxBlocks) != FETCH_SECONDARY) {
+    if (station == null || maxBlocks < 1 || fromBlock >= table.promptBlockHashes.length
+        || cpu.state(table.promptBlockHashes[fromBlock]) != CpuKvTier.MISS) {
       return 0;
     }
     long[] hashes = table.promptBlockHashes;
-    int end = Math.min(hashes.length, fromBlock + maxBlocks);
     int tier = tierHolding(hashes[fromBlock]);
+    if (tier < 0) {
+      return 0; // on no tier: nothing to read
+    }
+    int end = Math.min(hashes.length, fromBlock + maxBlocks);
     int n = 1;
     while (fromBlock + n < end && cached(hashes[fromBlock + n]) == LongIntMap.MISSING
         && cpu.state(hashes[fromBlock + n]) == CpuKvTier.MISS && tierHolding(hashes[fromBlock + n]) == tier) {

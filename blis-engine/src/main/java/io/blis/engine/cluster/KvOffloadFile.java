@@ -2,6 +2,7 @@ package io.blis.engine.cluster;
 
 import com.fasterxml.jackson.core.JsonToken;
 import io.blis.kvcache.OffloadTier;
+import io.blis.workload.trace.TraceV2Writer;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -207,7 +208,7 @@ public final class KvOffloadFile {
       throw r.error(m.get("store_threshold"), "store_threshold must be 0 or 1 (vLLM refuses 2 and more)");
     }
     List<String> resolved = new java.util.ArrayList<>(List.of(
-        "    cpu_bytes_to_use: " + plain(bytes),
+        "    cpu_bytes_to_use: " + TraceV2Writer.number(bytes),
         "    block_size: " + blockSize,
         "    blocks_per_chunk: 1",
         "    tokens_per_hash: " + blockSize,
@@ -239,15 +240,6 @@ public final class KvOffloadFile {
     List<String> out = new java.util.ArrayList<>(a);
     out.addAll(b);
     return out;
-  }
-
-  /** A number as YAML writes it: whole numbers without a fraction. */
-  private static String plain(double v) {
-    return v == Math.rint(v) && Math.abs(v) < 1e18 ? Long.toString((long) v) : Double.toString(v);
-  }
-
-  private static String text(NodeReader r, Map<String, YamlNode> t, String key) {
-    return t.containsKey(key) ? r.string(t.get(key), key) : "";
   }
 
   private static OffloadTier tier(NodeReader r, YamlNode n, String what, boolean header, List<String> resolved) {
@@ -320,9 +312,9 @@ public final class KvOffloadFile {
       throw r.error(t.get("latency_jitter_stddev"), "latency_jitter_stddev other than 0 is not modelled here: every"
           + " transfer takes its mean time");
     }
-    String locality = text(r, t, "locality");
+    String locality = t.containsKey("locality") ? r.string(t.get("locality"), "locality") : "";
     resolved.add("        - type: fs");
-    resolved.add("          root_dir: " + yamlText(r.string(t.get("root_dir"), "root_dir")));
+    resolved.add("          root_dir: " + TraceV2Writer.scalar(r.string(t.get("root_dir"), "root_dir")));
     resolved.add("          n_read_threads: " + readThreads);
     resolved.add("          n_write_threads: " + writeThreads);
     if (!locality.isEmpty()) {
@@ -332,21 +324,15 @@ public final class KvOffloadFile {
         && t.get("enable_kv_events").token() == JsonToken.VALUE_TRUE));
     resolved.add("          direct_io: " + (t.get("direct_io").token() == JsonToken.VALUE_TRUE));
     if (t.containsKey("device_class")) {
-      resolved.add("          device_class: " + yamlText(r.string(t.get("device_class"), "device_class")));
+      resolved.add("          device_class: " + TraceV2Writer.scalar(r.string(t.get("device_class"), "device_class")));
     }
-    resolved.add("          read_bandwidth: " + plain(read));
-    resolved.add("          write_bandwidth: " + plain(write));
-    resolved.add("          base_latency: " + plain(base));
+    resolved.add("          read_bandwidth: " + TraceV2Writer.number(read));
+    resolved.add("          write_bandwidth: " + TraceV2Writer.number(write));
+    resolved.add("          base_latency: " + TraceV2Writer.number(base));
     resolved.add("          saturation_queue_depth: " + saturation);
-    resolved.add("          single_transfer_fraction: " + plain(single));
+    resolved.add("          single_transfer_fraction: " + TraceV2Writer.number(single));
     resolved.add("          latency_jitter_stddev: 0");
     return new OffloadTier(readThreads, writeThreads, read, write, base, saturation, single);
-  }
-
-  /** A text as a YAML scalar: plain when it reads back as the same text, else double-quoted. */
-  private static String yamlText(String v) {
-    return v.matches("[A-Za-z0-9_/.][A-Za-z0-9_/.-]*") && !v.matches("true|false|null|~|[0-9.]+")
-        ? v : "\"" + v.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
   }
 
   private static double positive(NodeReader r, YamlNode n, String key) {

@@ -95,7 +95,7 @@ public final class TraceV2Writer {
   /** One streamed chunk of a request: Go's ITL row ({@code timestamp_us}: epoch microseconds). */
   public record ItlRow(long requestId, int chunkIndex, long timestampUs) {}
 
-  private static final Pattern PLAIN = Pattern.compile("[A-Za-z_][A-Za-z0-9_./:@+-]*");
+  private static final Pattern PLAIN = Pattern.compile("[A-Za-z_/][A-Za-z0-9_./:@+-]*");
 
   /** The header as Go's yaml.v3 writes it (keys in its order, empty optional keys left out). */
   public static String headerYaml(Header h) {
@@ -144,7 +144,7 @@ public final class TraceV2Writer {
   }
 
   /** A YAML scalar: plain when it cannot be read as anything but this string, else double-quoted. */
-  private static String scalar(String s) {
+  public static String scalar(String s) {
     String lower = s.toLowerCase(Locale.ROOT);
     boolean reserved = List.of("true", "false", "yes", "no", "on", "off", "null", "y", "n").contains(lower);
     if (PLAIN.matcher(s).matches() && !reserved && !s.contains(": ") && !s.endsWith(":")) {
@@ -170,7 +170,7 @@ public final class TraceV2Writer {
   }
 
   /** A float as Go's {@code strconv.FormatFloat(v, 'f', -1, 64)} writes it (shortest, no exponent). */
-  private static String number(double v) {
+  public static String number(double v) {
     if (v == Math.rint(v) && Math.abs(v) < 1e15) {
       return Long.toString((long) v);
     }
