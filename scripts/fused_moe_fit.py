@@ -21,18 +21,23 @@ Standard library only. Prints the fit over batch 1-128 and over 1-48 (how stable
 point's residual.
 """
 
+import json
+from pathlib import Path
+
 # tokens in the batch -> kernel time in us (PR 24700, H100, Mixtral-8x7B at TP 2, tuned config)
 SWEEP = [(1, 144.03), (2, 229.28), (4, 351.10), (8, 434.98), (16, 471.49), (24, 478.27),
          (32, 487.35), (48, 487.85), (64, 483.14), (96, 494.42), (128, 491.39)]
 
 EXPERTS, TOP_K = 8, 2
 HIDDEN, INTERMEDIATE, TP = 4096, 14336, 2
-H100_HBM_BYTES_PER_S = 3.35e12  # the catalog's H100 SXM datasheet figure
+# the H100 SXM's datasheet bandwidth, as the step model takes it: from the bundled GPU catalog
+CATALOG = Path(__file__).resolve().parent.parent / "blis-latency/src/main/resources/io/blis/latency/gpus/gpus.json"
 
 
 def ideal_us_per_expert():
+    hbm_bytes_per_s = json.loads(CATALOG.read_text())["H100"]["hbm_bandwidth_tb_s"] * 1e12
     params = 3 * HIDDEN * INTERMEDIATE / TP  # gate, up and down slices of one expert on one GPU
-    return params * 2 / H100_HBM_BYTES_PER_S * 1e6
+    return params * 2 / hbm_bytes_per_s * 1e6
 
 
 def distinct(m):

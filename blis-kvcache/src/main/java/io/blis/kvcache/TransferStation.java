@@ -133,21 +133,22 @@ final class TransferStation {
   }
 
   private void startQueued(int t) {
-    while (idleReadThreads[t] > 0) {
-      Job j = readQueue[t].isEmpty() ? writeQueue[t].pollFirst() : readQueue[t].pollFirst();
+    startOn(t, idleReadThreads, readQueue[t], writeQueue[t], true);
+    startOn(t, idleWriteThreads, writeQueue[t], readQueue[t], false);
+  }
+
+  /**
+   * Hands queued jobs to tier {@code t}'s idle threads of one direction ({@code idle}, {@code
+   * read}): its own direction's jobs first, the other's when none waits.
+   */
+  private void startOn(int t, int[] idle, ArrayDeque<Job> own, ArrayDeque<Job> other, boolean read) {
+    while (idle[t] > 0) {
+      Job j = own.isEmpty() ? other.pollFirst() : own.pollFirst();
       if (j == null) {
         break;
       }
-      idleReadThreads[t]--;
-      start(j, true);
-    }
-    while (idleWriteThreads[t] > 0) {
-      Job j = writeQueue[t].isEmpty() ? readQueue[t].pollFirst() : writeQueue[t].pollFirst();
-      if (j == null) {
-        break;
-      }
-      idleWriteThreads[t]--;
-      start(j, false);
+      idle[t]--;
+      start(j, read);
     }
   }
 
