@@ -187,6 +187,6 @@ public record FlowControl(Detector detector, double queueDepthThreshold, double 
       }
       known.append(known.length() == 0 ? "" : ", ").append(e.label());
     }
-    throw new IllegalArgumentException(what + ": unknown value '" + name + "', expected one of " + known);
+    throw new IllegalArgumentException(what + ": unknown value '" + io.blis.workload.TextFiles.quote(name) + "', expected one of " + known);
   }
 }

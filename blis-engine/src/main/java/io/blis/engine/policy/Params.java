@@ -18,7 +18,8 @@ public final class Params {
     this.values = values;
     for (String key : values.keySet()) {
       if (!accepted.contains(key)) {
-        throw new IllegalArgumentException(policy + ": unknown parameter '" + key + "'; accepted: "
+        throw new IllegalArgumentException(policy + ": unknown parameter '"
+            + io.blis.workload.TextFiles.quote(key) + "'; accepted: "
             + (accepted.isEmpty() ? "none" : String.join(", ", new TreeSet<>(accepted))));
       }
     }

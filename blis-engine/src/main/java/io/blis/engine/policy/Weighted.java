@@ -95,7 +95,8 @@ final class Weighted implements Router {
     double sum = 0;
     for (Map.Entry<String, Double> e : weights.entrySet()) {
       if (!SCORERS.contains(e.getKey())) {
-        throw new IllegalArgumentException("weighted router: unknown scorer '" + e.getKey()
+        throw new IllegalArgumentException("weighted router: unknown scorer '"
+            + io.blis.workload.TextFiles.quote(e.getKey())
             + "'; available: " + String.join(", ", SCORERS));
       }
       double w = e.getValue();

@@ -29,7 +29,8 @@ public record Fitness(Map<String, Double> weights) {
     double total = 0;
     for (Map.Entry<String, Double> e : weights.entrySet()) {
       if (!METRICS.containsKey(e.getKey())) {
-        throw new IllegalArgumentException("fitness weights: unknown metric '" + e.getKey()
+        throw new IllegalArgumentException("fitness weights: unknown metric '"
+            + io.blis.workload.TextFiles.quote(e.getKey())
             + "'; available: " + String.join(", ", METRICS.keySet()));
       }
       double w = e.getValue();

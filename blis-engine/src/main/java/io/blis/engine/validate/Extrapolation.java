@@ -61,7 +61,7 @@ public record Extrapolation(Kind kind, String reason) {
           return k;
         }
       }
-      throw new IllegalArgumentException("unknown extrapolation kind '" + key + "', expected one of "
+      throw new IllegalArgumentException("unknown extrapolation kind '" + io.blis.workload.TextFiles.quote(key) + "', expected one of "
           + java.util.Arrays.stream(values()).map(Kind::key).toList());
     }
   }

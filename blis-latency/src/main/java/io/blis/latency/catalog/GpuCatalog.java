@@ -136,7 +136,7 @@ public final class GpuCatalog {
    */
   public static GpuSpec byName(String name) {
     return lookup(name).orElseThrow(() -> new IllegalArgumentException(
-        "unknown GPU '" + name + "'; bundled GPUs: " + String.join(", ", BY_NAME.keySet())
+        "unknown GPU '" + io.blis.latency.coeff.InputTrees.oneLine(name) + "'; bundled GPUs: " + String.join(", ", BY_NAME.keySet())
             + " (aliases: " + String.join(", ", LOOKUP.keySet())
             + "); or a GPU JSON file (format: docs/latency-models.md, GPU catalog)"));
   }
@@ -253,8 +253,9 @@ public final class GpuCatalog {
           }
         });
       }
-      throw new IllegalArgumentException(json + ": no GPU entry '" + key + "' (entries: "
-          + String.join(", ", keys) + ")");
+      throw new IllegalArgumentException(json + ": no GPU entry '"
+          + io.blis.latency.coeff.InputTrees.oneLine(key) + "' (entries: "
+          + io.blis.latency.coeff.InputTrees.oneLine(String.join(", ", keys)) + ")");
     }
     String name = node.path("name").isTextual() ? node.get("name").asText() : key;
     return parse(name, json + "#" + key, node);
@@ -302,7 +303,7 @@ public final class GpuCatalog {
       return new GpuSpec(name, bf16 * 1e12, fp8 * 1e12, bw * 1e12, (long) (memGib * GIB), link * 1e9,
           perNode, interNode * 1e9, linkLatency, interNodeLatency, efficiency);
     } catch (IllegalArgumentException e) {
-      throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
+      throw new IllegalArgumentException(source + ": " + io.blis.latency.coeff.InputTrees.oneLine(e.getMessage()), e);
     }
   }
 
@@ -328,7 +329,8 @@ public final class GpuCatalog {
       while (keys.hasNext()) {
         String k = keys.next();
         if (!Set.of("from", "source", "allreduce", "basis").contains(k)) {
-          throw new IllegalArgumentException(where + ": " + ESTIMATE_FORM + "; unknown key '" + k + "'");
+          throw new IllegalArgumentException(where + ": " + ESTIMATE_FORM + "; unknown key '"
+              + io.blis.latency.coeff.InputTrees.oneLine(k) + "'");
         }
       }
       String basis = e.path("basis").asText(GpuEfficiency.ESTIMATED);

@@ -153,7 +153,8 @@ public record GpuEfficiency(
     while (names.hasNext()) {
       String k = names.next();
       if (!KEYS.contains(k)) {
-        throw new IllegalArgumentException(where + ": unknown efficiency key '" + k + "' (expected one of "
+        throw new IllegalArgumentException(where + ": unknown efficiency key '"
+            + io.blis.latency.coeff.InputTrees.oneLine(k) + "' (expected one of "
             + new java.util.TreeSet<>(KEYS) + ")");
       }
     }

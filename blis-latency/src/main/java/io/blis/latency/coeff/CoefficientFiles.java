@@ -145,14 +145,14 @@ public final class CoefficientFiles {
     }
     if (!value.isArray() || value.isEmpty()) {
       throw new IllegalArgumentException(
-          source + ": key '" + key + "' must be a non-empty list of numbers, got " + value);
+          source + ": key '" + InputTrees.oneLine(key) + "' must be a non-empty list of numbers, got " + value);
     }
     double[] out = new double[value.size()];
     for (int i = 0; i < out.length; i++) {
       JsonNode v = value.get(i);
       if (!v.isNumber()) {
         throw new IllegalArgumentException(
-            source + ": key '" + key + "' entry " + i + " must be a number, got " + v);
+            source + ": key '" + InputTrees.oneLine(key) + "' entry " + i + " must be a number, got " + v);
       }
       out[i] = finite(source, key, i, v.asDouble());
     }
@@ -162,7 +162,7 @@ public final class CoefficientFiles {
   private static double finite(String source, String key, int index, double v) {
     if (!Double.isFinite(v)) {
       throw new IllegalArgumentException(
-          source + ": key '" + key + "' entry " + index + " must be finite, got " + v);
+          source + ": key '" + InputTrees.oneLine(key) + "' entry " + index + " must be finite, got " + v);
     }
     return v;
   }

@@ -213,7 +213,7 @@ public final class InputTrees {
           JsonNode v = value(p, source);
           if (o.has(key)) {
             throw new IllegalArgumentException(source + ", line " + keyAt.getLineNr() + ", column "
-                + keyAt.getColumnNr() + ": duplicate key '" + key + "'");
+                + keyAt.getColumnNr() + ": duplicate key '" + oneLine(key) + "'");
           }
           o.set(key, v);
         }

@@ -68,7 +68,7 @@ public final class LoraSizes {
           return t;
         }
       }
-      throw new IllegalArgumentException("unknown LoRA target module '" + name + "'; expected q_proj, k_proj,"
+      throw new IllegalArgumentException("unknown LoRA target module '" + io.blis.latency.coeff.InputTrees.oneLine(name) + "'; expected q_proj, k_proj,"
           + " v_proj, o_proj, gate_proj, up_proj or down_proj");
     }
   }

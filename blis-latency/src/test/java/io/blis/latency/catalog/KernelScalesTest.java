@@ -100,6 +100,13 @@ class KernelScalesTest {
     String entry = GpuCatalog.measuredEfficiency("A40").toJson().toString();
     Files.writeString(f, head + entry.replace("\"gemm_fixed_us\"", "\"gemm_fixd_us\"") + "}");
     assertThatThrownBy(() -> GpuCatalog.fromFile(f)).hasMessageContaining("bad.json: efficiency: unknown efficiency key 'gemm_fixd_us'");
+    // a key with a line break in it (a JSON escape) is shown escaped: the message stays one line
+    Files.writeString(f, head + entry.replace("\"gemm_fixed_us\"", "\"gemm_fixed\\n_us\"") + "}");
+    assertThatThrownBy(() -> GpuCatalog.fromFile(f)).hasMessageContaining("unknown efficiency key 'gemm_fixed\\u000A_us'")
+        .hasMessageNotContaining("\n");
+    Files.writeString(f, head + "{\"from\": \"H100\", \"sau\\nce\": \"x\"}}");
+    assertThatThrownBy(() -> GpuCatalog.fromFile(f)).hasMessageContaining("unknown key 'sau\\u000Ace'")
+        .hasMessageNotContaining("\n");
     Files.writeString(f, head + entry.replace("\"gemm_bandwidth_fraction\":0.7879", "\"gemm_bandwidth_fraction\":7.879") + "}");
     assertThatThrownBy(() -> GpuCatalog.fromFile(f))
         .hasMessageContaining("bad.json: efficiency: gemm_bandwidth_fraction must be a share of the datasheet peak in (0, 1.5], got 7.879");

@@ -2,6 +2,7 @@ package io.blis.workload.spec;
 
 import io.blis.workload.RequestSpec;
 import io.blis.workload.StrictYaml;
+import io.blis.workload.TextFiles;
 import io.blis.workload.inferenceperf.InferencePerfBlock;
 import io.blis.workload.inferenceperf.InferencePerfProfile;
 import io.blis.workload.synthetic.ActiveWindow;
@@ -67,7 +68,7 @@ final class GoSpecs {
   }
 
   private IllegalArgumentException error(String path, String message) {
-    return new Located(at(path) + ": " + message);
+    return new Located(TextFiles.oneLine(at(path) + ": " + message));
   }
 
   /** An error that already names the file and position. */

@@ -82,7 +82,7 @@ public record ClientSpec(
     Objects.requireNonNull(adapters, "adapters");
     if (!SLO_CLASSES.contains(sloClass)) {
       throw new IllegalArgumentException(
-          "client " + id + ": unknown SLO class '" + sloClass + "', expected one of " + SLO_CLASSES);
+          "client " + id + ": unknown SLO class '" + io.blis.workload.TextFiles.quote(sloClass) + "', expected one of " + SLO_CLASSES);
     }
     if (prefixLength < 0 || prefixLength >= RequestSpec.MAX_TOKENS) {
       throw new IllegalArgumentException("client " + id + ": prefix length must be in [0, "
