@@ -1,6 +1,7 @@
 package io.blis.engine.flow;
 
 import io.blis.api.ClusterView;
+import io.blis.workload.TextFiles;
 import java.util.Collections;
 import java.util.Locale;
 import java.util.Map;
@@ -187,6 +188,6 @@ public record FlowControl(Detector detector, double queueDepthThreshold, double 
       }
       known.append(known.length() == 0 ? "" : ", ").append(e.label());
     }
-    throw new IllegalArgumentException(what + ": unknown value '" + io.blis.workload.TextFiles.quote(name) + "', expected one of " + known);
+    throw new IllegalArgumentException(what + ": unknown value '" + TextFiles.quote(name) + "', expected one of " + known);
   }
 }

@@ -1,5 +1,6 @@
 package io.blis.engine.policy;
 
+import io.blis.workload.TextFiles;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -19,7 +20,7 @@ public final class Params {
     for (String key : values.keySet()) {
       if (!accepted.contains(key)) {
         throw new IllegalArgumentException(policy + ": unknown parameter '"
-            + io.blis.workload.TextFiles.quote(key) + "'; accepted: "
+            + TextFiles.quote(key) + "'; accepted: "
             + (accepted.isEmpty() ? "none" : String.join(", ", new TreeSet<>(accepted))));
       }
     }

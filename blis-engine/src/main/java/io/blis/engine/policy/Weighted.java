@@ -4,6 +4,7 @@ import io.blis.api.ClusterView;
 import io.blis.api.InstanceSnapshot;
 import io.blis.api.RequestView;
 import io.blis.api.Router;
+import io.blis.workload.TextFiles;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -96,7 +97,7 @@ final class Weighted implements Router {
     for (Map.Entry<String, Double> e : weights.entrySet()) {
       if (!SCORERS.contains(e.getKey())) {
         throw new IllegalArgumentException("weighted router: unknown scorer '"
-            + io.blis.workload.TextFiles.quote(e.getKey())
+            + TextFiles.quote(e.getKey())
             + "'; available: " + String.join(", ", SCORERS));
       }
       double w = e.getValue();

@@ -1,5 +1,6 @@
 package io.blis.engine.result;
 
+import io.blis.workload.TextFiles;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -30,7 +31,7 @@ public record Fitness(Map<String, Double> weights) {
     for (Map.Entry<String, Double> e : weights.entrySet()) {
       if (!METRICS.containsKey(e.getKey())) {
         throw new IllegalArgumentException("fitness weights: unknown metric '"
-            + io.blis.workload.TextFiles.quote(e.getKey())
+            + TextFiles.quote(e.getKey())
             + "'; available: " + String.join(", ", METRICS.keySet()));
       }
       double w = e.getValue();

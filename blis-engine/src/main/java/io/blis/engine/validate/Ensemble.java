@@ -224,7 +224,7 @@ public record Ensemble(String latencyModel, List<Member> members, Map<Metric, Do
       if (!List.of("version", "latency_model", "description", "residual_log_sd", "fit_domain",
           "extrapolation_log_sd", "scales_estimated_on", "members").contains(k)) {
         throw new IllegalArgumentException(source + ": unknown key '"
-            + io.blis.workload.TextFiles.quote(k) + "'; expected version, latency_model,"
+            + InputTrees.quote(k) + "'; expected version, latency_model,"
             + " description, residual_log_sd, fit_domain, extrapolation_log_sd, scales_estimated_on, members");
       }
     }

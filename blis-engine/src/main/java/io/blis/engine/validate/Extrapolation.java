@@ -1,5 +1,6 @@
 package io.blis.engine.validate;
 
+import io.blis.workload.TextFiles;
 import java.util.Locale;
 
 /**
@@ -61,7 +62,7 @@ public record Extrapolation(Kind kind, String reason) {
           return k;
         }
       }
-      throw new IllegalArgumentException("unknown extrapolation kind '" + io.blis.workload.TextFiles.quote(key) + "', expected one of "
+      throw new IllegalArgumentException("unknown extrapolation kind '" + TextFiles.quote(key) + "', expected one of "
           + java.util.Arrays.stream(values()).map(Kind::key).toList());
     }
   }

@@ -107,6 +107,11 @@ class KernelScalesTest {
     Files.writeString(f, head + "{\"from\": \"H100\", \"sau\\nce\": \"x\"}}");
     assertThatThrownBy(() -> GpuCatalog.fromFile(f)).hasMessageContaining("unknown key 'sau\\u000Ace'")
         .hasMessageNotContaining("\n");
+    // the file's own GPU name, in a datasheet error
+    Files.writeString(f, "{\"name\": \"X\\n1\", \"bf16_dense_tflops\": 100, \"hbm_bandwidth_tb_s\": 1,"
+        + " \"memory_gib\": 40, \"gpus_per_node\": 0}");
+    assertThatThrownBy(() -> GpuCatalog.fromFile(f)).hasMessageContaining("bad.json: X\\u000A1: gpus_per_node must be >= 1")
+        .hasMessageNotContaining("\n");
     Files.writeString(f, head + entry.replace("\"gemm_bandwidth_fraction\":0.7879", "\"gemm_bandwidth_fraction\":7.879") + "}");
     assertThatThrownBy(() -> GpuCatalog.fromFile(f))
         .hasMessageContaining("bad.json: efficiency: gemm_bandwidth_fraction must be a share of the datasheet peak in (0, 1.5], got 7.879");

@@ -111,7 +111,7 @@ public record WorkloadSpec(long seed, List<ClientSpec> clients, long maxRequests
   public static WorkloadSpec preset(String name, double rateRps, long numRequests, long seed) {
     if (!Presets.NAMES.contains(name)) {
       throw new IllegalArgumentException(
-          "unknown workload preset '" + io.blis.workload.TextFiles.quote(name) + "', expected one of " + Presets.NAMES);
+          "unknown workload preset '" + TextFiles.quote(name) + "', expected one of " + Presets.NAMES);
     }
     if (numRequests < 1) {
       throw new IllegalArgumentException("number of requests must be at least 1, got " + numRequests);

@@ -1,6 +1,7 @@
 package io.blis.workload.synthetic;
 
 import io.blis.workload.RequestSpec;
+import io.blis.workload.TextFiles;
 import java.util.List;
 import java.util.Objects;
 
@@ -82,7 +83,7 @@ public record ClientSpec(
     Objects.requireNonNull(adapters, "adapters");
     if (!SLO_CLASSES.contains(sloClass)) {
       throw new IllegalArgumentException(
-          "client " + id + ": unknown SLO class '" + io.blis.workload.TextFiles.quote(sloClass) + "', expected one of " + SLO_CLASSES);
+          "client " + id + ": unknown SLO class '" + TextFiles.quote(sloClass) + "', expected one of " + SLO_CLASSES);
     }
     if (prefixLength < 0 || prefixLength >= RequestSpec.MAX_TOKENS) {
       throw new IllegalArgumentException("client " + id + ": prefix length must be in [0, "
