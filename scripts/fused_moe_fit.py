@@ -19,6 +19,19 @@ ground-truth runs cannot, because every step of those runs hits all 8 experts.
 
 Standard library only. Prints the fit over batch 1-128 and over 1-48 (how stable it is) and each
 point's residual.
+
+A second sweep (added 2026-12-06) separates a fixed time per distinct expert, which Mixtral's 8
+large experts cannot show: sglang's port of the same Triton fused-MoE kernel timed for
+Qwen3-235B-A22B-Instruct-2507 at TP 8 on one H200 (FP8 w8a8, 128 experts of 192 columns per GPU,
+top-8; sgl-project/sglang pull request 11730, "Without tuned kernel", batch 1-32, the part of the
+sweep published in full). Its experts' weights take under 0.5 us each to stream, so what grows with
+the experts hit is mostly fixed per expert. The joint fit
+
+    time(M) = a_sweep + c x distinct(M) + expert_weight_load x distinct(M) x ideal_us_per_expert
+
+(one fixed part per sweep, c and the streaming share common to both) is printed last; `trained-physics`
+takes c (0.35 us) as the per-distinct-expert time of every fused-MoE layer, scaled to other GPUs by
+their GEMM fixed time (docs/gpu-efficiency.md, "Fused MoE layers").
 """
 
 import json
@@ -55,6 +68,55 @@ def fit(points):
     return (sy - b * sx) / n, b
 
 
+# tokens in the batch -> kernel time in us (sglang PR 11730, H200, Qwen3-235B-A22B at TP 8, fp8, untuned)
+SWEEP_QWEN3 = [(1, 31.70), (2, 36.56), (4, 49.67), (8, 66.87), (16, 92.36), (24, 117.38), (32, 124.99)]
+QWEN3_EXPERTS, QWEN3_TOP_K, QWEN3_HIDDEN, QWEN3_COLUMNS = 128, 8, 4096, 192  # 1536 / TP 8 per GPU
+
+
+def solve(rows, ys):
+    """Least squares of relative errors: rows x = ys, each row divided by its y (normal equations)."""
+    n = len(rows[0])
+    ata = [[0.0] * n for _ in range(n)]
+    atb = [0.0] * n
+    for r, y in zip(rows, ys):
+        w = [v / y for v in r]
+        for i in range(n):
+            atb[i] += w[i]
+            for j in range(n):
+                ata[i][j] += w[i] * w[j]
+    # Gauss-Jordan elimination
+    for i in range(n):
+        p = max(range(i, n), key=lambda k: abs(ata[k][i]))
+        ata[i], ata[p] = ata[p], ata[i]
+        atb[i], atb[p] = atb[p], atb[i]
+        for k in range(n):
+            if k != i:
+                f = ata[k][i] / ata[i][i]
+                ata[k] = [a - f * b for a, b in zip(ata[k], ata[i])]
+                atb[k] -= f * atb[i]
+    return [atb[i] / ata[i][i] for i in range(n)]
+
+
+def joint():
+    catalog = json.loads(CATALOG.read_text())
+    unit_mix = ideal_us_per_expert()
+    unit_q = 3 * QWEN3_HIDDEN * QWEN3_COLUMNS * 1 / (catalog["H200"]["hbm_bandwidth_tb_s"] * 1e12) * 1e6
+    rows, ys = [], []
+    for m, t in SWEEP:
+        e = distinct(m)
+        rows.append([1, 0, e, e * unit_mix])
+        ys.append(t)
+    for m, t in SWEEP_QWEN3:
+        e = QWEN3_EXPERTS * (1 - ((QWEN3_EXPERTS - QWEN3_TOP_K) / QWEN3_EXPERTS) ** m)
+        rows.append([0, 1, e, e * unit_q])
+        ys.append(t)
+    a_mix, a_q, c, b = solve(rows, ys)
+    print(f"joint fit: fixed {a_mix:.1f} us (Mixtral, H100) and {a_q:.1f} us (Qwen3-235B, H200) per layer, "
+          f"{c:.3f} us per distinct expert, streaming at {1 / b:.3f} of peak")
+    worst = max(abs(sum(x * v for x, v in zip(r, (a_mix, a_q, c, b))) / y - 1) for r, y in zip(rows, ys))
+    print(f"  largest residual {100 * worst:.1f}% over {len(ys)} points")
+
+
 def main():
     unit = ideal_us_per_expert()
     print(f"one expert's weights on one GPU at peak HBM bandwidth: {unit:.2f} us")
@@ -68,6 +130,7 @@ def main():
                 pred = a + b * distinct(m) * unit
                 print(f"  M={m:4d} distinct={distinct(m):5.2f} measured {t:7.2f} us, "
                       f"form {pred:7.2f} us ({100 * (pred / t - 1):+.1f}%)")
+    joint()
 
 
 if __name__ == "__main__":

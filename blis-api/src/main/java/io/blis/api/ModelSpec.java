@@ -82,6 +82,32 @@ public interface ModelSpec {
     return numExperts() > 1;
   }
 
+  /**
+   * Bytes of one routed-expert weight after quantization, when the experts are stored apart from the
+   * rest (gpt-oss keeps its experts in MXFP4, 4.25 bits a weight, and attention in bf16); by default
+   * the model's {@link #weightBytesPerParam()}.
+   *
+   * @return bytes per expert weight parameter
+   */
+  default double expertWeightBytesPerParam() {
+    return weightBytesPerParam();
+  }
+
+  // ---------------------------------------------------------------- sliding-window attention
+
+  /**
+   * {@return how many layers attend only to the last {@link #slidingWindow()} tokens (gpt-oss,
+   * Gemma 2/3); 0 when every layer attends to the whole context}
+   */
+  default int slidingWindowLayers() {
+    return 0;
+  }
+
+  /** {@return the sliding window of those layers in tokens; 0 when no layer has one} */
+  default int slidingWindow() {
+    return 0;
+  }
+
   // ---------------------------------------------------------------- multi-head latent attention
 
   /**

@@ -44,6 +44,7 @@ public final class BlisCli implements Runnable {
     m.put("serve", ServeCommand::new);
     m.put("observe", ObserveCommand::new);
     m.put("interval-scales", IntervalScalesCommand::new);
+    m.put("corpus", CorpusCommand::new);
     m.put("capacity", CapacityCommand::new);
     m.put("sweep", SweepCommand::new);
     m.put("day", DayCommand::new);

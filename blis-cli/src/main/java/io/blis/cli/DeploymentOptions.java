@@ -54,11 +54,27 @@ final class DeploymentOptions {
 
   @Option(names = "--vllm-version", paramLabel = "VERSION",
       description = "The vLLM release simulated (v0.15.1, or an image such as vllm/vllm-openai:v0.8.4): recorded in the"
-          + " result; before v0.14.0 async scheduling is off unless --async-scheduling is given.")
+          + " result; before v0.14.0 async scheduling is off unless --async-scheduling is given, and the engine's host"
+          + " time per step (by release, from the bundled host-times table) is added to every step; before v0.8.0 the"
+          + " engine is V0.")
   String vllmVersion;
 
   /** {@code --vllm-version}, parsed by {@link #validate}. */
   private io.blis.engine.cluster.VllmVersion version;
+
+  /**
+   * The engine's host time per step when the flags name a vLLM release or turn async scheduling off
+   * (the release's generation in the bundled host-times table, {@link io.blis.engine.host.HostTimes};
+   * the fitted release's when only async scheduling is off), else none: the bundled coefficients
+   * already hold what the fitted release's asynchronous engine shows.
+   */
+  io.blis.engine.host.HostTime hostTime() {
+    if (version == null && asyncScheduling) {
+      return null;
+    }
+    io.blis.engine.cluster.VllmVersion v = version != null ? version : io.blis.engine.cluster.VllmVersion.FITTED;
+    return io.blis.engine.host.HostTimes.bundled().of(v, v.v1ByDefault()).time();
+  }
 
   @Option(names = "--output-format", paramLabel = "blis|go-blis",
       description = "blis: the nested result JSON (default); go-blis: Go BLIS's flat keys (completed_requests,"
@@ -287,6 +303,9 @@ final class DeploymentOptions {
       if (!given("--async-scheduling") && !given("--no-async-scheduling")) {
         asyncScheduling = version.asyncSchedulingByDefault();
       }
+      if (!version.v1ByDefault()) {
+        asyncScheduling = false; // vLLM's first engine (V0, before 0.8) never schedules ahead
+      }
     }
     require(cl, outputFormat.equals("blis") || outputFormat.equals("go-blis"),
         "--output-format must be blis or go-blis, got '" + outputFormat + "'");
@@ -384,6 +403,11 @@ final class DeploymentOptions {
   java.util.List<io.blis.engine.validate.Extrapolation> distances(io.blis.engine.validate.Ensemble ensemble,
       long seed) {
     java.util.LinkedHashMap<String, io.blis.engine.validate.Extrapolation> out = new java.util.LinkedHashMap<>();
+    if (ensemble.domain() != null && (version != null || !asyncScheduling)) {
+      io.blis.engine.cluster.VllmVersion v = version != null ? version : io.blis.engine.cluster.VllmVersion.FITTED;
+      io.blis.engine.validate.RunDistances.engine(v, v.v1ByDefault(), asyncScheduling && v.v1ByDefault())
+          .ifPresent(d -> out.put(d.reason(), d));
+    }
     for (Cluster.PoolDeployment p : clusterBuilder(seed, coefficients).deployments()) {
       for (var d : ensemble.distances(p.model(), p.gpu(), p.layout())) {
         out.putIfAbsent(d.reason(), d);
@@ -542,7 +566,7 @@ final class DeploymentOptions {
             server.maxModelLen, server.blockSize, server.totalKvBlocks, server.gpuMemoryUtilization,
             server.pp, server.dp, server.ep()))
         .overrides(explicitPoolFlags(coefficients))
-        .bundle(bundle).options(options).asyncScheduling(asyncScheduling)
+        .bundle(bundle).options(options).asyncScheduling(asyncScheduling).hostTime(hostTime())
         .cpuKvTier(kvCpuBlocks, offload != null ? Double.valueOf(offload.cpuBytes() / (1L << 30)) : kvOffloadingSizeGib,
             kvTransferBandwidthGbps)
         .cpuLoadUsPerBlock(goKvTransferBlocksPerUs == null ? null : 1 / goKvTransferBlocksPerUs)

@@ -54,6 +54,16 @@ final class IntervalScalesCommand implements Callable<Integer> {
   @Option(names = "--out", paramLabel = "FILE", description = "Write the ensemble with the new scales here.")
   Path out;
 
+  @Option(names = "--leave-out", defaultValue = "run", paramLabel = "run|source",
+      description = "What the left-out coverage leaves out: each run alone, or every point of a corpus source"
+          + " (ids source/point) together (default: ${DEFAULT-VALUE}).")
+  String leaveOut;
+
+  @Option(names = "--keep", paramLabel = "ENSEMBLE",
+      description = "Keep the residual and the extrapolation scales of this ensemble file as they are and estimate"
+          + " only the kinds it has none for (for new axes estimated from other runs).")
+  Path keep;
+
   @Option(names = "--interval-level", defaultValue = "0.9", paramLabel = "P",
       description = "Nominal coverage the coverage is measured at (default: ${DEFAULT-VALUE}).")
   double level;
@@ -77,7 +87,20 @@ final class IntervalScalesCommand implements Callable<Integer> {
         }
       }
     }
-    IntervalScales.Result result = IntervalScales.estimate(all, Ensemble.METRICS, level);
+    if (!leaveOut.equals("run") && !leaveOut.equals("source")) {
+      throw new IllegalArgumentException("--leave-out must be run or source, got '" + leaveOut + "'");
+    }
+    Map<Metric, IntervalScales.Scales> kept = new LinkedHashMap<>();
+    if (keep != null) {
+      Ensemble k = Ensemble.load(Cli.requireFile("--keep", keep));
+      for (Metric m : Ensemble.METRICS) {
+        Map<Extrapolation.Kind, Double> sd = new LinkedHashMap<>();
+        k.extrapolation().forEach((kind, scale) -> sd.put(kind, scale.of(m)));
+        kept.put(m, new IntervalScales.Scales(k.residual(m), sd));
+      }
+    }
+    IntervalScales.Result result = IntervalScales.estimate(all, Ensemble.METRICS, level,
+        leaveOut.equals("source") ? IntervalScales::sourceOf : IntervalScales.Run::id, kept);
     print(spec.commandLine().getOut(), result, all.size());
     if (out != null) {
       Ensemble updated = IntervalScales.apply(base, result);
@@ -86,6 +109,9 @@ final class IntervalScalesCommand implements Callable<Integer> {
           + runs.stream().map(Path::toString).toList() + (only == null ? "" : " --only " + only)
           + (exclude == null ? "" : " --exclude " + exclude));
       header.add("members: " + base.source());
+      if (keep != null) {
+        header.add("residual and the scales of " + keep + " kept as they are; the other kinds estimated given them");
+      }
       ValidateCommand.write(out, updated.toYaml(header));
     }
     return 0;
@@ -140,8 +166,9 @@ final class IntervalScalesCommand implements Callable<Integer> {
         e2e.residualLogSd(), ttft.residualLogSd(), Math.exp(z * e2e.residualLogSd()));
     for (Extrapolation.Kind k : Extrapolation.Kind.values()) {
       if (e2e.kindLogSd().containsKey(k)) {
-        w.printf(Locale.ROOT, "%-24s %4d %12.4f %12.4f   x/÷ %.3f (with the residual)%n", k.key(),
-            r.runsPerKind().getOrDefault(k, 0), e2e.kindLogSd().get(k), ttft.kindLogSd().getOrDefault(k, 0.0),
+        w.printf(Locale.ROOT, "%-24s %4d %12.4f %12s   x/÷ %.3f (with the residual)%n", k.key(),
+            r.runsPerKind().getOrDefault(k, 0), e2e.kindLogSd().get(k), ttft.kindLogSd().containsKey(k)
+                ? String.format(Locale.ROOT, "%.4f", ttft.kindLogSd().get(k)) : "(no run)",
             Math.exp(z * e2e.logSd(Set.of(k))));
       }
     }

@@ -95,6 +95,7 @@ public final class Cluster {
     private Long snapshotRefreshUs;
     private Map<String, String> options = Map.of();
     private boolean asyncScheduling = true;
+    private io.blis.engine.host.HostTime hostTime;
     private long cpuKvBlocks;
     private Double cpuKvGib;
     private double kvTransferGbps = KvOffload.DEFAULT_BANDWIDTH_GBPS;
@@ -237,6 +238,16 @@ public final class Cluster {
 
     public Builder asyncScheduling(boolean on) {
       this.asyncScheduling = on;
+      return this;
+    }
+
+    /**
+     * The host time of every engine step ({@link io.blis.engine.host.HostTime}, by vLLM release:
+     * {@link io.blis.engine.host.HostTimes}): added to the GPU's step when scheduling is synchronous,
+     * hidden behind it when asynchronous. Null (the default) charges none.
+     */
+    public Builder hostTime(io.blis.engine.host.HostTime time) {
+      this.hostTime = time;
       return this;
     }
 
@@ -602,7 +613,19 @@ public final class Cluster {
             new Deployment(tp, blockSize, limits.maxNumSeqs(), limits.maxNumBatchedTokens(), limits.maxModelLen(),
                 kvBlocks, s.gpuMemoryUtilization(), layout.pp(), layout.dp(), layout.ep()),
             loadCoefficients(s.coefficients()), options, seed);
-        LatencyModelProvider lmp = Providers.select(LatencyModelProvider.class, s.latencyModel());
+        LatencyModelProvider gpuModels = Providers.select(LatencyModelProvider.class, s.latencyModel());
+        io.blis.engine.host.HostTime host = hostTime;
+        LatencyModelProvider lmp = host == null ? gpuModels : new LatencyModelProvider() {
+          @Override
+          public String name() {
+            return gpuModels.name();
+          }
+
+          @Override
+          public LatencyModel create(io.blis.api.ProviderContext c) {
+            return new io.blis.engine.host.HostBoundModel(gpuModels.create(c), host, tp, 1, asyncScheduling);
+          }
+        };
         LatencyModel first = lmp.create(context); // fails fast on bad coefficients
         long blockBytesPerGpu = ModelSizes.kvBytesPerTokenPerGpu(model, tp) * blockSize;
         long cpuBlocks = cpuKvGib != null

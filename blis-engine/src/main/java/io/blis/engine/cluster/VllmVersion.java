@@ -38,6 +38,17 @@ public record VllmVersion(String text, int major, int minor, int patch) implemen
         m.group(3) == null ? 0 : Integer.parseInt(m.group(3)));
   }
 
+  /** The release the bundled coefficients were fitted on (the ground truth's). */
+  public static final VllmVersion FITTED = new VllmVersion("v0.15.1", 0, 15, 1);
+
+  /** The first release whose default engine is V1. */
+  public static final VllmVersion V1_DEFAULT = new VllmVersion("v0.8.0", 0, 8, 0);
+
+  /** Whether this release runs the V1 engine unless told otherwise (0.8 and later). */
+  public boolean v1ByDefault() {
+    return compareTo(V1_DEFAULT) >= 0;
+  }
+
   /** Whether this release schedules asynchronously unless told not to. */
   public boolean asyncSchedulingByDefault() {
     return compareTo(ASYNC_SCHEDULING_DEFAULT) >= 0;

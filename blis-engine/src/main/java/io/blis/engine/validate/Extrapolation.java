@@ -48,7 +48,25 @@ public record Extrapolation(Kind kind, String reason) {
      * The predicted run is overloaded (mean TTFT above 5 s or more than 5% of requests failed):
      * the fit saw no overloaded run, and there queues magnify every error of the step time.
      */
-    SATURATED;
+    SATURATED,
+    /** A number of experts a token is routed to (top-k) no fitted model had (dense counts as 0). */
+    TOPK,
+    /**
+     * vLLM's V1 engine scheduling synchronously (releases before 0.14, or async scheduling turned
+     * off): its host time is not hidden behind the GPU as in the fitted runs.
+     */
+    ENGINE_V1_SYNC,
+    /** vLLM's first engine (V0) from 0.6 (asynchronous output processing, multi-step scheduling). */
+    ENGINE_V0,
+    /** vLLM's first engine (V0) before 0.6: the most host time per step, and early kernels. */
+    ENGINE_V0_EARLY,
+    /**
+     * A batch outside what the fitted runs stepped: on average at most 2 requests a step (batch-1
+     * latency), or more than 128.
+     */
+    BATCH,
+    /** Many requests arriving at once (32 or more): the fitted runs arrived as Poisson streams. */
+    BURST;
 
     /** The name in files and JSON ({@code gpu}, {@code tp}, ...). */
     public String key() {

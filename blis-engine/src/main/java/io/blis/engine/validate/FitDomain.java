@@ -21,15 +21,23 @@ import java.util.stream.Collectors;
  * @param weightBytes bytes per weight parameter fitted (2 for bf16, 1 for fp8, ...)
  * @param experts routed-expert counts fitted (0 for dense models)
  * @param families architecture families fitted ({@code model_type}); empty: not recorded
+ * @param topK experts per token fitted (0 for dense models); empty: not recorded
  */
 public record FitDomain(SortedSet<String> gpus, int minTp, int maxTp, SortedSet<Double> weightBytes,
-    SortedSet<Integer> experts, SortedSet<String> families) {
+    SortedSet<Integer> experts, SortedSet<String> families, SortedSet<Integer> topK) {
+
+  /** A domain that does not record the experts per token. */
+  public FitDomain(SortedSet<String> gpus, int minTp, int maxTp, SortedSet<Double> weightBytes,
+      SortedSet<Integer> experts, SortedSet<String> families) {
+    this(gpus, minTp, maxTp, weightBytes, experts, families, new TreeSet<>());
+  }
 
   public FitDomain {
     gpus = new TreeSet<>(gpus);
     weightBytes = new TreeSet<>(weightBytes);
     experts = new TreeSet<>(experts);
     families = new TreeSet<>(families);
+    topK = new TreeSet<>(topK);
     if (gpus.isEmpty() || minTp < 1 || maxTp < minTp || weightBytes.isEmpty() || experts.isEmpty()) {
       throw new IllegalArgumentException("a fit domain needs at least one GPU, a TP range, a precision and an"
           + " expert count");
@@ -48,19 +56,21 @@ public record FitDomain(SortedSet<String> gpus, int minTp, int maxTp, SortedSet<
     SortedSet<Double> bytes = new TreeSet<>();
     SortedSet<Integer> experts = new TreeSet<>();
     SortedSet<String> families = new TreeSet<>();
+    SortedSet<Integer> topK = new TreeSet<>();
     int min = Integer.MAX_VALUE;
     int max = 0;
     for (Fitted f : fitted) {
       gpus.add(f.gpu().name());
       bytes.add(f.model().weightBytesPerParam());
       experts.add(f.model().isMoe() ? f.model().numExperts() : 0);
+      topK.add(f.model().isMoe() ? f.model().expertsPerToken() : 0);
       if (!f.model().family().isEmpty()) {
         families.add(f.model().family());
       }
       min = Math.min(min, f.tp());
       max = Math.max(max, f.tp());
     }
-    return new FitDomain(gpus, min, max, bytes, experts, families);
+    return new FitDomain(gpus, min, max, bytes, experts, families, topK);
   }
 
   /** How far a deployment of {@code model} on {@code tp} x {@code gpu} lies outside this domain. */
@@ -87,11 +97,19 @@ public record FitDomain(SortedSet<String> gpus, int minTp, int maxTp, SortedSet<
     if (!weightBytes.contains(model.weightBytesPerParam())) {
       out.add(new Extrapolation(Extrapolation.Kind.PRECISION, "weights of " + bytes(model.weightBytesPerParam())
           + " bytes/param not in fit (" + weightBytes.stream().map(FitDomain::bytes).collect(Collectors.joining(", ")) + ")"));
+    } else if (model.isMoe() && !weightBytes.contains(model.expertWeightBytesPerParam())) {
+      out.add(new Extrapolation(Extrapolation.Kind.PRECISION, "experts of " + bytes(model.expertWeightBytesPerParam())
+          + " bytes/param not in fit (" + weightBytes.stream().map(FitDomain::bytes).collect(Collectors.joining(", ")) + ")"));
     }
     int e = model.isMoe() ? model.numExperts() : 0;
     if (!experts.contains(e)) {
       out.add(new Extrapolation(Extrapolation.Kind.EXPERTS, (e == 0 ? "a dense model" : e + " experts")
           + " not in fit (" + experts.stream().map(x -> x == 0 ? "dense" : x + "").collect(Collectors.joining(", ")) + ")"));
+    }
+    int k = model.isMoe() ? model.expertsPerToken() : 0;
+    if (!topK.isEmpty() && !topK.contains(k)) {
+      out.add(new Extrapolation(Extrapolation.Kind.TOPK, "top-" + k + " routing not in fit ("
+          + topK.stream().map(x -> x == 0 ? "dense" : "top-" + x).collect(Collectors.joining(", ")) + ")"));
     }
     if (!families.isEmpty() && !model.family().isEmpty() && !families.contains(model.family())) {
       out.add(new Extrapolation(Extrapolation.Kind.FAMILY, "family " + model.family() + " not in fit ("
@@ -104,6 +122,9 @@ public record FitDomain(SortedSet<String> gpus, int minTp, int maxTp, SortedSet<
     if (model.usesLatentAttention()) {
       out.add(new Extrapolation(Extrapolation.Kind.ATTENTION,
           "multi-head latent attention not in fit (no measured run checks it)"));
+    } else if (model.slidingWindowLayers() > 0) {
+      out.add(new Extrapolation(Extrapolation.Kind.ATTENTION, model.slidingWindowLayers() + " sliding-window layers ("
+          + model.slidingWindow() + " tokens) not in fit (full attention only)"));
     }
     return out;
   }
@@ -144,7 +165,9 @@ public record FitDomain(SortedSet<String> gpus, int minTp, int maxTp, SortedSet<
         + indent + "tp: [" + minTp + ", " + maxTp + "]\n"
         + indent + "weight_bytes: [" + weightBytes.stream().map(FitDomain::bytes).collect(Collectors.joining(", ")) + "]\n"
         + indent + "experts: [" + experts.stream().map(String::valueOf).collect(Collectors.joining(", ")) + "]\n"
-        + indent + "families: [" + families.stream().map(f -> "\"" + f + "\"").collect(Collectors.joining(", ")) + "]\n";
+        + indent + "families: [" + families.stream().map(f -> "\"" + f + "\"").collect(Collectors.joining(", ")) + "]\n"
+        + (topK.isEmpty() ? "" : indent + "top_k: [" + topK.stream().map(String::valueOf).collect(Collectors.joining(", "))
+            + "]\n");
   }
 
   /** Reads a domain from its YAML node; errors name {@code where} and the key. */
@@ -166,8 +189,12 @@ public record FitDomain(SortedSet<String> gpus, int minTp, int maxTp, SortedSet<
     if (n.has("families")) {
       list(n, "families", where).forEach(v -> families.add(v.asText().toLowerCase(Locale.ROOT)));
     }
+    SortedSet<Integer> topK = new TreeSet<>();
+    if (n.has("top_k")) {
+      list(n, "top_k", where).forEach(v -> topK.add(v.asInt()));
+    }
     try {
-      return new FitDomain(gpus, tp.get(0).asInt(), tp.get(1).asInt(), bytes, experts, families);
+      return new FitDomain(gpus, tp.get(0).asInt(), tp.get(1).asInt(), bytes, experts, families, topK);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(where + ": " + e.getMessage(), e);
     }

@@ -110,13 +110,43 @@ public final class IntervalScales {
    * @throws IllegalArgumentException when no run lies inside the family
    */
   public static Result estimate(List<Run> runs, List<Metric> metrics, double level) {
+    return estimate(runs, metrics, level, Run::id);
+  }
+
+  /**
+   * The group of a run whose id is {@code source/point} (a corpus point): its source; any other
+   * run is a group of its own.
+   */
+  public static String sourceOf(Run r) {
+    int slash = r.id().indexOf('/');
+    return slash < 0 ? r.id() : r.id().substring(0, slash);
+  }
+
+  /**
+   * As {@link #estimate(List, List, double)}, with the coverage "left out" measured by leaving
+   * out every run of a run's group (for example all the points of a published source, {@link
+   * #sourceOf}) from the scales it is judged with.
+   */
+  public static Result estimate(List<Run> runs, List<Metric> metrics, double level,
+      java.util.function.Function<Run, String> groupOf) {
+    return estimate(runs, metrics, level, groupOf, Map.of());
+  }
+
+  /**
+   * As {@link #estimate(List, List, double, java.util.function.Function)}, keeping some scales as
+   * they are: per metric, the residual and the kinds that {@code kept} holds (for example the scales
+   * an earlier estimate set from other runs); only the other kinds are estimated, from the runs'
+   * error beyond what the kept scales explain.
+   */
+  public static Result estimate(List<Run> runs, List<Metric> metrics, double level,
+      java.util.function.Function<Run, String> groupOf, Map<Metric, Scales> kept) {
     Map<Metric, Scales> scales = new LinkedHashMap<>();
     Map<Metric, Map<String, Coverage>> inSample = new LinkedHashMap<>();
     Map<Metric, Map<String, Coverage>> loo = new LinkedHashMap<>();
     double z = PredictionInterval.z(level);
     for (Metric m : metrics) {
       List<Run> usable = runs.stream().filter(r -> Double.isFinite(r.logError().getOrDefault(m, Double.NaN))).toList();
-      Scales all = scales(usable, m);
+      Scales all = scales(usable, m, kept.get(m));
       scales.put(m, all);
       Map<String, int[]> in = new TreeMap<>();
       Map<String, int[]> out = new TreeMap<>();
@@ -127,11 +157,11 @@ public final class IntervalScales {
         if (covered(r, m, all, z)) {
           in.get(r.group())[1]++;
         }
-        List<Run> others = new ArrayList<>(usable);
-        others.remove(i);
+        String g = groupOf.apply(r);
+        List<Run> others = usable.stream().filter(x -> !groupOf.apply(x).equals(g)).toList();
         Scales without;
         try {
-          without = scales(others, m);
+          without = scales(others, m, kept.get(m));
         } catch (IllegalArgumentException noFamilyRun) {
           continue;
         }
@@ -173,24 +203,37 @@ public final class IntervalScales {
 
   /** The scales of metric {@code m} from {@code runs}. */
   static Scales scales(List<Run> runs, Metric m) {
-    double sum = 0;
-    int n = 0;
-    for (Run r : runs) {
-      if (r.kinds().isEmpty()) {
-        sum += excess(r, m, 0);
-        n++;
+    return scales(runs, m, null);
+  }
+
+  /** As above, the residual and the kinds of {@code kept} (when not null) taken as they are. */
+  static Scales scales(List<Run> runs, Metric m, Scales kept) {
+    double residual;
+    if (kept != null) {
+      residual = kept.residualLogSd();
+    } else {
+      double sum = 0;
+      int n = 0;
+      for (Run r : runs) {
+        if (r.kinds().isEmpty()) {
+          sum += excess(r, m, 0);
+          n++;
+        }
       }
+      if (n == 0) {
+        throw new IllegalArgumentException("no run inside the fitted family to estimate the residual from");
+      }
+      residual = Math.sqrt(sum / n);
     }
-    if (n == 0) {
-      throw new IllegalArgumentException("no run inside the fitted family to estimate the residual from");
-    }
-    double residual = Math.sqrt(sum / n);
     List<Run> outside = runs.stream().filter(r -> !r.kinds().isEmpty()).toList();
     Map<Extrapolation.Kind, Double> variance = new EnumMap<>(Extrapolation.Kind.class);
+    if (kept != null) {
+      kept.kindLogSd().forEach((k, sd) -> variance.put(k, sd * sd));
+    }
     // a kind that is some run's only distance: from those runs alone
     Map<Extrapolation.Kind, double[]> alone = new EnumMap<>(Extrapolation.Kind.class);
     for (Run r : outside) {
-      if (r.kinds().size() == 1) {
+      if (r.kinds().size() == 1 && !variance.containsKey(r.kinds().iterator().next())) {
         double[] acc = alone.computeIfAbsent(r.kinds().iterator().next(), k -> new double[2]);
         acc[0] += excess(r, m, residual * residual);
         acc[1]++;
@@ -284,6 +327,19 @@ public final class IntervalScales {
     }
     for (Metric m : Ensemble.METRICS) {
       residual.putIfAbsent(m, base.residual(m));
+    }
+    // a kind measured in one metric but no run of the other: the other takes its largest scale, as a
+    // kind no run measured does
+    for (Map<Metric, Double> v : perKind.values()) {
+      for (Metric m : Ensemble.METRICS) {
+        if (!v.containsKey(m)) {
+          double largest = 0;
+          for (Map<Metric, Double> w : perKind.values()) {
+            largest = Math.max(largest, w.getOrDefault(m, 0.0));
+          }
+          v.put(m, largest);
+        }
+      }
     }
     Map<Extrapolation.Kind, Ensemble.Scale> scales = new EnumMap<>(Extrapolation.Kind.class);
     perKind.forEach((k, v) -> scales.put(k, new Ensemble.Scale(v, result.runsPerKind().getOrDefault(k, 0))));

@@ -49,7 +49,8 @@ class ExtrapolationTest {
         .extracting(Extrapolation::reason).containsExactly("tp 8 > 4");
     assertThat(e.distances(ModelCatalog.byName("RedHatAI/Llama-4-Scout-17B-16E-Instruct-FP8-dynamic"),
         GpuCatalog.byName("H100"), 2)).extracting(Extrapolation::kind)
-        .containsExactly(Extrapolation.Kind.PRECISION, Extrapolation.Kind.EXPERTS, Extrapolation.Kind.FAMILY);
+        .containsExactly(Extrapolation.Kind.PRECISION, Extrapolation.Kind.EXPERTS, Extrapolation.Kind.TOPK,
+            Extrapolation.Kind.FAMILY);
     assertThat(e.distances(ModelCatalog.byName("Qwen/Qwen3-14B"), GpuCatalog.resolve("L40S"), 1))
         .extracting(Extrapolation::reason)
         .containsExactly("gpu L40S not in fit (H100), kernel efficiency estimated from A40",
@@ -68,6 +69,38 @@ class ExtrapolationTest {
       assertThat(x.reason()).isEqualTo("gpu X9 not in fit (H100), no kernel-efficiency entry, taken to realize the"
           + " H100's shares of its datasheet");
     });
+  }
+
+  @Test
+  void runsOutsideTheFittedEngineBatchesAndArrivalsSaySo() {
+    io.blis.engine.cluster.VllmVersion v = io.blis.engine.cluster.VllmVersion.parse("0.11.0");
+    assertThat(RunDistances.engine(io.blis.engine.cluster.VllmVersion.FITTED, true, true)).isEmpty();
+    assertThat(RunDistances.engine(v, true, true)).isEmpty();
+    assertThat(RunDistances.engine(v, true, false)).get().extracting(Extrapolation::kind)
+        .isEqualTo(Extrapolation.Kind.ENGINE_V1_SYNC);
+    assertThat(RunDistances.engine(io.blis.engine.cluster.VllmVersion.parse("0.6.3"), false, false)).get()
+        .extracting(Extrapolation::reason).isEqualTo("vLLM 0.6.3 V0 engine not in fit (V1 with async scheduling, 0.15)");
+    assertThat(RunDistances.engine(io.blis.engine.cluster.VllmVersion.parse("0.4.0"), false, false)).get()
+        .extracting(Extrapolation::kind).isEqualTo(Extrapolation.Kind.ENGINE_V0_EARLY);
+    assertThat(RunDistances.batch(1.0)).get().extracting(Extrapolation::reason)
+        .isEqualTo("1.0 requests a step on average, at most 2: not in fit (3-128)");
+    assertThat(RunDistances.batch(40)).isEmpty();
+    assertThat(RunDistances.batch(300)).get().extracting(Extrapolation::kind).isEqualTo(Extrapolation.Kind.BATCH);
+    assertThat(RunDistances.batch(Double.NaN)).isEmpty();
+    assertThat(RunDistances.burst(31)).isEmpty();
+    assertThat(RunDistances.burst(1000)).get().extracting(Extrapolation::reason)
+        .isEqualTo("1000 requests arriving at once not in fit (Poisson arrivals)");
+  }
+
+  @Test
+  void modelsOfOtherRoutingPrecisionOrAttentionAreOutsideTheDomain() throws Exception {
+    Ensemble e = Ensemble.bundled();
+    ModelSpec gptOss = ModelCatalog.fromFile(java.nio.file.Path.of("..", "docs", "public-measurements", "models",
+        "openai--gpt-oss-20b", "config.json"));
+    assertThat(e.distances(gptOss, GpuCatalog.byName("H100"), 1)).extracting(Extrapolation::reason)
+        .containsExactly("experts of 0.53125 bytes/param not in fit (2)", "32 experts not in fit (dense, 8)",
+            "top-4 routing not in fit (dense, top-2)", "family gpt_oss not in fit (llama, mistral, mixtral, qwen2)",
+            "12 sliding-window layers (128 tokens) not in fit (full attention only)");
   }
 
   @Test
@@ -131,6 +164,27 @@ class ExtrapolationTest {
 
   private static IntervalScales.Run run(String id, Set<Extrapolation.Kind> kinds, double e2e) {
     return IntervalScales.run(id, kinds, METRICS, new double[] {e2e, 2 * e2e}, new double[] {0, 0});
+  }
+
+  @Test
+  void leavingASourceOutLeavesOutAllItsPoints() {
+    List<IntervalScales.Run> runs = new ArrayList<>();
+    for (int i = 0; i < 10; i++) {
+      runs.add(run("f" + i, Set.of(), i % 2 == 0 ? 0.03 : -0.03));
+    }
+    // one source's two points carry burst with errors of 0.4; another source's one point, 0.05
+    runs.add(run("s/a", EnumSet.of(Extrapolation.Kind.BURST), 0.4));
+    runs.add(run("s/b", EnumSet.of(Extrapolation.Kind.BURST), -0.4));
+    runs.add(run("t/a", EnumSet.of(Extrapolation.Kind.BURST), 0.05));
+    assertThat(IntervalScales.sourceOf(runs.get(10))).isEqualTo("s");
+    assertThat(IntervalScales.sourceOf(runs.get(0))).isEqualTo("f0");
+    // leaving one run out, each of s's points is covered by the scale its sibling sets
+    IntervalScales.Result byRun = IntervalScales.estimate(runs, METRICS, 0.9);
+    assertThat(byRun.leaveOneOut().get(Metric.E2E_MEAN).get("burst")).isEqualTo(new IntervalScales.Coverage(3, 3));
+    // leaving the source out, only t's small error sets the scale: both of s's points are missed
+    IntervalScales.Result bySource = IntervalScales.estimate(runs, METRICS, 0.9, IntervalScales::sourceOf);
+    assertThat(bySource.leaveOneOut().get(Metric.E2E_MEAN).get("burst")).isEqualTo(new IntervalScales.Coverage(3, 1));
+    assertThat(bySource.inSample()).isEqualTo(byRun.inSample());
   }
 
   @Test

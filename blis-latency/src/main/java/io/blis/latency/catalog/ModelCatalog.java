@@ -258,10 +258,11 @@ public final class ModelCatalog {
     ObjectNode c = flatten((ObjectNode) root);
     HfFields f = new HfFields(source, c);
 
-    int layers = f.requiredInt("num_hidden_layers", "n_layer", "num_layers");
+    int layers = f.requiredInt("num_hidden_layers", "n_layer", "num_layers", "n_layers");
     int hidden = f.requiredInt("hidden_size", "n_embd", "d_model");
-    int heads = f.requiredInt("num_attention_heads", "n_head");
-    int kvHeads = f.optionalInt(heads, "num_key_value_heads", "num_kv_heads", "multi_query_group_num");
+    int heads = f.requiredInt("num_attention_heads", "n_head", "n_heads");
+    int kvHeads = f.optionalInt(heads, "num_key_value_heads", "num_kv_heads", "multi_query_group_num",
+        "kv_n_heads");
     ModelConfig.Mla mla = latentAttention(f);
     int headDim = f.optionalInt(0, "head_dim");
     if (mla.present()) {
@@ -334,9 +335,12 @@ public final class ModelCatalog {
     int maxPos = maxPositions(f, c);
     try {
       String family = f.text("model_type");
+      int[] sliding = slidingLayers(f, c, layers);
+      double expertBytes = experts > 0 ? expertWeightBytes(c) : 0;
       return new ModelConfig(name, layers, hidden, heads, kvHeads, headDim, denseFfn, vocab, maxPos,
-          activationBytes, weightBytes, tied, experts, topK, moeFfn, sharedFfn, moeLayers, gated, false,
-          family == null ? "" : family, mla);
+          activationBytes, expertBytes > 0 ? activationBytes : weightBytes, tied, experts, topK, moeFfn, sharedFfn,
+          moeLayers, gated, false, family == null ? "" : family, mla,
+          new ModelConfig.Variants(expertBytes, sliding[0], sliding[1]));
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
     }
@@ -362,12 +366,29 @@ public final class ModelCatalog {
         f.optionalInt(0, "v_head_dim"));
   }
 
+  /**
+   * The config with a nested {@code text_config} laid over the top level, and DBRX's nested {@code
+   * attn_config} and {@code ffn_config} laid under it (their keys taken only where the top level
+   * has none: their {@code model_type} is empty).
+   */
   private static ObjectNode flatten(ObjectNode root) {
+    ObjectNode merged = root.deepCopy();
+    for (String nested : List.of("attn_config", "ffn_config")) {
+      JsonNode n = root.get(nested);
+      if (n != null && n.isObject()) {
+        merged.remove(nested);
+        for (Iterator<Map.Entry<String, JsonNode>> it = n.fields(); it.hasNext(); ) {
+          Map.Entry<String, JsonNode> e = it.next();
+          if (!merged.has(e.getKey())) {
+            merged.set(e.getKey(), e.getValue());
+          }
+        }
+      }
+    }
     JsonNode text = root.get("text_config");
     if (text == null || !text.isObject()) {
-      return root;
+      return merged;
     }
-    ObjectNode merged = root.deepCopy();
     merged.remove("text_config");
     Iterator<Map.Entry<String, JsonNode>> it = text.fields();
     while (it.hasNext()) {
@@ -375,6 +396,51 @@ public final class ModelCatalog {
       merged.set(e.getKey(), e.getValue());
     }
     return merged;
+  }
+
+  /**
+   * The layers of {@code layer_types} that attend to a sliding window ({@code sliding_attention}),
+   * with {@code sliding_window}; none when the config lists no layer types (a {@code sliding_window}
+   * alone is not used by vLLM for Qwen2 and others without {@code use_sliding_window}).
+   */
+  private static int[] slidingLayers(HfFields f, ObjectNode c, int layers) {
+    JsonNode types = c.get("layer_types");
+    if (types == null || !types.isArray()) {
+      return new int[] {0, 0};
+    }
+    if (types.size() != layers) {
+      throw new IllegalArgumentException(f.source() + ": layer_types lists " + types.size() + " layers, but"
+          + " num_hidden_layers is " + layers);
+    }
+    int sliding = 0;
+    for (JsonNode t : types) {
+      if (t.asText().equals("sliding_attention")) {
+        sliding++;
+      }
+    }
+    if (sliding == 0) {
+      return new int[] {0, 0};
+    }
+    int window = f.optionalInt(0, "sliding_window");
+    if (window < 1) {
+      throw new IllegalArgumentException(f.source() + ": layer_types has sliding_attention layers but"
+          + " sliding_window is missing or below 1");
+    }
+    return new int[] {sliding, window};
+  }
+
+  /**
+   * Bytes of one routed-expert weight when the config quantizes the experts apart from the rest,
+   * else 0: MXFP4 ({@code quant_method: mxfp4}, gpt-oss) stores 4-bit elements with one 8-bit scale
+   * per 32, 4.25 bits; its {@code modules_to_not_convert} (attention, router, embeddings, LM head)
+   * stay in the checkpoint's dtype.
+   */
+  private static double expertWeightBytes(ObjectNode c) {
+    JsonNode q = c.get("quantization_config");
+    if (q != null && q.isObject() && q.path("quant_method").asText("").equalsIgnoreCase("mxfp4")) {
+      return 4.25 / 8;
+    }
+    return 0;
   }
 
   /** FFNs are gated (three matrices) except in the older two-matrix architectures listed here. */
@@ -466,9 +532,9 @@ public final class ModelCatalog {
   }
 
   private static int maxPositions(HfFields f, ObjectNode c) {
-    int base = f.optionalInt(0, "max_position_embeddings", "n_positions", "max_sequence_length");
+    int base = f.optionalInt(0, "max_position_embeddings", "n_positions", "max_sequence_length", "max_seq_len");
     if (base < 0 || (base == 0 && (c.has("max_position_embeddings") || c.has("n_positions")
-        || c.has("max_sequence_length")))) {
+        || c.has("max_sequence_length") || c.has("max_seq_len")))) {
       throw new IllegalArgumentException(f.source() + ": max_position_embeddings must be at least 1 (the model's"
           + " context length), got " + base);
     }

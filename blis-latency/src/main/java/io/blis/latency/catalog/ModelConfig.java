@@ -40,6 +40,8 @@ import io.blis.api.ModelSpec;
  *     qk_nope_head_dim + qk_rope_head_dim} (the query/key width of one head); neither describes the
  *     KV cache, which holds one latent of {@code kv_lora_rank + qk_rope_head_dim} elements per token
  *     and layer (see {@link ModelSizes})
+ * @param variants what sets a few architectures apart: experts stored at another precision,
+ *     sliding-window layers ({@link Variants#NONE} for none)
  */
 public record ModelConfig(
     String name,
@@ -62,8 +64,50 @@ public record ModelConfig(
     boolean gatedMlp,
     boolean truncatedSampling,
     String family,
-    Mla mla)
+    Mla mla,
+    Variants variants)
     implements ModelSpec {
+
+  /**
+   * Architecture details of some models, validated by {@link ModelConfig}.
+   *
+   * @param expertWeightBytes bytes of one routed-expert weight when the experts are quantized apart
+   *     from the rest (gpt-oss: MXFP4, 4.25 bits); 0 when they are stored like every other weight
+   * @param slidingWindowLayers layers that attend only to the last {@code slidingWindow} tokens
+   * @param slidingWindow the window of those layers in tokens (0 when there are none)
+   */
+  public record Variants(double expertWeightBytes, int slidingWindowLayers, int slidingWindow) {
+
+    /** Nothing apart. */
+    public static final Variants NONE = new Variants(0, 0, 0);
+
+    private void check(String model, int layers) {
+      if (!(expertWeightBytes >= 0) || expertWeightBytes > 4) {
+        throw new IllegalArgumentException(model + ": expert weight bytes must be in [0, 4], got " + expertWeightBytes);
+      }
+      if (slidingWindowLayers < 0 || slidingWindowLayers > layers) {
+        throw new IllegalArgumentException(model + ": sliding-window layers must be in [0, " + layers + "], got "
+            + slidingWindowLayers);
+      }
+      if ((slidingWindowLayers > 0) != (slidingWindow > 0) || slidingWindow < 0) {
+        throw new IllegalArgumentException(model + ": sliding_window (" + slidingWindow + ") must be above 0 exactly"
+            + " when some layer slides (" + slidingWindowLayers + " do)");
+      }
+    }
+  }
+
+  /** As the canonical constructor, with no {@link Variants}. */
+  public ModelConfig(String name, int numLayers, int hiddenSize, int numAttentionHeads,
+      int numKeyValueHeads, int headDim, int intermediateSize, int vocabSize,
+      int maxPositionEmbeddings, int activationBytes, double weightBytesPerParam,
+      boolean tieWordEmbeddings, int numExperts, int expertsPerToken, int moeIntermediateSize,
+      int sharedExpertIntermediateSize, int numMoeLayers, boolean gatedMlp, boolean truncatedSampling,
+      String family, Mla mla) {
+    this(name, numLayers, hiddenSize, numAttentionHeads, numKeyValueHeads, headDim,
+        intermediateSize, vocabSize, maxPositionEmbeddings, activationBytes, weightBytesPerParam,
+        tieWordEmbeddings, numExperts, expertsPerToken, moeIntermediateSize,
+        sharedExpertIntermediateSize, numMoeLayers, gatedMlp, truncatedSampling, family, mla, Variants.NONE);
+  }
 
   /**
    * The dimensions of multi-head latent attention, as named in a DeepSeek {@code config.json}.
@@ -166,6 +210,8 @@ public record ModelConfig(
     family = family == null ? "" : family.strip().toLowerCase(java.util.Locale.ROOT);
     mla = mla == null ? Mla.NONE : mla;
     mla.check(name);
+    variants = variants == null ? Variants.NONE : variants;
+    variants.check(name, numLayers);
     positive(name, "num_hidden_layers", numLayers);
     positive(name, "hidden_size", hiddenSize);
     positive(name, "num_attention_heads", numAttentionHeads);
@@ -245,9 +291,9 @@ public record ModelConfig(
     return ModelSizes.parameterCount(this);
   }
 
-  /** Bytes of all weights at {@link #weightBytesPerParam()}. */
+  /** Bytes of all weights, the routed experts at {@link #expertWeightBytesPerParam()}. */
   public double weightBytes() {
-    return parameterCount() * weightBytesPerParam;
+    return ModelSizes.weightBytes(this);
   }
 
   /**
@@ -264,7 +310,22 @@ public record ModelConfig(
     return new ModelConfig(name, numLayers, hiddenSize, numAttentionHeads, numKeyValueHeads,
         headDim, intermediateSize, vocabSize, maxPositionEmbeddings, activationBytes,
         weightBytesPerParam, tieWordEmbeddings, numExperts, expertsPerToken, moeIntermediateSize,
-        sharedExpertIntermediateSize, numMoeLayers, gatedMlp, truncated, family, mla);
+        sharedExpertIntermediateSize, numMoeLayers, gatedMlp, truncated, family, mla, variants);
+  }
+
+  @Override
+  public double expertWeightBytesPerParam() {
+    return variants.expertWeightBytes() > 0 ? variants.expertWeightBytes() : weightBytesPerParam;
+  }
+
+  @Override
+  public int slidingWindowLayers() {
+    return variants.slidingWindowLayers();
+  }
+
+  @Override
+  public int slidingWindow() {
+    return variants.slidingWindow();
   }
 
   @Override

@@ -158,9 +158,26 @@ public final class ModelSizes {
         + moeLayers * moeParamsPerLayer(m);
   }
 
-  /** Bytes of all weights of the model, at its weight precision. */
+  /** Parameters of all routed experts of the model (0 for a dense model). */
+  public static double routedExpertParams(ModelSpec m) {
+    return m.isMoe() ? (double) m.numMoeLayers() * m.numExperts() * expertParams(m) : 0.0;
+  }
+
+  /**
+   * Bytes of all weights of the model: the routed experts at {@link
+   * ModelSpec#expertWeightBytesPerParam()}, the rest at its weight precision.
+   */
   public static double weightBytes(ModelSpec m) {
-    return parameterCount(m) * m.weightBytesPerParam();
+    double experts = routedExpertParams(m);
+    return (parameterCount(m) - experts) * m.weightBytesPerParam() + experts * m.expertWeightBytesPerParam();
+  }
+
+  /**
+   * The share of the layers that attend to the whole context (1 without sliding-window layers): the
+   * share of a token's KV bytes that stays in the cache for as long as its request.
+   */
+  public static double fullAttentionShare(ModelSpec m) {
+    return (double) (m.numLayers() - m.slidingWindowLayers()) / m.numLayers();
   }
 
   /**

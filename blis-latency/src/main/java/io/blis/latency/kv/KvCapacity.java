@@ -102,8 +102,10 @@ public final class KvCapacity {
 
   /** Bytes one KV block takes on one GPU of {@code layout}: its stage's layers, its TP share. */
   public static double blockBytesPerGpu(ModelSpec model, Layout layout, int blockSizeTokens) {
+    // sliding-window layers keep only their window's blocks per request: a block of the pool is the
+    // full-attention layers' share (vLLM's hybrid KV cache manager pools them apart)
     return (double) ModelSizes.kvBytesPerTokenPerGpu(model, layout.tp()) * blockSizeTokens
-        * layout.layersPerStage(model) / model.numLayers();
+        * layout.layersPerStage(model) / model.numLayers() * ModelSizes.fullAttentionShare(model);
   }
 
   /** Weight bytes one GPU of {@code layout} holds. */
@@ -115,12 +117,10 @@ public final class KvCapacity {
       // every weight split tp ways: the same arithmetic as before layouts, so the same block counts
       return ModelSizes.weightBytes(model) / layout.tp() / layout.pp() + replicated;
     }
-    double experts = model.isMoe()
-        ? (double) model.numMoeLayers() * model.numExperts() * ModelSizes.expertParams(model)
-        : 0.0;
+    double experts = ModelSizes.routedExpertParams(model);
     double rest = ModelSizes.parameterCount(model) - experts;
-    return (rest / layout.tp() + experts / layout.moeGroup()) * model.weightBytesPerParam()
-        / layout.pp() + replicated;
+    return (rest / layout.tp() * model.weightBytesPerParam()
+        + experts / layout.moeGroup() * model.expertWeightBytesPerParam()) / layout.pp() + replicated;
   }
 
   /**

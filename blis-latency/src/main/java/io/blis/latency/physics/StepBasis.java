@@ -102,8 +102,17 @@ final class StepBasis {
   private final double moeCommUsPerToken;
   private final double ppCommUsPerToken;
   private final double commLatencyPerStepUs;
+  /** MoE layers x the per-expert fixed time x the GEMM fixed-time scale, over the experts a GPU serves. */
+  private final double expertFixedUsPerDistinct;
   /** Data-parallel ranks whose tokens meet in every MoE layer (their batches assumed alike). */
   private final int dataParallel;
+  /** Sliding window of the model's sliding-window layers in tokens, 0 when it has none. */
+  private final int window;
+  /**
+   * The sliding layers' share of the attention pair and KV terms (0 without them); the
+   * full-attention layers keep the rest.
+   */
+  private final double slidingShare;
 
   /**
    * The GPU's kernel scales against the anchor GPU ({@link KernelScales}), applied to the ideal
@@ -118,6 +127,15 @@ final class StepBasis {
   final double moeLayerUnits;
   /** {@link #kiloVocabSampled} x the element-wise-kernel scale (the per-step sampling chain). */
   final double kiloVocabUnits;
+
+  /**
+   * Fixed time of a fused-MoE layer per distinct expert its tokens hit, in us on the anchor GPU: the
+   * thread blocks, alignment and tiles an expert costs whatever its rows. From a joint least-squares
+   * fit of two kernel sweeps of the fused-MoE layer (scripts/fused_moe_fit.py): Mixtral-8x7B's shape
+   * at TP 2 on H100 (8 large experts, bf16) and Qwen3-235B's at TP 8 on H200 (128 small experts,
+   * FP8), where small experts make this part visible; every point within 4.4%.
+   */
+  static final double PER_DISTINCT_EXPERT_US = 0.35;
 
   // results of the last compute(): ideal microseconds at peak rates
   double prefillComputeUs;
@@ -134,6 +152,12 @@ final class StepBasis {
   /** Latency of the MoE and pipeline transfers of the step (not of the TP all-reduces). */
   double commLatencyUs;
   double moeRoutingUs;
+  /**
+   * The fused-MoE layers' fixed time for the distinct experts the step's tokens hit on one GPU
+   * ({@link #PER_DISTINCT_EXPERT_US} each per MoE layer, times the GEMM fixed-time scale): a time, not
+   * an ideal one, charged as it is.
+   */
+  double moeExpertFixedUs;
   int requests;
   long tokens;
 
@@ -165,6 +189,8 @@ final class StepBasis {
     this.moeLayers = m.isMoe() ? m.numMoeLayers() : 0;
     this.allReducesPerStep = tp > 1 ? 2 * layers : 0;
     this.dataParallel = layout.dp();
+    this.window = m.slidingWindowLayers() > 0 ? m.slidingWindow() : 0;
+    this.slidingShare = window > 0 ? (double) m.slidingWindowLayers() / m.numLayers() : 0.0;
     KernelScales k8 = kernelScales ? KernelScales.of(gpu, tp, m.hiddenSize()) : KernelScales.ONE;
     this.scales = k8;
     double flopsPerUs = GpuSpec.peakFlopsFor(gpu, w) / 1e6;
@@ -217,7 +243,7 @@ final class StepBasis {
                     + moeLayers * (sharedParams + routerParams) + lmHead) / tp + norms);
     this.experts = m.isMoe() ? m.numExperts() : 0;
     // the experts are divided over the tp x dp GPUs of the MoE group, whole (EP) or split (TP)
-    double expertBytesPerMoeLayerPerExpert = w * expertParams / layout.moeGroup();
+    double expertBytesPerMoeLayerPerExpert = m.expertWeightBytesPerParam() * expertParams / layout.moeGroup();
     this.missRatio = m.isMoe() ? (double) (m.numExperts() - k) / m.numExperts() : 1.0;
     double allReduceBytesPerToken = Collectives.ringAllReduceBytes(d * m.activationBytes(), tp);
     double routingBytesPerToken = 4.0 * k * d * m.activationBytes();
@@ -264,7 +290,25 @@ final class StepBasis {
     this.layerUnits = layers * k8.layer();
     this.allReduceUnits = allReducesPerStep * k8.allReduceLatency();
     this.moeLayerUnits = moeLayers * k8.gemmFixed();
+    // under expert parallelism a GPU serves only its share of the distinct experts; split by TP, all
+    this.expertFixedUsPerDistinct = moeLayers * PER_DISTINCT_EXPERT_US * k8.gemmFixed()
+        / (layout.expertParallel() ? layout.moeGroup() : 1);
     this.kiloVocabUnits = kiloVocabSampled * k8.smallKernels();
+  }
+
+  /**
+   * Causal (query, key) pairs of {@code t} new tokens after {@code s} cached ones in a layer that
+   * attends to at most {@code w} tokens: {@code sum over x in [s + 1, s + t] of min(w, x)}.
+   */
+  static long windowPairs(long s, long t, long w) {
+    if (s + t <= w) {
+      return t * s + (t * (t + 1) >> 1);
+    }
+    if (s + 1 >= w) {
+      return t * w;
+    }
+    long inside = w - s; // x from s + 1 to w
+    return (s + 1 + w) * inside / 2 + (t - inside) * w;
   }
 
   /** Computes every term for {@code batch}; the results are left in the fields. */
@@ -283,6 +327,12 @@ final class StepBasis {
       long t = r.newTokens();
       long s = r.progressIndex();
       long pairs = t * s + (t * (t + 1) >> 1);
+      if (window > 0) {
+        // the sliding layers see at most the window: blend their pairs and context in by share
+        long slidePairs = windowPairs(s, t, window);
+        pairs = Math.round(pairs * (1 - slidingShare) + slidePairs * slidingShare);
+        s = Math.round(s * (1 - slidingShare) + Math.min(s, window) * slidingShare);
+      }
       if (r.phase() == Phase.PREFILL) {
         pfTokens += t;
         pfPairs += pairs;
@@ -307,11 +357,13 @@ final class StepBasis {
     decodeMemoryUs = (dcContext + dcTokens) * kvUsPerToken;
     weightLoadUs = denseWeightUs;
     if (experts > 0) {
-      expertWeightLoadUs =
-          experts * (1.0 - Math.pow(missRatio, total * dataParallel)) * expertUsPerDistinctExpert;
+      double distinct = total > 0 ? experts * (1.0 - Math.pow(missRatio, total * dataParallel)) : 0;
+      expertWeightLoadUs = distinct * expertUsPerDistinctExpert;
+      moeExpertFixedUs = distinct * expertFixedUsPerDistinct;
       moeRoutingUs = total * routingUsPerToken;
     } else {
       expertWeightLoadUs = 0;
+      moeExpertFixedUs = 0;
       moeRoutingUs = 0;
     }
     tpCommUs = total * tpCommUsPerToken;

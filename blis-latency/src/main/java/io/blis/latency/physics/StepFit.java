@@ -112,13 +112,16 @@ public final class StepFit {
     StepBasis basis = new StepBasis(model, gpu, tp);
     double[][] x = new double[n][];
     double[] y = new double[n];
+    double[] moeFixed = new double[n];
     double[] b0 = TrainedPhysicsParameters.of(start).beta().clone();
     for (int i = 0; i < n; i++) {
       basis.compute(sorted.get(i).batch());
       x[i] = new double[] {basis.prefillComputeUs, basis.prefillMemoryUs, basis.decodeComputeUs,
           basis.decodeMemoryUs, basis.weightLoadUs, basis.expertWeightLoadUs, basis.tpCommUs,
           basis.moeRoutingUs, basis.requests, b0[14] * basis.logitsPassUs * basis.requests};
-      y[i] = sorted.get(i).durationUs();
+      // the fused-MoE layers' fixed time per distinct expert is a measured time, not a fitted one
+      moeFixed[i] = basis.moeExpertFixedUs;
+      y[i] = sorted.get(i).durationUs() - moeFixed[i];
     }
     double constant = b0[8] * basis.layerUnits + b0[9] * basis.allReduceUnits + b0[12] * basis.moeLayerUnits
         + b0[13] * basis.kiloVocabUnits;
@@ -195,8 +198,8 @@ public final class StepFit {
             + "]; the traced steps do not fit the trained-physics model (wrong model, GPU or TP?)");
       }
     }
-    double validMape = mape(beta, x, y, trainEnd, validEnd, constant);
-    double testMape = mape(beta, x, y, validEnd, n, constant);
+    double validMape = mape(beta, x, y, moeFixed, trainEnd, validEnd, constant);
+    double testMape = mape(beta, x, y, moeFixed, validEnd, n, constant);
     double[] pred = new double[n - validEnd];
     double[] meas = new double[n - validEnd];
     double[] resid = new double[n - validEnd];
@@ -205,9 +208,9 @@ public final class StepFit {
     for (int i = validEnd; i < n; i++) {
       sizes[i - validEnd] = (int) x[i][8];
       withPrefill[i - validEnd] = x[i][0] > 0;
-      pred[i - validEnd] = predict(beta, x[i], constant);
-      meas[i - validEnd] = y[i];
-      resid[i - validEnd] = pred[i - validEnd] / y[i] - 1;
+      pred[i - validEnd] = predict(beta, x[i], constant) + moeFixed[i];
+      meas[i - validEnd] = y[i] + moeFixed[i];
+      resid[i - validEnd] = pred[i - validEnd] / meas[i - validEnd] - 1;
     }
     return new Result(beta, exercised, fitted.sigma(), trainEnd, n - validEnd, validMape, testMape,
         pearson(pred, meas), resid, sizes, withPrefill, why);
@@ -407,13 +410,13 @@ public final class StepFit {
     return out;
   }
 
-  private static double mape(double[] b, double[][] x, double[] y, int from, int to, double c) {
+  private static double mape(double[] b, double[][] x, double[] y, double[] fixed, int from, int to, double c) {
     if (to <= from) {
       return Double.NaN;
     }
     double sum = 0;
     for (int i = from; i < to; i++) {
-      sum += Math.abs(predict(b, x[i], c) / y[i] - 1);
+      sum += Math.abs((predict(b, x[i], c) + fixed[i]) / (y[i] + fixed[i]) - 1);
     }
     return 100 * sum / (to - from);
   }

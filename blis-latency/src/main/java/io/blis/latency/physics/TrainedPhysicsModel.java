@@ -64,6 +64,7 @@ final class TrainedPhysicsModel extends RequestTimes {
             + tpComm * (s.tpCommUs + s.moeCommUs + s.ppCommUs)
             + s.commLatencyUs
             + moeRouting * s.moeRoutingUs
+            + s.moeExpertFixedUs
             + perRequestUs * s.requests
             + fixedPerStepUs;
     return Math.max(1L, (long) us);

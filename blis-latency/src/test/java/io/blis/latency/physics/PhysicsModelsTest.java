@@ -289,8 +289,11 @@ class PhysicsModelsTest {
     double memory = beta[4] * s.weightLoadUs + beta[5] * s.expertWeightLoadUs
         + beta[1] * s.prefillMemoryUs + beta[3] * s.decodeMemoryUs;
     double expected = Math.max(compute, memory) + beta[2] * s.decodeComputeUs + beta[6] * s.tpCommUs + beta[7] * s.moeRoutingUs
-        + beta[8] * 32 + beta[9] * 64 + beta[10] * 21 + beta[11] + beta[12] * 32;
+        + beta[8] * 32 + beta[9] * 64 + beta[10] * 21 + beta[11] + beta[12] * 32
+        + s.moeExpertFixedUs;
     assertThat(build("trained-physics", m, H100, 2, c).stepTime(b)).isEqualTo((long) expected);
+    // 720 tokens hit all 8 experts: 0.35 us of fixed time each in every one of the 32 MoE layers
+    assertThat(s.moeExpertFixedUs).isCloseTo(8 * (1 - Math.pow(0.75, 720)) * 0.35 * 32, within(1e-9));
   }
 
   @Test

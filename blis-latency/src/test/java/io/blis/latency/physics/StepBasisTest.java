@@ -114,4 +114,24 @@ class StepBasisTest {
     // 8 KV heads on TP 16 is allowed (replicated KV heads), heads 64 split fine
     new StepBasis(ModelCatalog.byName("llama-2-70b"), ROUND, 16);
   }
+
+  @Test
+  void aWindowedLayerSeesAtMostItsWindow() {
+    // all inside the window: the causal pairs of full attention
+    org.assertj.core.api.Assertions.assertThat(StepBasis.windowPairs(3, 4, 128)).isEqualTo(4 * 3 + 4 * 5 / 2);
+    // a decode token deep in a long context sees the window
+    org.assertj.core.api.Assertions.assertThat(StepBasis.windowPairs(32_000, 1, 128)).isEqualTo(128);
+    // a prefill chunk crossing the window's edge: positions 6..9 see 6, 7, 8, 8
+    org.assertj.core.api.Assertions.assertThat(StepBasis.windowPairs(5, 4, 8)).isEqualTo(6 + 7 + 8 + 8);
+    // brute force over a range
+    for (long s = 0; s < 40; s++) {
+      for (long t = 1; t < 40; t++) {
+        long sum = 0;
+        for (long x = s + 1; x <= s + t; x++) {
+          sum += Math.min(16, x);
+        }
+        org.assertj.core.api.Assertions.assertThat(StepBasis.windowPairs(s, t, 16)).as("s=%d t=%d", s, t).isEqualTo(sum);
+      }
+    }
+  }
 }
