@@ -17,6 +17,14 @@ The test resources of IntervalScalesCommandTest came from (inputs made as docs/v
   python3 scripts/trim_interval_runs.py target/oos.json \
       blis-cli/src/test/resources/interval-scales/oos.json
 
+and, for the scales of the axes the corpus of published measurements added (README, "Published
+measurements"; the validation made again with top-k among the kinds, and the corpus's choosing half):
+
+  python3 scripts/trim_interval_runs.py target/oos.json \
+      blis-cli/src/test/resources/interval-scales/oos-topk.json
+  python3 scripts/trim_interval_runs.py target/corpus-choosing.json \
+      blis-cli/src/test/resources/interval-scales/corpus-choosing.json
+
 Standard library only.
 """
 import json
@@ -26,11 +34,13 @@ METRICS = ("e2e_mean", "ttft_mean")
 
 
 def trim(exp):
+    # a corpus point (blis corpus --out) carries the one metric its headline statistic stands for
+    metrics = [m for m in METRICS if m in exp["observed"]]
     out = {"id": exp["id"]}
     for side in ("observed", "predicted"):
-        out[side] = {m: exp[side][m] for m in METRICS}
+        out[side] = {m: exp[side][m] for m in metrics}
     interval = {}
-    for m in METRICS:
+    for m in metrics:
         iv = exp["interval"][m]
         interval[m] = {"member_log_sd": iv["member_log_sd"],
                        "extrapolation_kinds": iv.get("extrapolation_kinds", [])}

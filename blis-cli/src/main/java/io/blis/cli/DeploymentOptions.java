@@ -68,6 +68,12 @@ final class DeploymentOptions {
    * the fitted release's when only async scheduling is off), else none: the bundled coefficients
    * already hold what the fitted release's asynchronous engine shows.
    */
+  io.blis.engine.cluster.StepDecorator hostDecorator() {
+    io.blis.engine.host.HostTime host = hostTime();
+    return host == null ? null : (m, tp, async) -> new io.blis.engine.host.HostBoundModel(m, host, tp, 1, async);
+  }
+
+  /** The host time {@link #hostDecorator} adds, or null. */
   io.blis.engine.host.HostTime hostTime() {
     if (version == null && asyncScheduling) {
       return null;
@@ -566,7 +572,7 @@ final class DeploymentOptions {
             server.maxModelLen, server.blockSize, server.totalKvBlocks, server.gpuMemoryUtilization,
             server.pp, server.dp, server.ep()))
         .overrides(explicitPoolFlags(coefficients))
-        .bundle(bundle).options(options).asyncScheduling(asyncScheduling).hostTime(hostTime())
+        .bundle(bundle).options(options).asyncScheduling(asyncScheduling).stepDecorator(hostDecorator())
         .cpuKvTier(kvCpuBlocks, offload != null ? Double.valueOf(offload.cpuBytes() / (1L << 30)) : kvOffloadingSizeGib,
             kvTransferBandwidthGbps)
         .cpuLoadUsPerBlock(goKvTransferBlocksPerUs == null ? null : 1 / goKvTransferBlocksPerUs)

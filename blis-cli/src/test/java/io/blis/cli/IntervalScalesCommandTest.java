@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.blis.engine.validate.Ensemble;
 import io.blis.engine.validate.Extrapolation;
+import io.blis.engine.validate.IntervalScales;
 import io.blis.engine.validate.Metric;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -169,20 +170,99 @@ class IntervalScalesCommandTest {
   }
 
   @Test
-  void theWrittenEnsembleIsTheBundledOneWithItsRuns() throws Exception {
-    Ensemble bundled = Ensemble.bundled();
-    // the same numbers, to the last bit: the bundled scales come from these runs
-    assertThat(written.residualLogSd()).isEqualTo(bundled.residualLogSd());
-    assertThat(written.extrapolation()).isEqualTo(bundled.extrapolation());
-    assertThat(written.domain()).isEqualTo(bundled.domain());
-    // it lists the 53 runs, in the order of the inputs, as the bundled one does
+  void theWrittenEnsembleIsTheOneTheCorpusEstimateKeeps() throws Exception {
+    // docs/calibrated-cv-model-ensemble.yaml holds these 53 runs' scales; the bundled ensemble keeps
+    // them as they are and adds the axes of the published measurements (corpusScalesAreTheBundled)
+    Ensemble kept = Ensemble.load(Path.of("..", "docs", "calibrated-cv-model-ensemble.yaml"));
+    assertThat(written.residualLogSd()).isEqualTo(kept.residualLogSd());
+    assertThat(written.extrapolation()).isEqualTo(kept.extrapolation());
+    assertThat(written.domain()).isEqualTo(kept.domain()).isEqualTo(Ensemble.bundled().domain());
+    // it lists the 53 runs, in the order of the inputs, as the kept one does
     List<String> ids = new ArrayList<>();
     for (Path f : List.of(folds, oos)) {
       new ObjectMapper().readTree(f.toFile()).path("experiments").forEach(e -> ids.add(e.path("id").asText()));
     }
     assertThat(ids).hasSize(53).doesNotHaveDuplicates();
     assertThat(written.scaleRuns()).containsExactlyElementsOf(ids);
-    assertThat(bundled.scaleRuns()).containsExactlyElementsOf(ids);
+    assertThat(kept.scaleRuns()).containsExactlyElementsOf(ids);
+  }
+
+  /**
+   * The bundled scales: the 53 runs' kept as they are, the new axes (top-k, engine generation, batch
+   * extremes, bursts, sliding windows, layouts) estimated from the choosing half of the corpus of
+   * published measurements given them (README, "Published measurements").
+   */
+  @Test
+  void corpusScalesAreTheBundled(@TempDir Path dir) throws Exception {
+    Path oosTopK = Path.of(getClass().getResource("/interval-scales/oos-topk.json").toURI());
+    Path corpus = Path.of(getClass().getResource("/interval-scales/corpus-choosing.json").toURI());
+    Path keep = Path.of("..", "docs", "calibrated-cv-model-ensemble.yaml");
+    Path out = dir.resolve("e.yaml");
+    BlisCliTest.Outcome o = BlisCliTest.blis("interval-scales", "--runs", folds.toString(), "--runs", oosTopK.toString(),
+        "--runs", corpus.toString(), "--leave-out", "source", "--keep", keep.toString(), "--out", out.toString());
+    assertThat(o.code()).as(o.err()).isZero();
+    assertThat(o.out()).startsWith("174 runs no fit saw");
+    Ensemble e = Ensemble.load(out);
+    Ensemble bundled = Ensemble.bundled();
+    assertThat(e.residualLogSd()).isEqualTo(bundled.residualLogSd());
+    // the same scales (to the last digits the sums' order leaves)
+    assertThat(e.extrapolation().keySet()).containsExactlyElementsOf(bundled.extrapolation().keySet());
+    for (var kind : e.extrapolation().entrySet()) {
+      Ensemble.Scale b = bundled.extrapolation().get(kind.getKey());
+      assertThat(kind.getValue().runs()).isEqualTo(b.runs());
+      for (Metric m : Ensemble.METRICS) {
+        assertThat(kind.getValue().of(m)).as(kind.getKey().key()).isCloseTo(b.of(m), org.assertj.core.api.Assertions.within(1e-12));
+      }
+    }
+    assertThat(e.scaleRuns()).containsExactlyElementsOf(bundled.scaleRuns()).hasSize(174);
+    // README: the new axes' mean-E2E scales
+    Map<Extrapolation.Kind, String> readme = new LinkedHashMap<>();
+    readme.put(Extrapolation.Kind.ENGINE_V1_SYNC, "0.234");
+    readme.put(Extrapolation.Kind.ENGINE_V0, "0.144");
+    readme.put(Extrapolation.Kind.ENGINE_V0_EARLY, "0.057");
+    readme.put(Extrapolation.Kind.BATCH, "0.154");
+    readme.put(Extrapolation.Kind.BURST, "0.483");
+    readme.put(Extrapolation.Kind.ATTENTION, "0.305");
+    readme.put(Extrapolation.Kind.TOPK, "0.000");
+    readme.put(Extrapolation.Kind.LAYOUT, "0.634");
+    readme.forEach((k, v) -> assertThat(f3(e.extrapolation().get(k).of(Metric.E2E_MEAN))).as(k.key()).isEqualTo(v));
+    // the earlier kinds keep their scales
+    assertThat(f3(e.extrapolation().get(Extrapolation.Kind.PRECISION).of(Metric.E2E_MEAN))).isEqualTo("0.113");
+    // README: the choosing half's points inside their 90% intervals, with the scales of all of them
+    // and with each source's scales estimated without that source
+    List<IntervalScales.Run> all = new ArrayList<>();
+    for (Path f : List.of(folds, oosTopK, corpus)) {
+      all.addAll(IntervalScalesCommand.read(f));
+    }
+    Map<Metric, IntervalScales.Scales> kept = new LinkedHashMap<>();
+    Ensemble k = Ensemble.load(keep);
+    for (Metric m : Ensemble.METRICS) {
+      Map<Extrapolation.Kind, Double> sd = new LinkedHashMap<>();
+      k.extrapolation().forEach((kind, scale) -> sd.put(kind, scale.of(m)));
+      kept.put(m, new IntervalScales.Scales(k.residual(m), sd));
+    }
+    List<IntervalScales.Run> points = IntervalScalesCommand.read(corpus);
+    IntervalScales.Scales allScales = IntervalScales.estimate(all, Ensemble.METRICS, 0.9, IntervalScales::sourceOf,
+        kept).scales().get(Metric.E2E_MEAN);
+    int inSample = 0;
+    int leftOut = 0;
+    for (IntervalScales.Run r : points) {
+      inSample += covers(r, allScales) ? 1 : 0;
+      String src = IntervalScales.sourceOf(r);
+      List<IntervalScales.Run> others = all.stream().filter(x -> !IntervalScales.sourceOf(x).equals(src)).toList();
+      IntervalScales.Scales without = IntervalScales.estimate(others, Ensemble.METRICS, 0.9, IntervalScales::sourceOf,
+          kept).scales().get(Metric.E2E_MEAN);
+      leftOut += covers(r, without) ? 1 : 0;
+    }
+    assertThat(points).hasSize(121);
+    assertThat(inSample + "/" + leftOut).isEqualTo("113/107");
+  }
+
+  /** Whether run {@code r}'s mean-E2E-scale interval at 90% holds its observation. */
+  private static boolean covers(IntervalScales.Run r, IntervalScales.Scales s) {
+    double sm = r.memberLogSd().getOrDefault(Metric.E2E_MEAN, 0.0);
+    double sd = s.logSd(r.kinds());
+    return Math.abs(r.logError().get(Metric.E2E_MEAN)) <= Z90 * Math.sqrt(sm * sm + sd * sd);
   }
 
   @Test

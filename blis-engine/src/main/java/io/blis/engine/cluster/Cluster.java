@@ -95,7 +95,7 @@ public final class Cluster {
     private Long snapshotRefreshUs;
     private Map<String, String> options = Map.of();
     private boolean asyncScheduling = true;
-    private io.blis.engine.host.HostTime hostTime;
+    private StepDecorator stepDecorator;
     private long cpuKvBlocks;
     private Double cpuKvGib;
     private double kvTransferGbps = KvOffload.DEFAULT_BANDWIDTH_GBPS;
@@ -242,12 +242,12 @@ public final class Cluster {
     }
 
     /**
-     * The host time of every engine step ({@link io.blis.engine.host.HostTime}, by vLLM release:
-     * {@link io.blis.engine.host.HostTimes}): added to the GPU's step when scheduling is synchronous,
-     * hidden behind it when asynchronous. Null (the default) charges none.
+     * Wraps every latency model the pools create (null, the default, for none): for example the
+     * engine's host time per vLLM release, added to the GPU's step when scheduling is synchronous
+     * ({@code io.blis.engine.host.HostBoundModel}).
      */
-    public Builder hostTime(io.blis.engine.host.HostTime time) {
-      this.hostTime = time;
+    public Builder stepDecorator(StepDecorator decorator) {
+      this.stepDecorator = decorator;
       return this;
     }
 
@@ -614,8 +614,8 @@ public final class Cluster {
                 kvBlocks, s.gpuMemoryUtilization(), layout.pp(), layout.dp(), layout.ep()),
             loadCoefficients(s.coefficients()), options, seed);
         LatencyModelProvider gpuModels = Providers.select(LatencyModelProvider.class, s.latencyModel());
-        io.blis.engine.host.HostTime host = hostTime;
-        LatencyModelProvider lmp = host == null ? gpuModels : new LatencyModelProvider() {
+        StepDecorator decorator = stepDecorator;
+        LatencyModelProvider lmp = decorator == null ? gpuModels : new LatencyModelProvider() {
           @Override
           public String name() {
             return gpuModels.name();
@@ -623,7 +623,7 @@ public final class Cluster {
 
           @Override
           public LatencyModel create(io.blis.api.ProviderContext c) {
-            return new io.blis.engine.host.HostBoundModel(gpuModels.create(c), host, tp, 1, asyncScheduling);
+            return decorator.decorate(gpuModels.create(c), tp, asyncScheduling);
           }
         };
         LatencyModel first = lmp.create(context); // fails fast on bad coefficients

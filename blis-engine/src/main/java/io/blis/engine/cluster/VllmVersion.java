@@ -31,8 +31,8 @@ public record VllmVersion(String text, int major, int minor, int patch) implemen
   public static VllmVersion parse(String text) {
     Matcher m = VERSION.matcher(text == null ? "" : text.strip());
     if (!m.matches()) {
-      throw new IllegalArgumentException("'" + text + "' is not a vLLM version; expected for example v0.15.1, 0.8.4 or"
-          + " vllm/vllm-openai:v0.8.4");
+      throw new IllegalArgumentException("'" + io.blis.workload.TextFiles.quote(text)
+          + "' is not a vLLM version; expected for example v0.15.1, 0.8.4 or vllm/vllm-openai:v0.8.4");
     }
     return new VllmVersion(text.strip(), Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)),
         m.group(3) == null ? 0 : Integer.parseInt(m.group(3)));

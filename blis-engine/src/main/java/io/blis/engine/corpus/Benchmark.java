@@ -38,6 +38,7 @@ public enum Benchmark {
         return b;
       }
     }
-    throw new IllegalArgumentException("expected latency, serving, throughput or client, got '" + s + "'");
+    throw new IllegalArgumentException("expected latency, serving, throughput or client, got '"
+        + io.blis.workload.TextFiles.quote(s) + "'");
   }
 }

@@ -189,14 +189,19 @@ public final class CorpusFiles {
   private static CorpusPoint point(Path dir, String source, CorpusHalf half, JsonNode root, JsonNode sourceVllm,
       JsonNode p, List<String> sourceAssumptions, LocalDate published, String where) {
     String model = text(p, "model", where);
-    Path config = dir.resolve("models").resolve(model.replace("/", "--")).resolve("config.json");
+    Path config;
+    try {
+      config = dir.resolve("models").resolve(model.replace("/", "--")).resolve("config.json");
+    } catch (java.nio.file.InvalidPathException e) {
+      throw new IllegalArgumentException(where + ": model '" + InputTrees.quote(model) + "' is not a model name");
+    }
     Path modelConfig = Files.isRegularFile(config) ? config : null;
     if (modelConfig == null) {
       try {
         ModelCatalog.byName(model);
       } catch (IllegalArgumentException e) {
         throw new IllegalArgumentException(where + ": model '" + InputTrees.quote(model) + "' has no config at "
-            + config + " and is not a bundled model");
+            + InputTrees.quote(config.toString()) + " and is not a bundled model");
       }
     }
     String gpu = p.has("gpu") ? text(p, "gpu", where) : text(root, "gpu", where);

@@ -41,6 +41,7 @@ public enum CorpusHalf {
         return h;
       }
     }
-    throw new IllegalArgumentException("expected choosing or reporting, got '" + s + "'");
+    throw new IllegalArgumentException("expected choosing or reporting, got '" + io.blis.workload.TextFiles.quote(s)
+        + "'");
   }
 }

@@ -71,7 +71,8 @@ public enum Measured {
         return m;
       }
     }
-    throw new IllegalArgumentException("unknown measured statistic '" + key + "', expected one of "
+    throw new IllegalArgumentException("unknown measured statistic '" + io.blis.workload.TextFiles.quote(key)
+        + "', expected one of "
         + List.of(values()).stream().map(Measured::key).toList());
   }
 

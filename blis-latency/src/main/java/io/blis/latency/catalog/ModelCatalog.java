@@ -43,7 +43,12 @@ import java.util.TreeMap;
  * 0): {@code kv_lora_rank}, {@code q_lora_rank} (null or absent: 0), {@code qk_nope_head_dim},
  * {@code qk_rope_head_dim} and {@code v_head_dim} (required), the KV heads then being the attention
  * heads and the head dimension {@code qk_nope_head_dim + qk_rope_head_dim}; quantization: {@code quantization_config} ({@code quant_method: fp8},
- * {@code bits}, compressed-tensors {@code config_groups.*.weights.num_bits}).
+ * {@code bits}, compressed-tensors {@code config_groups.*.weights.num_bits}; {@code mxfp4}: the
+ * routed experts at 4.25 bits, the rest at the checkpoint's dtype); sliding-window layers: the
+ * {@code sliding_attention} entries of {@code layer_types}, with {@code sliding_window}. DBRX's
+ * nested {@code attn_config} and {@code ffn_config} are read under the top level ({@code d_model},
+ * {@code n_heads}, {@code n_layers}, {@code max_seq_len}, {@code kv_n_heads}, {@code ffn_hidden_size},
+ * {@code moe_num_experts}, {@code moe_top_k}).
  *
  * <p>Default sampling ({@link ModelConfig#truncatedSampling()}): vLLM takes the sampling parameters
  * of requests that set none from the model's {@code generation_config.json}. Read from a {@code
