@@ -90,15 +90,8 @@ final class IntervalScalesCommand implements Callable<Integer> {
     if (!leaveOut.equals("run") && !leaveOut.equals("source")) {
       throw new IllegalArgumentException("--leave-out must be run or source, got '" + leaveOut + "'");
     }
-    Map<Metric, IntervalScales.Scales> kept = new LinkedHashMap<>();
-    if (keep != null) {
-      Ensemble k = Ensemble.load(Cli.requireFile("--keep", keep));
-      for (Metric m : Ensemble.METRICS) {
-        Map<Extrapolation.Kind, Double> sd = new LinkedHashMap<>();
-        k.extrapolation().forEach((kind, scale) -> sd.put(kind, scale.of(m)));
-        kept.put(m, new IntervalScales.Scales(k.residual(m), sd));
-      }
-    }
+    Map<Metric, IntervalScales.Scales> kept = keep == null ? Map.of()
+        : IntervalScales.scalesOf(Ensemble.load(Cli.requireFile("--keep", keep)));
     IntervalScales.Result result = IntervalScales.estimate(all, Ensemble.METRICS, level,
         leaveOut.equals("source") ? IntervalScales::sourceOf : IntervalScales.Run::id, kept);
     print(spec.commandLine().getOut(), result, all.size());

@@ -234,13 +234,7 @@ class IntervalScalesCommandTest {
     for (Path f : List.of(folds, oosTopK, corpus)) {
       all.addAll(IntervalScalesCommand.read(f));
     }
-    Map<Metric, IntervalScales.Scales> kept = new LinkedHashMap<>();
-    Ensemble k = Ensemble.load(keep);
-    for (Metric m : Ensemble.METRICS) {
-      Map<Extrapolation.Kind, Double> sd = new LinkedHashMap<>();
-      k.extrapolation().forEach((kind, scale) -> sd.put(kind, scale.of(m)));
-      kept.put(m, new IntervalScales.Scales(k.residual(m), sd));
-    }
+    Map<Metric, IntervalScales.Scales> kept = IntervalScales.scalesOf(Ensemble.load(keep));
     List<IntervalScales.Run> points = IntervalScalesCommand.read(corpus);
     IntervalScales.Scales allScales = IntervalScales.estimate(all, Ensemble.METRICS, 0.9, IntervalScales::sourceOf,
         kept).scales().get(Metric.E2E_MEAN);

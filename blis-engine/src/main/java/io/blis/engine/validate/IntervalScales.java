@@ -88,6 +88,17 @@ public final class IntervalScales {
     }
   }
 
+  /** Per interval metric, the residual and extrapolation scales an ensemble holds (to keep them, {@link #estimate}). */
+  public static Map<Metric, Scales> scalesOf(Ensemble e) {
+    Map<Metric, Scales> out = new LinkedHashMap<>();
+    for (Metric m : Ensemble.METRICS) {
+      Map<Extrapolation.Kind, Double> sd = new EnumMap<>(Extrapolation.Kind.class);
+      e.extrapolation().forEach((kind, scale) -> sd.put(kind, scale.of(m)));
+      out.put(m, new Scales(e.residual(m), sd));
+    }
+    return out;
+  }
+
   /** How many runs of a group the intervals covered. */
   public record Coverage(int runs, int inside) {}
 
