@@ -43,11 +43,6 @@ def cell(points):
                                                ' (%d not replayed)' % missing if missing else '')
 
 
-AXES = [
-    ('MoE', lambda p: p.get('moe', False)),
-]
-
-
 def main():
     runs = []
     for arg in sys.argv[1:]:

@@ -7,6 +7,7 @@ import io.blis.engine.corpus.CorpusPoint;
 import io.blis.engine.corpus.CorpusReplay;
 import io.blis.engine.corpus.CorpusReport;
 import io.blis.engine.corpus.CorpusRun;
+import io.blis.engine.host.HostTimes;
 import io.blis.engine.validate.Ensemble;
 import java.nio.file.Path;
 import java.util.List;
@@ -109,18 +110,11 @@ public final class CorpusCommand implements Callable<Integer> {
     return 0;
   }
 
-  private io.blis.engine.host.HostTimes hostTimes() {
+  private HostTimes hostTimes() {
     if (hostTimes == null) {
-      return io.blis.engine.host.HostTimes.bundled();
+      return HostTimes.bundled();
     }
-    if (hostTimes.equals("none")) {
-      return null;
-    }
-    Path p = Path.of(hostTimes);
-    if (!java.nio.file.Files.isRegularFile(p)) {
-      throw new IllegalArgumentException("--host-times: no such file " + p + " (or none)");
-    }
-    return io.blis.engine.host.HostTimes.load(p);
+    return hostTimes.equals("none") ? null : HostTimes.load(Cli.requireFile("--host-times", Path.of(hostTimes)));
   }
 
   private static CorpusHalf parseHalf(String s) {

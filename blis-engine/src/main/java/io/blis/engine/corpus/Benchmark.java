@@ -1,5 +1,6 @@
 package io.blis.engine.corpus;
 
+import io.blis.workload.TextFiles;
 import java.util.Locale;
 
 /** How a published point was measured, which decides how it is replayed. */
@@ -39,6 +40,6 @@ public enum Benchmark {
       }
     }
     throw new IllegalArgumentException("expected latency, serving, throughput or client, got '"
-        + io.blis.workload.TextFiles.quote(s) + "'");
+        + TextFiles.quote(s) + "'");
   }
 }

@@ -70,18 +70,9 @@ public final class CorpusFiles {
 
   /** Reads every source of the corpus in {@code dir} (its {@code sources} folder), sorted by file name. */
   public static List<Source> read(Path dir) {
-    Path sources = dir.resolve("sources");
-    if (!Files.isDirectory(sources)) {
-      throw new IllegalArgumentException(dir + ": not a corpus folder (no sources/ folder in it)");
-    }
-    List<Path> files;
-    try (Stream<Path> s = Files.list(sources)) {
-      files = s.filter(p -> p.getFileName().toString().endsWith(".yaml")).sorted().toList();
-    } catch (IOException e) {
-      throw new IllegalArgumentException(sources + ": cannot list: " + e.getMessage(), e);
-    }
+    List<Path> files = sourceFiles(dir);
     if (files.isEmpty()) {
-      throw new IllegalArgumentException(sources + ": no .yaml source files");
+      throw new IllegalArgumentException(dir.resolve("sources") + ": no .yaml source files");
     }
     List<Source> out = new ArrayList<>();
     Set<String> ids = new HashSet<>();
@@ -100,12 +91,11 @@ public final class CorpusFiles {
    * file that cannot be read (empty when all can), so that one bad file does not hide the others.
    */
   public static List<String> check(Path dir) {
-    Path sources = dir.resolve("sources");
     List<Path> files;
-    try (Stream<Path> s = Files.list(sources)) {
-      files = s.filter(p -> p.getFileName().toString().endsWith(".yaml")).sorted().toList();
-    } catch (IOException e) {
-      return List.of(sources + ": cannot list: " + e.getMessage());
+    try {
+      files = sourceFiles(dir);
+    } catch (IllegalArgumentException e) {
+      return List.of(e.getMessage());
     }
     List<String> problems = new ArrayList<>();
     for (Path f : files) {
@@ -116,6 +106,19 @@ public final class CorpusFiles {
       }
     }
     return problems;
+  }
+
+  /** The {@code .yaml} files of {@code dir}'s {@code sources} folder, sorted by name. */
+  private static List<Path> sourceFiles(Path dir) {
+    Path sources = dir.resolve("sources");
+    if (!Files.isDirectory(sources)) {
+      throw new IllegalArgumentException(dir + ": not a corpus folder (no sources/ folder in it)");
+    }
+    try (Stream<Path> s = Files.list(sources)) {
+      return s.filter(p -> p.getFileName().toString().endsWith(".yaml")).sorted().toList();
+    } catch (IOException e) {
+      throw new IllegalArgumentException(sources + ": cannot list: " + e.getMessage(), e);
+    }
   }
 
   /** Reads one source file of the corpus in {@code dir}. */

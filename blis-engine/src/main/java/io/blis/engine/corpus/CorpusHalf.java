@@ -1,5 +1,6 @@
 package io.blis.engine.corpus;
 
+import io.blis.workload.TextFiles;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -41,7 +42,7 @@ public enum CorpusHalf {
         return h;
       }
     }
-    throw new IllegalArgumentException("expected choosing or reporting, got '" + io.blis.workload.TextFiles.quote(s)
+    throw new IllegalArgumentException("expected choosing or reporting, got '" + TextFiles.quote(s)
         + "'");
   }
 }

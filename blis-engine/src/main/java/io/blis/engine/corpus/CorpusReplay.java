@@ -12,8 +12,11 @@ import io.blis.engine.Deployment;
 import io.blis.engine.EngineLimits;
 import io.blis.engine.InstancePool;
 import io.blis.engine.Simulation;
+import io.blis.engine.host.HostTimes;
 import io.blis.engine.result.RequestRecord;
 import io.blis.engine.result.SimulationResult;
+import io.blis.engine.validate.RunDistances;
+import io.blis.latency.ForwardingLatencyModel;
 import io.blis.latency.catalog.GpuCatalog;
 import io.blis.latency.catalog.ModelCatalog;
 import io.blis.latency.kv.KvCapacity;
@@ -60,17 +63,16 @@ public final class CorpusReplay {
 
   /** As above with the bundled host times. */
   public CorpusReplay(String latencyModel, long seed) {
-    this(latencyModel, seed, io.blis.engine.host.HostTimes.bundled());
+    this(latencyModel, seed, HostTimes.bundled());
   }
 
   /** What a replay predicts of a point's published statistics, and of its run. */
   public record Predicted(Map<Measured, Double> values, double e2eMeanMs, double ttftMeanMs, double failedFraction,
       SimulationResult result) {
 
-    /** Requests per engine step on average over the run: output tokens per step (NaN without steps). */
+    /** Requests per engine step on average over the run ({@link io.blis.engine.validate.RunDistances#meanBatch}). */
     public double meanBatch() {
-      long steps = result.engine() == null ? 0 : result.engine().steps();
-      return steps == 0 ? Double.NaN : (double) result.overall().outputTokens() / steps;
+      return RunDistances.meanBatch(result);
     }
   }
 
@@ -91,7 +93,7 @@ public final class CorpusReplay {
     int maxLen = s.maxModelLen().orElse(model instanceof io.blis.latency.catalog.ModelConfig c
         && c.maxPositionEmbeddings() > 0 ? c.maxPositionEmbeddings() : 4096);
     boolean online = p.benchmark().online();
-    int seqs = s.maxNumSeqs().orElse(VllmDefaults.maxNumSeqs(p.version(), p.v1(), online, gpu));
+    int seqs = s.maxNumSeqs().orElse(VllmDefaults.maxNumSeqs(p.version(), p.v1(), gpu));
     int budget = s.maxNumBatchedTokens().orElse(
         VllmDefaults.maxNumBatchedTokens(p.version(), p.v1(), online, gpu, maxLen));
     boolean async = p.v1() && s.asyncScheduling().orElse(p.version().asyncSchedulingByDefault());
@@ -108,7 +110,11 @@ public final class CorpusReplay {
 
   /** Simulates {@code p} with {@code coefficients} (empty: the latency model's defaults). */
   public Predicted simulate(CorpusPoint p, Coefficients coefficients) {
-    Setup st = setup(p);
+    return simulate(p, setup(p), coefficients);
+  }
+
+  /** As above, on the point's deployment already resolved ({@link #setup}). */
+  public Predicted simulate(CorpusPoint p, Setup st, Coefficients coefficients) {
     Deployment deployment = new Deployment(st.layout().tp(), BLOCK_SIZE, st.limits().maxNumSeqs(),
         st.limits().maxNumBatchedTokens(), st.limits().maxModelLen(), st.kvBlocks(), 0.9, st.layout().pp(),
         st.layout().dp(), st.layout().ep());
@@ -224,7 +230,7 @@ public final class CorpusReplay {
   }
 
   /** The offline engine: no API server between the benchmark and the engine. */
-  private static final class Offline extends io.blis.latency.ForwardingLatencyModel {
+  private static final class Offline extends ForwardingLatencyModel {
     Offline(LatencyModel m) {
       super(m);
     }

@@ -74,21 +74,13 @@ public final class CorpusReport {
   /** The axes of the corpus, by name. */
   public static Map<String, Predicate<CorpusRun.PointResult>> axes() {
     Map<String, Predicate<CorpusRun.PointResult>> m = new LinkedHashMap<>();
-    m.put("MoE", r -> moe(r.point()));
+    m.put("MoE", CorpusRun.PointResult::moe);
     m.put("TP >= 4 or EP", r -> r.point().tp() >= 4 || r.point().expertParallel());
     m.put("latency, batch <= 4", r -> r.point().benchmark() == Benchmark.LATENCY && r.point().workload().batch() <= 4);
     m.put("V1 engine", r -> r.point().v1());
     m.put("bursts and closed loops", r -> r.point().benchmark().online()
         && (r.point().workload().allAtOnce() || r.point().workload().maxConcurrency() > 0));
     return m;
-  }
-
-  static boolean moe(CorpusPoint p) {
-    try {
-      return CorpusReplay.model(p).isMoe();
-    } catch (IllegalArgumentException e) {
-      return false;
-    }
   }
 
   /** The per-source table, the per-point table and the summaries, as text. */

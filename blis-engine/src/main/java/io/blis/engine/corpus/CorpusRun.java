@@ -5,6 +5,7 @@ import io.blis.engine.validate.Ensemble;
 import io.blis.engine.validate.Extrapolation;
 import io.blis.engine.validate.Metric;
 import io.blis.engine.validate.PredictionInterval;
+import io.blis.engine.validate.RunDistances;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -28,9 +29,10 @@ public final class CorpusRun {
    * @param interval the interval of the headline statistic, or null without an ensemble
    * @param distances how the point lies outside what the coefficients were fitted on
    * @param problem why the point could not be replayed, or null
+   * @param moe whether the point's model routes to experts (false when it could not be read)
    */
   public record PointResult(CorpusPoint point, Map<Measured, Double> predicted, PredictionInterval interval,
-      List<Extrapolation> distances, String problem) {
+      List<Extrapolation> distances, String problem, boolean moe) {
 
     /** The published headline statistic. */
     public double observed() {
@@ -109,9 +111,9 @@ public final class CorpusRun {
    */
   static List<Extrapolation> runDistances(CorpusPoint p, CorpusReplay.Setup setup, CorpusReplay.Predicted point) {
     List<Extrapolation> out = new ArrayList<>();
-    io.blis.engine.validate.RunDistances.engine(p.version(), p.v1(), setup.limits().asyncScheduling())
+    RunDistances.engine(p.version(), p.v1(), setup.limits().asyncScheduling())
         .ifPresent(out::add);
-    io.blis.engine.validate.RunDistances.batch(point.meanBatch()).ifPresent(out::add);
+    RunDistances.batch(point.meanBatch()).ifPresent(out::add);
     CorpusPoint.Workload w = p.workload();
     long atOnce = p.benchmark() == Benchmark.LATENCY ? 0
         : w.allAtOnce() ? (w.maxConcurrency() > 0 ? Math.min(w.maxConcurrency(), w.numPrompts()) : w.numPrompts())
@@ -119,7 +121,7 @@ public final class CorpusRun {
     if (p.benchmark() == Benchmark.THROUGHPUT) {
       atOnce = w.numPrompts();
     }
-    io.blis.engine.validate.RunDistances.burst(atOnce).ifPresent(out::add);
+    RunDistances.burst(atOnce).ifPresent(out::add);
     if (Extrapolation.saturated(point.ttftMeanMs(), point.failedFraction())) {
       out.add(Extrapolation.saturatedRun(point.ttftMeanMs(), point.failedFraction()));
     }
@@ -132,9 +134,15 @@ public final class CorpusRun {
     CorpusReplay.Setup setup;
     try {
       setup = CorpusReplay.setup(p);
-      point = replay.simulate(p, coefficients);
+      point = replay.simulate(p, setup, coefficients);
     } catch (IllegalArgumentException | IllegalStateException e) {
-      return new PointResult(p, null, null, List.of(), e.getMessage());
+      boolean moe;
+      try {
+        moe = CorpusReplay.model(p).isMoe();
+      } catch (IllegalArgumentException unreadable) {
+        moe = false;
+      }
+      return new PointResult(p, null, null, List.of(), e.getMessage(), moe);
     }
     List<Extrapolation> distances = new ArrayList<>();
     if (ensemble != null) {
@@ -149,13 +157,13 @@ public final class CorpusRun {
     if (ensemble != null && value > 0 && Double.isFinite(value)) {
       double[] members = new double[ensemble.members().size()];
       for (int i = 0; i < members.length; i++) {
-        members[i] = replay.simulate(p, ensemble.members().get(i).coefficients()).values()
+        members[i] = replay.simulate(p, setup, ensemble.members().get(i).coefficients()).values()
             .getOrDefault(h, Double.NaN);
       }
       Metric metric = h.kind() == Measured.Kind.TTFT ? Metric.TTFT_MEAN : Metric.E2E_MEAN;
       interval = PredictionInterval.of(value, members, ensemble.residual(metric),
           ensemble.extrapolationLogSd(distances, metric), distances, level);
     }
-    return new PointResult(p, point.values(), interval, distances, null);
+    return new PointResult(p, point.values(), interval, distances, null, setup.model().isMoe());
   }
 }

@@ -1,5 +1,6 @@
 package io.blis.engine.corpus;
 
+import io.blis.workload.TextFiles;
 import java.util.List;
 import java.util.Locale;
 
@@ -9,46 +10,44 @@ import java.util.Locale;
  * point measured is the one its error is reported by.
  */
 public enum Measured {
-  BATCH_LATENCY_MS("batch_latency_ms", Kind.E2E, false),
-  BATCH_LATENCY_P50_MS("batch_latency_p50_ms", Kind.E2E, false),
-  BATCH_LATENCY_P90_MS("batch_latency_p90_ms", Kind.E2E, false),
-  BATCH_LATENCY_P99_MS("batch_latency_p99_ms", Kind.E2E, false),
-  MEAN_E2EL_MS("mean_e2el_ms", Kind.E2E, false),
-  MEDIAN_E2EL_MS("median_e2el_ms", Kind.E2E, false),
-  DURATION_S("duration_s", Kind.E2E, false),
-  REQUEST_THROUGHPUT("request_throughput", Kind.E2E, true),
-  OUTPUT_THROUGHPUT("output_throughput", Kind.E2E, true),
-  TOTAL_TOKEN_THROUGHPUT("total_token_throughput", Kind.E2E, true),
-  MEAN_TPOT_MS("mean_tpot_ms", Kind.DECODE, false),
-  MEDIAN_TPOT_MS("median_tpot_ms", Kind.DECODE, false),
-  MEAN_ITL_MS("mean_itl_ms", Kind.DECODE, false),
-  MEDIAN_ITL_MS("median_itl_ms", Kind.DECODE, false),
-  TOKENS_PER_S_PER_REQUEST("tokens_per_s_per_request", Kind.DECODE, true),
-  MEAN_TTFT_MS("mean_ttft_ms", Kind.TTFT, false),
-  MEDIAN_TTFT_MS("median_ttft_ms", Kind.TTFT, false),
-  P99_TTFT_MS("p99_ttft_ms", Kind.TTFT, false),
-  P99_E2EL_MS("p99_e2el_ms", Kind.E2E, false),
-  P99_TPOT_MS("p99_tpot_ms", Kind.DECODE, false),
-  P99_ITL_MS("p99_itl_ms", Kind.DECODE, false);
+  BATCH_LATENCY_MS(Kind.E2E, false),
+  BATCH_LATENCY_P50_MS(Kind.E2E, false),
+  BATCH_LATENCY_P90_MS(Kind.E2E, false),
+  BATCH_LATENCY_P99_MS(Kind.E2E, false),
+  MEAN_E2EL_MS(Kind.E2E, false),
+  MEDIAN_E2EL_MS(Kind.E2E, false),
+  DURATION_S(Kind.E2E, false),
+  REQUEST_THROUGHPUT(Kind.E2E, true),
+  OUTPUT_THROUGHPUT(Kind.E2E, true),
+  TOTAL_TOKEN_THROUGHPUT(Kind.E2E, true),
+  MEAN_TPOT_MS(Kind.DECODE, false),
+  MEDIAN_TPOT_MS(Kind.DECODE, false),
+  MEAN_ITL_MS(Kind.DECODE, false),
+  MEDIAN_ITL_MS(Kind.DECODE, false),
+  TOKENS_PER_S_PER_REQUEST(Kind.DECODE, true),
+  MEAN_TTFT_MS(Kind.TTFT, false),
+  MEDIAN_TTFT_MS(Kind.TTFT, false),
+  P99_TTFT_MS(Kind.TTFT, false),
+  P99_E2EL_MS(Kind.E2E, false),
+  P99_TPOT_MS(Kind.DECODE, false),
+  P99_ITL_MS(Kind.DECODE, false);
 
   /** What a statistic times: the whole request, its first token, or its decode. */
   public enum Kind {
     E2E, TTFT, DECODE
   }
 
-  private final String key;
   private final Kind kind;
   private final boolean rate;
 
-  Measured(String key, Kind kind, boolean rate) {
-    this.key = key;
+  Measured(Kind kind, boolean rate) {
     this.kind = kind;
     this.rate = rate;
   }
 
-  /** The key in corpus files. */
+  /** The key in corpus files: the constant's name in lower case. */
   public String key() {
-    return key;
+    return name().toLowerCase(Locale.ROOT);
   }
 
   /** What it times. */
@@ -67,17 +66,12 @@ public enum Measured {
   /** The statistic of a key. */
   public static Measured parse(String key) {
     for (Measured m : values()) {
-      if (m.key.equals(key)) {
+      if (m.key().equals(key)) {
         return m;
       }
     }
-    throw new IllegalArgumentException("unknown measured statistic '" + io.blis.workload.TextFiles.quote(key)
+    throw new IllegalArgumentException("unknown measured statistic '" + TextFiles.quote(key)
         + "', expected one of "
         + List.of(values()).stream().map(Measured::key).toList());
-  }
-
-  @Override
-  public String toString() {
-    return key.toLowerCase(Locale.ROOT);
   }
 }

@@ -210,9 +210,7 @@ final class PointWorkload {
         return List.of();
       }
       RequestSpec r = requests.get(next++);
-      long at = Math.max(timeUs, r.arrivalTimeUs());
-      return List.of(new RequestSpec(r.id(), at, r.promptTokens(), r.outputTokens(), r.sloClass(), r.tenant(),
-          r.prefixGroup(), r.prefixLength(), r.sessionId(), r.round(), r.timeoutUs(), r.stage()));
+      return List.of(r.withArrivalTimeUs(Math.max(timeUs, r.arrivalTimeUs())));
     }
   }
 }

@@ -24,7 +24,7 @@ public final class VllmDefaults {
   private VllmDefaults() {}
 
   /** Default {@code max_num_seqs}. */
-  public static int maxNumSeqs(VllmVersion version, boolean v1, boolean online, HardwareSpec gpu) {
+  public static int maxNumSeqs(VllmVersion version, boolean v1, HardwareSpec gpu) {
     return v1 && largeGpu(version, gpu) ? 1024 : 256;
   }
 

@@ -138,22 +138,4 @@ public record HostTimes(List<Generation> generations, String source) {
     }
     return v.asDouble();
   }
-
-  /** The same table with generation {@code name}'s host time replaced (for estimating it). */
-  public HostTimes with(String name, HostTime time) {
-    List<Generation> out = new ArrayList<>();
-    boolean found = false;
-    for (Generation g : generations) {
-      if (g.name().equals(name)) {
-        out.add(new Generation(g.name(), g.v1(), g.until(), time));
-        found = true;
-      } else {
-        out.add(g);
-      }
-    }
-    if (!found) {
-      throw new IllegalArgumentException(source + ": no generation '" + name + "'");
-    }
-    return new HostTimes(out, source);
-  }
 }

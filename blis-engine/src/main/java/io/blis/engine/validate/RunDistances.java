@@ -12,8 +12,6 @@ import java.util.Optional;
  */
 public final class RunDistances {
 
-  /** The first release whose V1 engine schedules asynchronously by default. */
-  static final VllmVersion ASYNC = VllmVersion.parse("0.14.0");
   /** The first V0 release with asynchronous output processing and multi-step scheduling. */
   static final VllmVersion V0_ASYNC_OUTPUT = VllmVersion.parse("0.6.0");
   /** Mean requests a step at or below which a run is a small-batch extreme. */
@@ -42,6 +40,15 @@ public final class RunDistances {
         ? new Extrapolation(Extrapolation.Kind.ENGINE_V0, v + " V0 engine not in fit (V1 with async scheduling, 0.15)")
         : new Extrapolation(Extrapolation.Kind.ENGINE_V0_EARLY, v + " V0 engine before 0.6 not in fit (V1 with"
             + " async scheduling, 0.15)"));
+  }
+
+  /**
+   * Requests per engine step over a simulated run, on average: its output tokens per step (each
+   * decoding request gives one a step; NaN without a step).
+   */
+  public static double meanBatch(io.blis.engine.result.SimulationResult r) {
+    long steps = r.engine() == null ? 0 : r.engine().steps();
+    return steps == 0 ? Double.NaN : (double) r.overall().outputTokens() / steps;
   }
 
   /** The distance of a run that stepped {@code meanBatch} requests a step on average, if extreme. */

@@ -76,9 +76,8 @@ public final class SimulationIntervals {
     if (ensemble.domain() != null && Extrapolation.saturated(ttftMs, failed)) {
       all.add(Extrapolation.saturatedRun(ttftMs, failed));
     }
-    long steps = point.engine() == null ? 0 : point.engine().steps();
-    if (ensemble.domain() != null && steps > 0) {
-      RunDistances.batch((double) point.overall().outputTokens() / steps).ifPresent(all::add);
+    if (ensemble.domain() != null) {
+      RunDistances.batch(RunDistances.meanBatch(point)).ifPresent(all::add);
     }
     Map<String, PredictionInterval> out = new LinkedHashMap<>();
     out.put(KEYS.get(0), interval(point, members, r -> r.overall().e2e().meanUs(), ensemble, Metric.E2E_MEAN,

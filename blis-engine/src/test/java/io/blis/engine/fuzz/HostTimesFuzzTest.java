@@ -1,6 +1,8 @@
 package io.blis.engine.fuzz;
 
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import io.blis.api.BatchView;
+import io.blis.api.RequestView;
 import io.blis.engine.cluster.VllmVersion;
 import io.blis.engine.host.HostBoundModel;
 import io.blis.engine.host.HostTimes;
@@ -20,22 +22,22 @@ class HostTimesFuzzTest extends ParserFuzzing {
         for (boolean v1 : new boolean[] {false, true}) {
           OneLineErrors.accepted(v, null, () -> {
             var time = table.of(VllmVersion.parse(v), v1).time();
-            new HostBoundModel(LatencyModels.constantStep(1000), time, 2, 1, !v1).stepTime(io.blis.engine.fuzz
-                .HostTimesFuzzTest.EMPTY);
+            new HostBoundModel(LatencyModels.constantStep(1000), time, 2, 1, !v1).stepTime(THREE_REQUESTS);
           });
         }
       }
     });
   }
 
-  static final io.blis.api.BatchView EMPTY = new io.blis.api.BatchView() {
+  /** A batch of three requests; the host time reads only its size. */
+  private static final BatchView THREE_REQUESTS = new BatchView() {
     @Override
     public int size() {
       return 3;
     }
 
     @Override
-    public io.blis.api.RequestView get(int index) {
+    public RequestView get(int index) {
       throw new IndexOutOfBoundsException(index);
     }
   };

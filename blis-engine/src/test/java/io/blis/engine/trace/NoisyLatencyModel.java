@@ -2,13 +2,12 @@ package io.blis.engine.trace;
 
 import io.blis.api.BatchView;
 import io.blis.api.LatencyModel;
-import io.blis.api.RequestView;
+import io.blis.latency.ForwardingLatencyModel;
 import java.util.Random;
 
 /** A latency model whose step times are another's with lognormal noise (seeded: deterministic). */
-final class NoisyLatencyModel implements LatencyModel {
+final class NoisyLatencyModel extends ForwardingLatencyModel {
 
-  private final LatencyModel exact;
   private final double sigma;
   private final Random noise;
 
@@ -18,33 +17,13 @@ final class NoisyLatencyModel implements LatencyModel {
    * @param seed the noise's seed
    */
   NoisyLatencyModel(LatencyModel exact, double sigma, long seed) {
-    this.exact = exact;
+    super(exact);
     this.sigma = sigma;
     this.noise = new Random(seed);
   }
 
   @Override
   public long stepTime(BatchView b) {
-    return Math.max(1, Math.round(exact.stepTime(b) * Math.exp(sigma * noise.nextGaussian())));
-  }
-
-  @Override
-  public long queueingTime(RequestView r) {
-    return exact.queueingTime(r);
-  }
-
-  @Override
-  public long outputTokenProcessingTime() {
-    return exact.outputTokenProcessingTime();
-  }
-
-  @Override
-  public long schedulingProcessingTime() {
-    return exact.schedulingProcessingTime();
-  }
-
-  @Override
-  public long preemptionProcessingTime() {
-    return exact.preemptionProcessingTime();
+    return Math.max(1, Math.round(delegate().stepTime(b) * Math.exp(sigma * noise.nextGaussian())));
   }
 }

@@ -296,13 +296,18 @@ final class StepBasis {
     this.kiloVocabUnits = kiloVocabSampled * k8.smallKernels();
   }
 
+  /** Causal (query, key) pairs of {@code t} new tokens after {@code s} cached ones. */
+  static long causalPairs(long s, long t) {
+    return t * s + (t * (t + 1) >> 1);
+  }
+
   /**
    * Causal (query, key) pairs of {@code t} new tokens after {@code s} cached ones in a layer that
    * attends to at most {@code w} tokens: {@code sum over x in [s + 1, s + t] of min(w, x)}.
    */
   static long windowPairs(long s, long t, long w) {
     if (s + t <= w) {
-      return t * s + (t * (t + 1) >> 1);
+      return causalPairs(s, t);
     }
     if (s + 1 >= w) {
       return t * w;
@@ -326,7 +331,7 @@ final class StepBasis {
       RequestView r = batch.get(i);
       long t = r.newTokens();
       long s = r.progressIndex();
-      long pairs = t * s + (t * (t + 1) >> 1);
+      long pairs = causalPairs(s, t);
       if (window > 0) {
         // the sliding layers see at most the window: blend their pairs and context in by share
         long slidePairs = windowPairs(s, t, window);
