@@ -69,4 +69,20 @@ public interface LatencyModel {
    * @return the time in microseconds, at least 0
    */
   long preemptionProcessingTime();
+
+  /**
+   * Duration of one forward pass of this model over {@code batch} when it runs inside an engine step
+   * that another model leads, in microseconds (at least 1): a speculative drafter's passes between
+   * the target model's verification steps. The step's own fixed host work (scheduling, input
+   * preparation, truncated sampling) is the leading model's and is not charged again. By default
+   * the whole {@link #stepTime(BatchView)}, which over-charges that fixed work; a model that can tell
+   * it apart overrides this.
+   *
+   * @param batch the requests the pass runs over, with their {@link RequestView#newTokens()}; never
+   *     empty
+   * @return the pass's duration in microseconds, at least 1
+   */
+  default long forwardPassTime(BatchView batch) {
+    return stepTime(batch);
+  }
 }

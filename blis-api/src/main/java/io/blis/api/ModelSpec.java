@@ -93,6 +93,18 @@ public interface ModelSpec {
     return weightBytesPerParam();
   }
 
+  /**
+   * Bytes of one KV-cache element as the server stores it: 1 when vLLM runs with {@code
+   * --kv-cache-dtype fp8} (e4m3 or e5m2), else the model's {@link #activationBytes()} ({@code
+   * auto}). It sizes the KV cache and the bytes decode attention reads; the activations keep their
+   * width.
+   *
+   * @return bytes per KV-cache element, at least 1
+   */
+  default int kvCacheBytesPerElement() {
+    return activationBytes();
+  }
+
   // ---------------------------------------------------------------- sliding-window attention
 
   /**
@@ -106,6 +118,34 @@ public interface ModelSpec {
   /** {@return the sliding window of those layers in tokens; 0 when no layer has one} */
   default int slidingWindow() {
     return 0;
+  }
+
+  // ---------------------------------------------------------------- recurrent-state layers
+
+  /**
+   * {@return how many layers keep a constant state per request instead of a KV entry per token:
+   * Mamba/Mamba2 mixers and linear attention (Qwen3-Next's gated delta net, Kimi's KDA); 0 for a
+   * transformer} They count in {@link #numLayers()}; the other layers attend.
+   */
+  default int recurrentLayers() {
+    return 0;
+  }
+
+  /**
+   * {@return the bytes of one request's state in one recurrent layer (convolution and SSM or
+   * linear-attention state together), over all tensor-parallel ranks; 0 without such layers}
+   */
+  default long recurrentStateBytesPerLayer() {
+    return 0L;
+  }
+
+  /**
+   * {@return the weights of one recurrent layer's mixer (its projections in and out, convolution and
+   * gates), which replace the attention weights in those layers; 0 when unknown (counted as an
+   * attention layer's)}
+   */
+  default long recurrentParamsPerLayer() {
+    return 0L;
   }
 
   // ---------------------------------------------------------------- multi-head latent attention

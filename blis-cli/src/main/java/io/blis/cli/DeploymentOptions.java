@@ -217,6 +217,8 @@ final class DeploymentOptions {
 
   @Mixin LoraOptions lora;
 
+  @Mixin SpeculativeOptions speculative;
+
   @Option(names = "--max-backlog", paramLabel = "N",
       description = "Stop with an error when more than N requests are in the simulation at once (arrived, not yet"
           + " finished), as when requests arrive faster than the deployment serves them; each holds its prompt,"
@@ -253,6 +255,7 @@ final class DeploymentOptions {
     autoscale.validate(cl, cluster.goAutoscaling());
     disaggregation.validate(cl, !cluster.bundle().pools().isEmpty());
     lora.validate(cl);
+    speculative.validate(cl);
     if (autoscale.enabled()) {
       require(cl, cluster.traceLevel.equals("none"),
           "--trace-level decisions does not apply to an autoscaled pool (its candidates come and go)");
@@ -590,6 +593,7 @@ final class DeploymentOptions {
     }
     disaggregation.apply(cb);
     lora.apply(cb);
+    speculative.apply(cb);
     return cb;
   }
 

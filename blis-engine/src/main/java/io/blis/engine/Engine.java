@@ -667,7 +667,8 @@ final class Engine implements EventLoop {
           pool.blockSizeTokens(), inst.preemptionEvents(), inst.steps(), pool.queriedTokens(),
           pool.hitTokens(), inst.limits().maxModelLen(), inst.limits().maxNumSeqs(),
           inst.adapters() == null ? 0 : inst.adapters().maxLoras(), adapterNames(inst.running()::get,
-              inst.running().size()), adapterNames(inst.waiting()::get, inst.waiting().size())));
+              inst.running().size()), adapterNames(inst.waiting()::get, inst.waiting().size()),
+          inst.speculator() == null ? null : io.blis.engine.spec.SpeculativeCounts.of(inst.speculator())));
     }
     return out;
   }
@@ -1214,7 +1215,19 @@ final class Engine implements EventLoop {
     return new SimulationResult(recs, overallSummary, stageSummaries, end, stats, report,
         config.fitness(), gateway == null ? null : gateway.report(),
         fleets == null ? null : fleets.report(end), pd == null ? null : pd.report(poolUse(end)),
-        lora ? loraReport() : null, sessions == null ? null : sessions.report());
+        lora ? loraReport() : null, sessions == null ? null : sessions.report(), speculativeCounts());
+  }
+
+  /** What the instances' speculative decoding did, summed; null when none speculates. */
+  private io.blis.engine.spec.SpeculativeCounts speculativeCounts() {
+    io.blis.engine.spec.SpeculativeCounts sum = null;
+    for (Instance inst : instances) {
+      if (inst.speculator() != null) {
+        io.blis.engine.spec.SpeculativeCounts c = io.blis.engine.spec.SpeculativeCounts.of(inst.speculator());
+        sum = sum == null ? c : sum.plus(c);
+      }
+    }
+    return sum;
   }
 
   /** What the instances' LoRA adapters did, summed over the instances that serve them. */

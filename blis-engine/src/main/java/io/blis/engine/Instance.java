@@ -62,6 +62,8 @@ final class Instance {
   private boolean snapshotStale;
   private final Runnable refresher = this::refreshSnapshot;
   private final Snapshot snapshot = new Snapshot();
+  /** Speculative decoding (io.blis.engine.spec), null when the instance does not speculate. */
+  private final io.blis.engine.spec.Speculator spec;
   // the step in flight, for listeners
   private long stepStartUs;
   private long stepDurationUs;
@@ -89,6 +91,12 @@ final class Instance {
     this.pool = pool;
     this.cpuLoadUsPerBlock = cpuLoadUsPerBlock;
     this.observer = observer;
+    this.spec = io.blis.engine.spec.SpeculativeModel.speculatorOf(model);
+  }
+
+  /** The instance's speculative decoding, null when it does not speculate. */
+  io.blis.engine.spec.Speculator speculator() {
+    return spec;
   }
 
   KvBlockPool pool() {
@@ -431,10 +439,22 @@ final class Instance {
           decodeTokens += scheduled;
         }
       }
+      boolean verifying = spec != null && scheduled > 1 && !r.inPrefill();
       r.newTokens = 0;
       r.inFlight = false;
       if (r.state != EngineRequest.State.RUNNING) {
         continue; // aborted while the step ran
+      }
+      if (verifying) {
+        // the last token and scheduled - 1 drafts verified: the accepted drafts and the target's
+        // own next token are emitted together; the rejected drafts' slots are written again later
+        int accepted = spec.accept(scheduled - 1);
+        r.progress += 1 + accepted;
+        emitTokens(r, 1 + accepted);
+        if (r.state == EngineRequest.State.FINISHED) {
+          finished++;
+        }
+        continue;
       }
       r.progress += scheduled;
       if (r.progress >= r.prefillTarget) {
@@ -460,29 +480,41 @@ final class Instance {
   }
 
   private void emitToken(EngineRequest r) {
-    r.generated++;
-    r.tokenOverheadUs = SimulatedTime.later(r.tokenOverheadUs,
-        SimulatedTime.checkedDelay(model.outputTokenProcessingTime(), "output token processing time"));
-    long clientUs = SimulatedTime.later(SimulatedTime.later(SimulatedTime.later(loop.nowUs(), r.schedulingOverheadUs),
-        r.preemptionOverheadUs), r.tokenOverheadUs);
-    if (r.firstTokenClientUs < 0) {
-      r.firstTokenClientUs = clientUs;
-      if (loop.listener() != null) {
-        loop.listener().onFirstToken(index, r, steps, loop.nowUs(), clientUs);
+    emitTokens(r, 1);
+  }
+
+  /**
+   * Emits {@code count} tokens of one step (more than one after a speculative verification), as one
+   * streamed chunk: one inter-token gap for the chunk, as vLLM's benchmark counts it; no more than
+   * the request still has to generate.
+   */
+  private void emitTokens(EngineRequest r, int count) {
+    for (int c = 0; c < count; c++) {
+      r.generated++;
+      r.tokenOverheadUs = SimulatedTime.later(r.tokenOverheadUs,
+          SimulatedTime.checkedDelay(model.outputTokenProcessingTime(), "output token processing time"));
+      long clientUs = SimulatedTime.later(SimulatedTime.later(SimulatedTime.later(loop.nowUs(), r.schedulingOverheadUs),
+          r.preemptionOverheadUs), r.tokenOverheadUs);
+      if (r.firstTokenClientUs < 0) {
+        r.firstTokenClientUs = clientUs;
+        if (loop.listener() != null) {
+          loop.listener().onFirstToken(index, r, steps, loop.nowUs(), clientUs);
+        }
+        r.itlUs = new long[Math.max(0, r.outputTokens - 1)];
+      } else if (c == 0) {
+        r.itlUs[r.itlCount++] = clientUs - r.lastTokenClientUs;
       }
-      r.itlUs = new long[Math.max(0, r.outputTokens - 1)];
-    } else {
-      r.itlUs[r.itlCount++] = clientUs - r.lastTokenClientUs;
-    }
-    r.lastTokenClientUs = clientUs;
-    if (loop.listener() != null) {
-      loop.listener().onToken(index, r, r.generated, loop.nowUs(), clientUs);
-    }
-    if (r.generated == r.outputTokens) {
-      pool.free(r.table);
-      boolean late = r.deadlineUs > 0 && clientUs > r.deadlineUs;
-      loop.finish(r, late ? RequestOutcome.TIMED_OUT : RequestOutcome.COMPLETED,
-          late ? Math.max(loop.nowUs(), r.deadlineUs) : clientUs, "");
+      r.lastTokenClientUs = clientUs;
+      if (loop.listener() != null) {
+        loop.listener().onToken(index, r, r.generated, loop.nowUs(), clientUs);
+      }
+      if (r.generated == r.outputTokens) {
+        pool.free(r.table);
+        boolean late = r.deadlineUs > 0 && clientUs > r.deadlineUs;
+        loop.finish(r, late ? RequestOutcome.TIMED_OUT : RequestOutcome.COMPLETED,
+            late ? Math.max(loop.nowUs(), r.deadlineUs) : clientUs, "");
+        return;
+      }
     }
   }
 
@@ -521,9 +553,12 @@ final class Instance {
         i++; // its adapter would exceed max_loras in this step (only after it missed steps for budget)
         continue;
       }
-      int n = r.inPrefill() ? Math.min(capChunk(r.prefillTarget - r.progress, threshold), budget) : 1;
+      int n = r.inPrefill() ? Math.min(capChunk(r.prefillTarget - r.progress, threshold), budget)
+          : spec == null ? 1 : spec.decodeTokens(budget, limits.maxModelLen() == 0 ? 0
+              : Math.max(1, limits.maxModelLen() - 1 - r.progress));
+      int lookahead = spec == null ? 0 : spec.lookaheadSlots();
       boolean selfPreempted = false;
-      while (!pool.grow(r.table, r.progress + n)) {
+      while (!pool.grow(r.table, r.progress + n, lookahead)) {
         int v = scheduler.preemptionVictim(running);
         if (v < 0 || v >= running.size()) {
           throw new IllegalStateException("scheduler chose preemption victim " + v
@@ -614,7 +649,7 @@ final class Instance {
         n = Math.min(capChunk(target - start, threshold), budget);
         boolean admitted = cpuBlocks > 0
             ? pool.admitLoading(r.table, cachedBlocks, cpuBlocks)
-            : pool.admit(r.table, cachedBlocks, start + n);
+            : pool.admit(r.table, cachedBlocks, start + n); // vLLM reserves no lookahead at admission
         if (!admitted) {
           break; // head of line: nothing behind it is admitted this step
         }

@@ -2,6 +2,7 @@ package io.blis.engine;
 
 import io.blis.api.LatencyModel;
 import io.blis.kvcache.OffloadTiers;
+import io.blis.kvcache.ResidentBlocks;
 import java.util.Objects;
 import java.util.function.IntFunction;
 
@@ -26,11 +27,22 @@ import java.util.function.IntFunction;
  *     StepGate})
  * @param offloadTiers secondary offload tiers behind each instance's CPU tier ({@link
  *     OffloadTiers#NONE} for none; they need a CPU tier)
+ * @param resident the blocks every request holds besides its tokens' (a hybrid model's recurrent
+ *     states and sliding windows; {@link ResidentBlocks#NONE} for a transformer)
  */
 public record InstancePool(String name, int instances, IntFunction<LatencyModel> latencyModels,
     EngineLimits limits, long totalKvBlocks, int blockSizeTokens, long cpuKvBlocks,
     double cpuLoadUsPerBlock, int dataParallel, int pipelineParallel, boolean lockstep,
-    OffloadTiers offloadTiers) {
+    OffloadTiers offloadTiers, ResidentBlocks resident) {
+
+  /** A pool whose requests hold only their tokens' blocks. */
+  public InstancePool(String name, int instances, IntFunction<LatencyModel> latencyModels,
+      EngineLimits limits, long totalKvBlocks, int blockSizeTokens, long cpuKvBlocks,
+      double cpuLoadUsPerBlock, int dataParallel, int pipelineParallel, boolean lockstep,
+      OffloadTiers offloadTiers) {
+    this(name, instances, latencyModels, limits, totalKvBlocks, blockSizeTokens, cpuKvBlocks, cpuLoadUsPerBlock,
+        dataParallel, pipelineParallel, lockstep, offloadTiers, ResidentBlocks.NONE);
+  }
 
   /** A pool without secondary offload tiers. */
   public InstancePool(String name, int instances, IntFunction<LatencyModel> latencyModels,
@@ -53,6 +65,7 @@ public record InstancePool(String name, int instances, IntFunction<LatencyModel>
     Objects.requireNonNull(latencyModels, "latencyModels");
     Objects.requireNonNull(limits, "limits");
     Objects.requireNonNull(offloadTiers, "offloadTiers");
+    Objects.requireNonNull(resident, "resident");
     if (instances < 1) {
       throw new IllegalArgumentException("pool '" + name + "': instances must be at least 1, got " + instances);
     }
@@ -79,6 +92,18 @@ public record InstancePool(String name, int instances, IntFunction<LatencyModel>
       throw new IllegalArgumentException("pool '" + name + "': secondary offload tiers and offloaded generated blocks need a CPU KV tier in front"
           + " of them");
     }
+  }
+
+  /**
+   * The blocks a request of {@code model} holds besides its tokens' under vLLM's hybrid KV-cache
+   * manager, with blocks of {@code blockSize} tokens ({@link io.blis.latency.kv.HybridKv}): its
+   * recurrent groups' states and its sliding-window groups' windows; none for a transformer whose
+   * every layer attends to the whole context.
+   */
+  public static ResidentBlocks residentBlocks(io.blis.api.ModelSpec model, int blockSize) {
+    io.blis.latency.kv.HybridKv h = io.blis.latency.kv.HybridKv.of(model, blockSize);
+    return h.hybrid() ? new ResidentBlocks(h.recurrentGroups(), h.slidingGroups(), h.windowBlocks())
+        : ResidentBlocks.NONE;
   }
 
   /** Schedulers of each instance: {@code dataParallel x pipelineParallel}. */

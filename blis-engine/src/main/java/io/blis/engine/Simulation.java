@@ -606,7 +606,8 @@ public final class Simulation {
               gate = gates[ve] != null ? gates[ve] : (gates[ve] = new StepGate());
             }
             configs.add(new Engine.InstanceConfig(p.name(), m, scheduler,
-                new KvBlockPool(blocks, p.blockSizeTokens(), p.cpuKvBlocks() / p.pipelineParallel(), p.offloadTiers()),
+                new KvBlockPool(blocks, p.blockSizeTokens(), p.cpuKvBlocks() / p.pipelineParallel(), p.offloadTiers(),
+                    p.resident()),
                 p.limits(), p.cpuLoadUsPerBlock(), gate,
                 adapterCosts == null ? null : new io.blis.engine.lora.AdapterSlots(adapterCosts)));
           }

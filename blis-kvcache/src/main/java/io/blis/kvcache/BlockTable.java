@@ -17,6 +17,9 @@ public final class BlockTable {
   long number;
   /** Blocks offloaded up to here (when blocks of generated tokens are offloaded too). */
   int offloadedBlocks;
+  /** Blocks held besides the tokens' ({@link ResidentBlocks}): recurrent states, sliding windows. */
+  int[] residentIds = new int[0];
+  int numResident;
 
   BlockTable(long[] promptBlockHashes, int promptTokens, int expectedBlocks) {
     this.promptBlockHashes = promptBlockHashes;
@@ -45,6 +48,18 @@ public final class BlockTable {
   /** Prompt length in tokens. */
   public int promptTokens() {
     return promptTokens;
+  }
+
+  /** Number of blocks held besides the tokens' (recurrent states, sliding-window groups). */
+  public int residentBlocks() {
+    return numResident;
+  }
+
+  void addResident(int blockId) {
+    if (numResident == residentIds.length) {
+      residentIds = java.util.Arrays.copyOf(residentIds, Math.max(4, residentIds.length * 2));
+    }
+    residentIds[numResident++] = blockId;
   }
 
   void add(int blockId) {

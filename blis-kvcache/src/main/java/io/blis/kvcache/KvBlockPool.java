@@ -54,6 +54,7 @@ public final class KvBlockPool {
   private long queriedBlocks;
   private long hitBlocks;
   private int peakUsedBlocks;
+  private final ResidentBlocks resident;
 
   /**
    * A pool of {@code totalBlocks} free blocks.
@@ -89,7 +90,18 @@ public final class KvBlockPool {
    *     without a CPU tier
    */
   public KvBlockPool(long totalBlocks, int blockSizeTokens, long cpuBlocks, OffloadTiers offload) {
+    this(totalBlocks, blockSizeTokens, cpuBlocks, offload, ResidentBlocks.NONE);
+  }
+
+  /**
+   * As {@link #KvBlockPool(long, int, long, OffloadTiers)}, where every request also holds {@code
+   * resident} blocks besides its tokens' (a hybrid model's recurrent states and sliding windows):
+   * taken with its tokens' blocks, all or nothing, and freed with them.
+   */
+  public KvBlockPool(long totalBlocks, int blockSizeTokens, long cpuBlocks, OffloadTiers offload,
+      ResidentBlocks resident) {
     java.util.Objects.requireNonNull(offload, "offload");
+    this.resident = java.util.Objects.requireNonNull(resident, "resident");
     if ((offload.any() || offload.generatedBlocks()) && cpuBlocks < 1) {
       throw new IllegalArgumentException("secondary offload tiers and offloaded generated blocks need a CPU tier in"
           + " front of them (CPU KV blocks >= 1)");
@@ -452,6 +464,19 @@ public final class KvBlockPool {
    * @return false, changing nothing, when there are not enough free blocks
    */
   public boolean admit(BlockTable table, int cachedBlocks, int totalTokens) {
+    return admit(table, cachedBlocks, totalTokens, 0);
+  }
+
+  /**
+   * As {@link #admit(BlockTable, int, int)}, with room for {@code lookaheadTokens} more tokens past
+   * {@code totalTokens} (a speculative drafter's slots, vLLM's {@code num_lookahead_tokens}): blocks
+   * for both are taken, all or nothing, but only the first {@code totalTokens} count as computed for
+   * the prefix cache.
+   */
+  public boolean admit(BlockTable table, int cachedBlocks, int totalTokens, int lookaheadTokens) {
+    if (lookaheadTokens < 0) {
+      throw new IllegalArgumentException("lookahead tokens must be >= 0, got " + lookaheadTokens);
+    }
     if (table.numBlocks != 0) {
       throw new IllegalStateException("admit needs an empty block table, it holds " + table.numBlocks);
     }
@@ -470,8 +495,10 @@ public final class KvBlockPool {
         claimFromFree++;
       }
     }
-    int newBlocks = blocksFor(totalTokens) - cachedBlocks;
-    if ((long) newBlocks + claimFromFree > freeList.size()) {
+    int tokenBlocks = blocksFor((long) totalTokens + lookaheadTokens);
+    int newBlocks = tokenBlocks - cachedBlocks;
+    int residentBlocks = resident.forTokenBlocks(tokenBlocks);
+    if ((long) newBlocks + claimFromFree + residentBlocks > freeList.size()) {
       return false;
     }
     for (int b = 0; b < cachedBlocks; b++) {
@@ -482,6 +509,7 @@ public final class KvBlockPool {
       table.add(id);
     }
     table.hashedBlocks = cachedBlocks;
+    takeResidentBlocks(table, residentBlocks);
     takeFreeBlocks(table, newBlocks, totalTokens);
     queriedTokens += table.promptTokens;
     hitTokens += (long) cachedBlocks * blockSizeTokens;
@@ -497,27 +525,50 @@ public final class KvBlockPool {
    * @return false, changing nothing, when there are not enough free blocks
    */
   public boolean grow(BlockTable table, int totalTokens) {
-    int newBlocks = blocksFor(totalTokens) - table.numBlocks;
-    if (newBlocks > freeList.size()) {
+    return grow(table, totalTokens, 0);
+  }
+
+  /**
+   * As {@link #grow(BlockTable, int)}, with room for {@code lookaheadTokens} more tokens past {@code
+   * totalTokens} (a speculative drafter's slots): only the first {@code totalTokens} count as
+   * computed for the prefix cache. Blocks past what a later step needs stay with the table until it
+   * is freed, as vLLM keeps them (a rejected draft's slots are written again by the next step).
+   */
+  public boolean grow(BlockTable table, int totalTokens, int lookaheadTokens) {
+    if (lookaheadTokens < 0) {
+      throw new IllegalArgumentException("lookahead tokens must be >= 0, got " + lookaheadTokens);
+    }
+    int tokenBlocks = blocksFor((long) totalTokens + lookaheadTokens);
+    int newBlocks = tokenBlocks - table.numBlocks;
+    int newResident = Math.max(0, resident.forTokenBlocks(tokenBlocks) - table.numResident);
+    if ((long) Math.max(0, newBlocks) + newResident > freeList.size()) {
       return false;
     }
+    takeResidentBlocks(table, newResident);
     takeFreeBlocks(table, Math.max(0, newBlocks), totalTokens);
     return true;
   }
 
   /** Releases every block of {@code table} (last block first); cached hashes stay until reuse. */
   public void free(BlockTable table) {
-    for (int i = table.numBlocks - 1; i >= 0; i--) {
-      int id = table.blockIds[i];
+    release(table.residentIds, table.numResident);
+    table.numResident = 0;
+    release(table.blockIds, table.numBlocks);
+    table.numBlocks = 0;
+    table.offloadedBlocks = 0;
+    table.hashedBlocks = 0;
+  }
+
+  /** Drops one reference to each of the first {@code n} blocks of {@code ids}, last first. */
+  private void release(int[] ids, int n) {
+    for (int i = n - 1; i >= 0; i--) {
+      int id = ids[i];
       if (--refCount[id] == 0) {
         freeList.append(id);
       } else if (refCount[id] < 0) {
         throw new IllegalStateException("block " + id + " freed more often than referenced");
       }
     }
-    table.numBlocks = 0;
-    table.offloadedBlocks = 0;
-    table.hashedBlocks = 0;
   }
 
   /** Reference count of block {@code id} (for tests and diagnostics). */
@@ -599,6 +650,22 @@ public final class KvBlockPool {
     index.put(h, id);
     blockHash[id] = h;
     hashed[id] = true;
+  }
+
+  /** Takes {@code count} free blocks as {@code table}'s resident ones (never in the prefix cache). */
+  private void takeResidentBlocks(BlockTable table, int count) {
+    for (int k = 0; k < count; k++) {
+      int id = freeList.head();
+      freeList.unlink(id);
+      hashed[id] = false;
+      refCount[id] = 1;
+      table.addResident(id);
+    }
+  }
+
+  /** {@return the blocks every request holds besides its tokens'} */
+  public ResidentBlocks resident() {
+    return resident;
   }
 
   private void takeFreeBlocks(BlockTable table, int count, int totalTokens) {

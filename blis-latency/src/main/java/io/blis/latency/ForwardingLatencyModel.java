@@ -29,6 +29,11 @@ public abstract class ForwardingLatencyModel implements LatencyModel {
   }
 
   @Override
+  public long forwardPassTime(BatchView batch) {
+    return delegate.forwardPassTime(batch);
+  }
+
+  @Override
   public long queueingTime(RequestView request) {
     return delegate.queueingTime(request);
   }

@@ -160,6 +160,28 @@ final class ServeMetrics {
     counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.",
         InstanceStatus::prefixHitTokens);
     RealTimeDriver.Snapshot first = status.get();
+    if (first.instances().stream().anyMatch(s -> s.speculative() != null)) {
+      // vLLM's spec-decode counters, per engine; the per-position one labelled by position
+      counter("vllm:spec_decode_num_drafts", "Number of spec decoding drafts.",
+          s -> s.speculative() == null ? 0 : s.speculative().drafts());
+      counter("vllm:spec_decode_num_draft_tokens", "Number of draft tokens.",
+          s -> s.speculative() == null ? 0 : s.speculative().draftTokens());
+      counter("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.",
+          s -> s.speculative() == null ? 0 : s.speculative().acceptedTokens());
+      CounterWithCallback.builder().name("vllm:spec_decode_num_accepted_tokens_per_pos")
+          .help("Accepted tokens per draft position.").labelNames("model_name", "engine", "position")
+          .callback(cb -> {
+            for (InstanceStatus s : status.get().instances()) {
+              if (s.speculative() == null) {
+                continue;
+              }
+              java.util.List<Long> per = s.speculative().acceptedPerPosition();
+              for (int p = 0; p < per.size(); p++) {
+                cb.call(per.get(p), engineModel.apply(s.index()), String.valueOf(s.index()), String.valueOf(p));
+              }
+            }
+          }).register(registry);
+    }
     if (first.instances().stream().anyMatch(s -> s.maxLoras() > 0)) {
       // as vLLM's, one sample per engine whose labels list its adapters (refreshed at each scrape)
       loraInfo = Info.builder().name("vllm:lora_requests").help("Running stats on lora requests.")

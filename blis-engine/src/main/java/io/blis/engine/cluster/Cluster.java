@@ -24,6 +24,7 @@ import io.blis.engine.Simulation;
 import io.blis.engine.SloTarget;
 import io.blis.latency.catalog.GpuCatalog;
 import io.blis.latency.catalog.ModelCatalog;
+import io.blis.latency.catalog.ModelConfig;
 import io.blis.latency.catalog.ModelSizes;
 import io.blis.latency.coeff.CoefficientFiles;
 import io.blis.latency.kv.KvCapacity;
@@ -109,8 +110,34 @@ public final class Cluster {
     private PdSpec pd = PdSpec.none();
     private PdSplit split;
     private io.blis.engine.lora.LoraSpec lora;
+    private io.blis.engine.spec.SpeculativeConfig speculative;
+    private String kvCacheDtype;
 
     private Builder() {}
+
+    /**
+     * Every pool decodes speculatively as {@code config} says ({@link io.blis.engine.spec}): its
+     * drafter's weights and KV come out of the KV cache (unless the pool gives {@code
+     * total_kv_blocks}), its passes are added to each step, and a decoding request verifies {@code
+     * K} drafts a step.
+     */
+    public Builder speculative(io.blis.engine.spec.SpeculativeConfig config) {
+      this.speculative = Objects.requireNonNull(config, "config");
+      return this;
+    }
+
+    /**
+     * Every pool stores its KV cache in {@code dtype}, vLLM's {@code --kv-cache-dtype} ({@code auto},
+     * {@code fp8}, {@code fp8_e4m3}, {@code fp8_e5m2}): the bytes of a block, so the blocks that fit,
+     * and the bytes decode attention reads.
+     *
+     * @throws IllegalArgumentException for a name vLLM does not accept
+     */
+    public Builder kvCacheDtype(String dtype) {
+      ModelConfig.kvCacheBytesOf(dtype); // refuses a bad name now, naming the accepted ones
+      this.kvCacheDtype = dtype;
+      return this;
+    }
 
     /**
      * Serves LoRA adapters on every instance as {@code spec} says: each pool's GPUs reserve its
@@ -582,6 +609,9 @@ public final class Cluster {
     private ResolvedPool resolve(PoolSpec s, String name, String where) {
       try {
         ModelSpec model = model(s);
+        if (kvCacheDtype != null && model instanceof ModelConfig c) {
+          model = c.withKvCacheDtype(kvCacheDtype);
+        }
         HardwareSpec hw = gpu(s);
         Layout layout = layout(s);
         if (s.ep() != null && s.ep() == PoolSpec.EP_ENABLED && !model.isMoe()) {
@@ -591,13 +621,18 @@ public final class Cluster {
         }
         layout.check(model);
         int tp = layout.tp();
-        int blockSize = s.blockSize();
+        // a recurrent hybrid's attention block holds a layer's state per page, as vLLM enlarges it
+        int blockSize = io.blis.latency.kv.HybridKv.blockSizeFor(model, tp, s.blockSize());
         io.blis.engine.lora.LoraSpec loraSpec = lora != null ? lora : bundle.lora();
         io.blis.engine.lora.LoraCosts loraCosts = loraSpec == null ? null
             : io.blis.engine.lora.LoraCosts.of(loraSpec, model, hw, tp, layout.layersPerStage(model));
+        ModelSpec drafter = speculative == null ? null : io.blis.engine.spec.SpeculativeDecoding.drafter(model, speculative);
         long kvBlocks = s.totalKvBlocks() != null ? s.totalKvBlocks()
-            : KvCapacity.totalBlocks(model, hw, layout, s.gpuMemoryUtilization(), blockSize,
-                loraCosts == null ? 0 : loraCosts.reservedBytesPerGpu());
+            : (long) Math.floor(KvCapacity.totalBlocks(model, hw, layout, s.gpuMemoryUtilization(), blockSize,
+                (loraCosts == null ? 0 : loraCosts.reservedBytesPerGpu())
+                    + (speculative == null ? 0 : io.blis.engine.spec.SpeculativeDecoding.drafterWeightBytesPerGpu(
+                        drafter, speculative, tp)))
+                * io.blis.engine.spec.SpeculativeDecoding.targetKvShare(model, drafter, tp));
         if (s.maxModelLen() != null && model.maxPositionEmbeddings() > 0
             && s.maxModelLen() > model.maxPositionEmbeddings()) {
           // vLLM refuses it too (unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1, whose outputs it calls incorrect)
@@ -638,10 +673,15 @@ public final class Cluster {
               + " blocks in front of them; " + (cpuKvGib != null ? String.format(java.util.Locale.ROOT,
               "%.3g GiB hold %d blocks of %d bytes per GPU", cpuKvGib, cpuBlocks, blockBytesPerGpu) : "none was given"));
         }
+        java.util.function.IntFunction<LatencyModel> models = i -> i == 0 ? first : lmp.create(context);
+        if (speculative != null) {
+          models = io.blis.engine.spec.SpeculativeDecoding.models(models, gpuModels, context, speculative, seed, name);
+        }
         InstancePool pool = new InstancePool(name, s.instances(),
-            i -> i == 0 ? first : lmp.create(context), limits, kvBlocks, blockSize, cpuBlocks, loadUs,
+            models, limits, kvBlocks, blockSize, cpuBlocks, loadUs,
             layout.dp(), layout.pp(), model.isMoe(), !offloading ? io.blis.kvcache.OffloadTiers.NONE
-                : new io.blis.kvcache.OffloadTiers(offloadTiers, blockBytesPerGpu, offloadGeneratedBlocks));
+                : new io.blis.kvcache.OffloadTiers(offloadTiers, blockBytesPerGpu, offloadGeneratedBlocks),
+            InstancePool.residentBlocks(model, blockSize));
         io.blis.engine.disagg.Disaggregation.PoolKv kv = new io.blis.engine.disagg.Disaggregation.PoolKv(
             tp * layout.pp() * layout.dp(), ModelSizes.kvBytesPerTokenPerGpu(model, tp), ModelSizes.kvBytesPerToken(model),
             hw.name(), hw.gpusPerNode(), hw.interconnectBandwidthBytesPerS(), hw.interNodeBandwidthBytesPerS(),
@@ -660,6 +700,22 @@ public final class Cluster {
                       layout.ranks() > 1 ? ", per data-parallel rank, shared by its pipeline batches in flight" : ""),
               cpuBlocks > 0 ? ", CPU tier " + cpuBlocks + " blocks" + (offloadTiers.isEmpty() ? ""
                   : ", " + offloadTiers.size() + " secondary tier" + (offloadTiers.size() > 1 ? "s" : "")) : "");
+          io.blis.latency.kv.HybridKv hybrid = io.blis.latency.kv.HybridKv.of(model, blockSize);
+          if (hybrid.hybrid()) {
+            LOG.info("{}hybrid KV cache: {} sliding-window and {} recurrent group(s) of {} layers beside the full-attention"
+                + " one; a request holds up to {} window blocks per sliding group and 1 state block per recurrent group;"
+                + " vLLM would log 'GPU KV cache size: {} tokens'", name.isEmpty() ? "" : "pool " + name + ": ",
+                hybrid.slidingGroups(), hybrid.recurrentGroups(), hybrid.groupSize(), hybrid.windowBlocks(),
+                String.format(java.util.Locale.ROOT, "%,d", hybrid.reportedTokens(kvBlocks)));
+          }
+          if (speculative != null) {
+            LOG.info("{}speculative decoding: {} with {} drafts a step{}, acceptance {} (mean {} tokens a verification),"
+                + " host time {} us a drafter pass", name.isEmpty() ? "" : "pool " + name + ": ",
+                speculative.method().vllmName(), speculative.tokens(),
+                drafter == null ? "" : " by " + drafter.name(), speculative.acceptanceSource(),
+                String.format(java.util.Locale.ROOT, "%.2f", 1 + speculative.acceptance().meanAccepted(speculative.tokens())),
+                String.format(java.util.Locale.ROOT, "%.0f", speculative.hostUsPerPass()));
+          }
           if (loraCosts != null) {
             LOG.info("{}LoRA: {} adapter slots of rank {} reserve {} GiB per GPU{}", name.isEmpty() ? "" : "pool " + name
                 + ": ", loraSpec.maxLoras(), loraSpec.maxLoraRank(), String.format(java.util.Locale.ROOT, "%.3f",

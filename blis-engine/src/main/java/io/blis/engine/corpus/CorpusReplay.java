@@ -133,7 +133,9 @@ public final class CorpusReplay {
     try (RequestSource source = PointWorkload.of(p, reuse, seed)) {
       SimulationResult result = Simulation.builder()
           .addPool(new InstancePool("", 1, models, st.limits(), st.kvBlocks(), BLOCK_SIZE, 0, 0,
-              st.layout().dp(), st.layout().pp(), st.model().isMoe()))
+              st.layout().dp(), st.layout().pp(), st.model().isMoe(), io.blis.kvcache.OffloadTiers.NONE,
+              // V1's hybrid KV-cache manager gives sliding-window layers their own blocks; V0 had none
+              p.v1() ? InstancePool.residentBlocks(st.model(), BLOCK_SIZE) : io.blis.kvcache.ResidentBlocks.NONE))
           .source(source)
           .recordRequests(true)
           .build()
@@ -223,7 +225,10 @@ public final class CorpusReplay {
 
   static ModelSpec model(CorpusPoint p) {
     try {
-      return p.modelConfig() == null ? ModelCatalog.byName(p.model()) : ModelCatalog.fromFile(p.modelConfig(), p.model());
+      io.blis.latency.catalog.ModelConfig c = p.modelConfig() == null ? ModelCatalog.byName(p.model())
+          : ModelCatalog.fromFile(p.modelConfig(), p.model());
+      // the server's --kv-cache-dtype, as stated (an fp8 cache holds twice the tokens, decode reads half the bytes)
+      return p.server().kvCacheDtype().map(c::withKvCacheDtype).orElse(c);
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(p.key() + ": model: " + e.getMessage(), e);
     }

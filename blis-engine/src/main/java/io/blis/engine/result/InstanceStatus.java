@@ -21,11 +21,23 @@ package io.blis.engine.result;
  * @param maxLoras the instance's LoRA adapter slots ({@code max_loras}); 0 when it serves none
  * @param runningAdapters the adapters its running requests name, sorted, each once
  * @param waitingAdapters the adapters its waiting requests name, sorted, each once
+ * @param speculative what its speculative decoding did so far (vLLM's {@code vllm:spec_decode_*} counters); null when
+ *     it does not speculate
  */
 public record InstanceStatus(int index, String pool, int running, int waiting, int inFlight,
     long kvUsedBlocks, long kvTotalBlocks, int blockSizeTokens, long preemptions, long steps,
     long prefixQueriedTokens, long prefixHitTokens, int maxModelLen, int maxNumSeqs, int maxLoras,
-    java.util.List<String> runningAdapters, java.util.List<String> waitingAdapters) {
+    java.util.List<String> runningAdapters, java.util.List<String> waitingAdapters,
+    io.blis.engine.spec.SpeculativeCounts speculative) {
+
+  /** Without speculative decoding. */
+  public InstanceStatus(int index, String pool, int running, int waiting, int inFlight,
+      long kvUsedBlocks, long kvTotalBlocks, int blockSizeTokens, long preemptions, long steps,
+      long prefixQueriedTokens, long prefixHitTokens, int maxModelLen, int maxNumSeqs, int maxLoras,
+      java.util.List<String> runningAdapters, java.util.List<String> waitingAdapters) {
+    this(index, pool, running, waiting, inFlight, kvUsedBlocks, kvTotalBlocks, blockSizeTokens, preemptions, steps,
+        prefixQueriedTokens, prefixHitTokens, maxModelLen, maxNumSeqs, maxLoras, runningAdapters, waitingAdapters, null);
+  }
 
   /** An instance serving no LoRA adapters. */
   public InstanceStatus(int index, String pool, int running, int waiting, int inFlight,

@@ -36,7 +36,8 @@ final class ResultJson {
   record Parts(long simulatedDurationUs, MetricsSummary overall, List<MetricsSummary> stages,
       EngineStats engine, ClusterReport cluster, Fitness.Result fitness,
       List<RequestRecord> requests, GatewayReport gateway, AutoscaleReport autoscale,
-      DisaggregationReport disaggregation, LoraReport lora, SessionReport sessions) {}
+      DisaggregationReport disaggregation, LoraReport lora, SessionReport sessions,
+      io.blis.engine.spec.SpeculativeCounts speculative) {}
 
   /**
    * Streams the result to {@code out} (never whole in memory: a million per-request records or
@@ -96,6 +97,9 @@ final class ResultJson {
       }
       if (result.sessions() != null) {
         sessions(g, result.sessions());
+      }
+      if (result.speculative() != null) {
+        speculative(g, result.speculative());
       }
       if (result.fitness() != null) {
         fitness(g, result.fitness());
@@ -238,6 +242,25 @@ final class ResultJson {
       g.writeFieldName(e.getKey());
       summary(g, e.getValue(), false);
     }
+    g.writeEndObject();
+  }
+
+  private static void speculative(JsonGenerator g, io.blis.engine.spec.SpeculativeCounts c) throws IOException {
+    g.writeObjectFieldStart("speculative_decoding");
+    g.writeStringField("method", c.method());
+    g.writeNumberField("num_speculative_tokens", c.tokens());
+    g.writeNumberField("drafts", c.drafts());
+    g.writeNumberField("draft_tokens", c.draftTokens());
+    g.writeNumberField("accepted_tokens", c.acceptedTokens());
+    g.writeFieldName("acceptance_rate");
+    number(g, c.acceptanceRate(), 6);
+    g.writeFieldName("mean_acceptance_length");
+    number(g, c.meanAcceptanceLength(), 6);
+    g.writeArrayFieldStart("position_acceptance_rates");
+    for (double r : c.positionRates()) {
+      number(g, r, 6);
+    }
+    g.writeEndArray();
     g.writeEndObject();
   }
 

@@ -20,6 +20,7 @@ public final class SimulationResult {
   private final DisaggregationReport disaggregation;
   private final LoraReport lora;
   private final SessionReport sessions;
+  private final io.blis.engine.spec.SpeculativeCounts speculative;
 
   /**
    * A result as the engine assembles it at the end of a run ({@code fitness}, when not null,
@@ -64,6 +65,16 @@ public final class SimulationResult {
       List<MetricsSummary> stages, long simulatedDurationUs, EngineStats engine,
       ClusterReport cluster, Fitness fitness, GatewayReport gateway, AutoscaleReport autoscale,
       DisaggregationReport disaggregation, LoraReport lora, SessionReport sessions) {
+    this(requests, overall, stages, simulatedDurationUs, engine, cluster, fitness, gateway, autoscale, disaggregation,
+        lora, sessions, null);
+  }
+
+  /** As above, with what speculative decoding did ({@code speculative}, null when the instances do not speculate). */
+  public SimulationResult(List<RequestRecord> requests, MetricsSummary overall,
+      List<MetricsSummary> stages, long simulatedDurationUs, EngineStats engine,
+      ClusterReport cluster, Fitness fitness, GatewayReport gateway, AutoscaleReport autoscale,
+      DisaggregationReport disaggregation, LoraReport lora, SessionReport sessions,
+      io.blis.engine.spec.SpeculativeCounts speculative) {
     // a run's own records stay as they are: in files past their first run, read back in order
     this.requests = requests instanceof SpilledList ? requests : List.copyOf(requests);
     this.overall = overall;
@@ -77,6 +88,7 @@ public final class SimulationResult {
     this.disaggregation = disaggregation;
     this.lora = lora;
     this.sessions = sessions;
+    this.speculative = speculative;
   }
 
   private SimulationResult(SimulationResult base, List<RequestRecord> requests) {
@@ -92,6 +104,7 @@ public final class SimulationResult {
     this.disaggregation = base.disaggregation;
     this.lora = base.lora;
     this.sessions = base.sessions;
+    this.speculative = base.speculative;
   }
 
   /** This result without its per-request records (kept for a file, not for the document). */
@@ -171,12 +184,17 @@ public final class SimulationResult {
 
   private ResultJson.Parts jsonParts() {
     return new ResultJson.Parts(simulatedDurationUs, overall, stages, engine, cluster, fitness,
-        requests, gateway, autoscale, disaggregation, lora, sessions);
+        requests, gateway, autoscale, disaggregation, lora, sessions, speculative);
   }
 
   /** The multi-turn sessions, when requests named sessions. */
   public java.util.Optional<SessionReport> sessions() {
     return java.util.Optional.ofNullable(sessions);
+  }
+
+  /** What speculative decoding did, summed over the instances, when they speculate. */
+  public java.util.Optional<io.blis.engine.spec.SpeculativeCounts> speculative() {
+    return java.util.Optional.ofNullable(speculative);
   }
 
   /** What serving LoRA adapters did, when the instances served them. */

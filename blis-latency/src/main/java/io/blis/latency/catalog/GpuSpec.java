@@ -152,10 +152,12 @@ public record GpuSpec(
 
   /**
    * Peak dense tensor throughput for weights of {@code weightBytesPerParam} bytes: the fp8 rate
-   * for 1-byte weights on GPUs that have fp8 tensor cores, the bf16 rate otherwise. FLOP/s.
+   * for 1-byte weights (FP8 or INT8 W8A8) on GPUs that have fp8 tensor cores, the bf16 rate
+   * otherwise, 4-bit weights included (AWQ and GPTQ W4A16 kernels widen them to bf16 before the
+   * multiply). FLOP/s.
    */
   public static double peakFlopsFor(HardwareSpec gpu, double weightBytesPerParam) {
-    return weightBytesPerParam <= 1.0 && gpu.peakFlopsFp8() > 0
+    return weightBytesPerParam == 1.0 && gpu.peakFlopsFp8() > 0
         ? gpu.peakFlopsFp8()
         : gpu.peakFlopsBf16();
   }

@@ -287,7 +287,9 @@ public final class ModelCatalog {
     int ffn = f.requiredInt("intermediate_size", "ffn_hidden_size", "n_inner");
     int denseFfn = f.optionalInt(ffn, "intermediate_size_mlp");
     int vocab = f.requiredInt("vocab_size");
-    boolean tied = f.bool("tie_word_embeddings", false);
+    String typeName = f.text("model_type");
+    // Gemma's configs leave it out: transformers' Gemma configurations tie them by default
+    boolean tied = f.bool("tie_word_embeddings", typeName != null && typeName.toLowerCase(Locale.ROOT).startsWith("gemma"));
     boolean gated = isGated(f.text("model_type"));
 
     int activationBytes = dtypeBytes(source, f.text("torch_dtype", "dtype"));
@@ -342,10 +344,19 @@ public final class ModelCatalog {
       String family = f.text("model_type");
       int[] sliding = slidingLayers(f, c, layers);
       double expertBytes = experts > 0 ? expertWeightBytes(c) : 0;
+      Recurrent rec = Recurrent.of(f, c, layers, hidden, activationBytes);
+      if (rec.blocks() > 0) {
+        // Nemotron-H's blocks each hold one of a Mamba mixer, attention or an MLP: the layers of the
+        // model are its mixer blocks, carrying the MLP blocks' weights between them
+        layers = rec.mixerLayers();
+        denseFfn = (int) Math.round((double) denseFfn * rec.mlpBlocks() / rec.mixerLayers());
+        gated = false; // squared-ReLU MLPs of two matrices
+      }
       return new ModelConfig(name, layers, hidden, heads, kvHeads, headDim, denseFfn, vocab, maxPos,
           activationBytes, expertBytes > 0 ? activationBytes : weightBytes, tied, experts, topK, moeFfn, sharedFfn,
           moeLayers, gated, false, family == null ? "" : family, mla,
-          new ModelConfig.Variants(expertBytes, sliding[0], sliding[1]));
+          new ModelConfig.Variants(expertBytes, sliding[0], sliding[1], 0, rec.layers(), rec.stateBytes(),
+              rec.params()));
     } catch (IllegalArgumentException e) {
       throw new IllegalArgumentException(source + ": " + e.getMessage(), e);
     }
@@ -411,6 +422,16 @@ public final class ModelCatalog {
   private static int[] slidingLayers(HfFields f, ObjectNode c, int layers) {
     JsonNode types = c.get("layer_types");
     if (types == null || !types.isArray()) {
+      String type = f.text("model_type");
+      int window = f.optionalInt(0, "sliding_window");
+      int pattern = f.optionalInt(0, "sliding_window_pattern");
+      if (pattern > 0 && window > 0) {
+        // Gemma 3: layer i attends to the whole context when (i + 1) is a multiple of the pattern
+        return new int[] {layers - layers / pattern, window};
+      }
+      if (type != null && type.startsWith("gemma2") && window > 0) {
+        return new int[] {(layers + 1) / 2, window}; // Gemma 2 alternates, the first layer sliding
+      }
       return new int[] {0, 0};
     }
     if (types.size() != layers) {

@@ -75,11 +75,29 @@ public record ModelConfig(
    *     from the rest (gpt-oss: MXFP4, 4.25 bits); 0 when they are stored like every other weight
    * @param slidingWindowLayers layers that attend only to the last {@code slidingWindow} tokens
    * @param slidingWindow the window of those layers in tokens (0 when there are none)
+   * @param kvCacheBytes bytes of one KV-cache element when the cache is stored apart from the
+   *     activations (1 for vLLM's {@code --kv-cache-dtype fp8}); 0 for the activations' width
+   * @param recurrentLayers layers with a constant state per request (Mamba mixers, linear
+   *     attention) instead of KV per token
+   * @param recurrentStateBytes bytes of one request's state in one such layer, all TP ranks together
+   * @param recurrentParams weights of one recurrent layer's mixer (0: as an attention layer's)
    */
-  public record Variants(double expertWeightBytes, int slidingWindowLayers, int slidingWindow) {
+  public record Variants(double expertWeightBytes, int slidingWindowLayers, int slidingWindow,
+      int kvCacheBytes, int recurrentLayers, long recurrentStateBytes, long recurrentParams) {
 
     /** Nothing apart. */
-    public static final Variants NONE = new Variants(0, 0, 0);
+    public static final Variants NONE = new Variants(0, 0, 0, 0, 0, 0, 0);
+
+    /** Experts stored apart and sliding-window layers only. */
+    public Variants(double expertWeightBytes, int slidingWindowLayers, int slidingWindow) {
+      this(expertWeightBytes, slidingWindowLayers, slidingWindow, 0, 0, 0, 0);
+    }
+
+    /** These variants with the KV cache stored at {@code bytes} bytes an element (0: the activations'). */
+    public Variants withKvCacheBytes(int bytes) {
+      return new Variants(expertWeightBytes, slidingWindowLayers, slidingWindow, bytes, recurrentLayers,
+          recurrentStateBytes, recurrentParams);
+    }
 
     private void check(String model, int layers) {
       if (!(expertWeightBytes >= 0) || expertWeightBytes > 4) {
@@ -92,6 +110,21 @@ public record ModelConfig(
       if ((slidingWindowLayers > 0) != (slidingWindow > 0) || slidingWindow < 0) {
         throw new IllegalArgumentException(model + ": sliding_window (" + slidingWindow + ") must be above 0 exactly"
             + " when some layer slides (" + slidingWindowLayers + " do)");
+      }
+      if (kvCacheBytes != 0 && kvCacheBytes != 1 && kvCacheBytes != 2 && kvCacheBytes != 4) {
+        throw new IllegalArgumentException(model + ": KV-cache element bytes must be 1, 2 or 4 (0: the activations'),"
+            + " got " + kvCacheBytes);
+      }
+      if (recurrentLayers < 0 || (recurrentLayers > 0 && recurrentLayers + slidingWindowLayers >= layers)) {
+        throw new IllegalArgumentException(model + ": recurrent (Mamba / linear-attention) layers must be in [0, "
+            + (layers - 1 - slidingWindowLayers) + "] so that some layer attends, got " + recurrentLayers);
+      }
+      if (recurrentParams < 0) {
+        throw new IllegalArgumentException(model + ": a recurrent layer's weights must be >= 0, got " + recurrentParams);
+      }
+      if ((recurrentLayers > 0) != (recurrentStateBytes > 0) || recurrentStateBytes < 0) {
+        throw new IllegalArgumentException(model + ": a recurrent layer's state per request (" + recurrentStateBytes
+            + " bytes) must be above 0 exactly when there are recurrent layers (" + recurrentLayers + ")");
       }
     }
   }
@@ -311,6 +344,83 @@ public record ModelConfig(
         headDim, intermediateSize, vocabSize, maxPositionEmbeddings, activationBytes,
         weightBytesPerParam, tieWordEmbeddings, numExperts, expertsPerToken, moeIntermediateSize,
         sharedExpertIntermediateSize, numMoeLayers, gatedMlp, truncated, family, mla, variants);
+  }
+
+  /**
+   * The same model served with its KV cache in {@code dtype}, vLLM's {@code --kv-cache-dtype}:
+   * {@code auto} (the activations' width), {@code fp8}, {@code fp8_e4m3} or {@code fp8_e5m2} (one
+   * byte), {@code bfloat16}/{@code float16}/{@code half} (two).
+   *
+   * @throws IllegalArgumentException for another name, naming the ones accepted
+   */
+  public ModelConfig withKvCacheDtype(String dtype) {
+    return withVariants(variants.withKvCacheBytes(kvCacheBytesOf(dtype)));
+  }
+
+  /**
+   * Bytes of one KV-cache element of vLLM's {@code --kv-cache-dtype} {@code dtype}, 0 for {@code
+   * auto} (the model's activation width).
+   *
+   * @throws IllegalArgumentException for a name vLLM does not accept here
+   */
+  public static int kvCacheBytesOf(String dtype) {
+    String d = dtype == null ? "auto" : dtype.strip().toLowerCase(java.util.Locale.ROOT);
+    return switch (d) {
+      case "auto" -> 0;
+      case "fp8", "fp8_e4m3", "fp8_e5m2", "fp8_inc", "fp8_ds_mla" -> 1;
+      case "bfloat16", "float16", "half", "bf16", "fp16" -> 2;
+      default -> throw new IllegalArgumentException("kv-cache-dtype must be auto, fp8, fp8_e4m3, fp8_e5m2, bfloat16"
+          + " or float16, got '" + dtype + "'");
+    };
+  }
+
+  /** The same model with other {@link Variants}. */
+  public ModelConfig withVariants(Variants v) {
+    return new ModelConfig(name, numLayers, hiddenSize, numAttentionHeads, numKeyValueHeads,
+        headDim, intermediateSize, vocabSize, maxPositionEmbeddings, activationBytes,
+        weightBytesPerParam, tieWordEmbeddings, numExperts, expertsPerToken, moeIntermediateSize,
+        sharedExpertIntermediateSize, numMoeLayers, gatedMlp, truncatedSampling, family, mla, v);
+  }
+
+  /**
+   * The first {@code layers} layers of this model on their own, named {@code name}, with its
+   * embedding and LM head: what a speculative drafter built from the model's own layers runs (an
+   * EAGLE head, DeepSeek's MTP module). MoE layers stay MoE as far as there are any; no sliding or
+   * recurrent layers are kept.
+   *
+   * @throws IllegalArgumentException when {@code layers} is not in [1, numLayers]
+   */
+  public ModelConfig truncated(String name, int layers) {
+    if (layers < 1 || layers > numLayers) {
+      throw new IllegalArgumentException(this.name + ": a drafter of " + layers + " layers must have 1 to "
+          + numLayers + " layers");
+    }
+    int moe = Math.min(numMoeLayers, layers);
+    return new ModelConfig(name, layers, hiddenSize, numAttentionHeads, numKeyValueHeads,
+        headDim, intermediateSize, vocabSize, maxPositionEmbeddings, activationBytes,
+        weightBytesPerParam, tieWordEmbeddings, moe > 0 ? numExperts : 0, moe > 0 ? expertsPerToken : 0,
+        moeIntermediateSize, moe > 0 ? sharedExpertIntermediateSize : 0, moe, gatedMlp, false, family, mla,
+        new Variants(variants.expertWeightBytes(), 0, 0, variants.kvCacheBytes(), 0, 0, 0));
+  }
+
+  @Override
+  public int kvCacheBytesPerElement() {
+    return variants.kvCacheBytes() > 0 ? variants.kvCacheBytes() : activationBytes;
+  }
+
+  @Override
+  public int recurrentLayers() {
+    return variants.recurrentLayers();
+  }
+
+  @Override
+  public long recurrentStateBytesPerLayer() {
+    return variants.recurrentStateBytes();
+  }
+
+  @Override
+  public long recurrentParamsPerLayer() {
+    return variants.recurrentParams();
   }
 
   @Override

@@ -153,9 +153,20 @@ public final class ModelSizes {
     int denseLayers = m.numLayers() - moeLayers;
     return embeddingParams(m)
         + d // final norm
-        + m.numLayers() * (attentionParamsPerLayer(m) + 2 * d)
+        + mixerParams(m) + m.numLayers() * 2 * d
         + denseLayers * denseMlpParamsPerLayer(m)
         + moeLayers * moeParamsPerLayer(m);
+  }
+
+  /**
+   * Parameters of every layer's token mixer: attention in the attending layers, the recurrent mixer
+   * (Mamba, linear attention) in the others ({@link ModelSpec#recurrentParamsPerLayer()}, or an
+   * attention layer's when unknown).
+   */
+  public static long mixerParams(ModelSpec m) {
+    long attention = attentionParamsPerLayer(m);
+    long recurrent = m.recurrentParamsPerLayer() > 0 ? m.recurrentParamsPerLayer() : attention;
+    return (long) attentionLayers(m) * attention + (long) m.recurrentLayers() * recurrent;
   }
 
   /** Parameters of all routed experts of the model (0 for a dense model). */
@@ -177,7 +188,20 @@ public final class ModelSizes {
    * share of a token's KV bytes that stays in the cache for as long as its request.
    */
   public static double fullAttentionShare(ModelSpec m) {
-    return (double) (m.numLayers() - m.slidingWindowLayers()) / m.numLayers();
+    return (double) (attentionLayers(m) - m.slidingWindowLayers()) / attentionLayers(m);
+  }
+
+  /**
+   * Layers that attend and so keep KV per token: all but the recurrent (Mamba, linear-attention)
+   * ones, sliding-window layers included.
+   */
+  public static int attentionLayers(ModelSpec m) {
+    return m.numLayers() - m.recurrentLayers();
+  }
+
+  /** Bytes of one request's recurrent state over all its recurrent layers and TP ranks (0 for a transformer). */
+  public static long recurrentStateBytes(ModelSpec m) {
+    return m.recurrentLayers() * m.recurrentStateBytesPerLayer();
   }
 
   /**
@@ -192,14 +216,14 @@ public final class ModelSizes {
 
   /**
    * Bytes of KV cache one token occupies on one GPU: {@code 2 (K and V) x layers x KV heads per GPU
-   * x head_dim x activation bytes}; under latent attention the whole-model figure of {@link
+   * x head_dim x KV-cache element bytes}; under latent attention the whole-model figure of {@link
    * #kvBytesPerToken} whatever {@code tp}, since every GPU keeps the whole latent.
    */
   public static long kvBytesPerTokenPerGpu(ModelSpec m, int tp) {
     if (m.usesLatentAttention()) {
       return kvBytesPerToken(m);
     }
-    return 2L * m.numLayers() * kvHeadsPerGpu(m, tp) * m.headDim() * m.activationBytes();
+    return 2L * attentionLayers(m) * kvHeadsPerGpu(m, tp) * m.headDim() * m.kvCacheBytesPerElement();
   }
 
   /**
@@ -209,9 +233,9 @@ public final class ModelSizes {
    */
   public static long kvBytesPerToken(ModelSpec m) {
     if (m.usesLatentAttention()) {
-      return (long) m.numLayers() * (m.kvLoraRank() + m.qkRopeHeadDim()) * m.activationBytes();
+      return (long) attentionLayers(m) * (m.kvLoraRank() + m.qkRopeHeadDim()) * m.kvCacheBytesPerElement();
     }
-    return 2L * m.numLayers() * m.numKeyValueHeads() * m.headDim() * m.activationBytes();
+    return 2L * attentionLayers(m) * m.numKeyValueHeads() * m.headDim() * m.kvCacheBytesPerElement();
   }
 
   /** Whether vLLM can split the model's attention over {@code tp} GPUs (see {@link #checkTensorParallel}). */

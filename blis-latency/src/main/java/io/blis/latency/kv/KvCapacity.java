@@ -102,8 +102,8 @@ public final class KvCapacity {
 
   /** Bytes one KV block takes on one GPU of {@code layout}: its stage's layers, its TP share. */
   public static double blockBytesPerGpu(ModelSpec model, Layout layout, int blockSizeTokens) {
-    // sliding-window layers keep only their window's blocks per request: a block of the pool is the
-    // full-attention layers' share (vLLM's hybrid KV cache manager pools them apart)
+    // a block of the pool is the full-attention layers' pages; sliding-window and recurrent layers
+    // take blocks of the same size per request apart (vLLM's hybrid KV-cache manager; HybridKv)
     return (double) ModelSizes.kvBytesPerTokenPerGpu(model, layout.tp()) * blockSizeTokens
         * layout.layersPerStage(model) / model.numLayers() * ModelSizes.fullAttentionShare(model);
   }

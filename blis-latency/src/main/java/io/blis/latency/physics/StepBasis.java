@@ -95,6 +95,8 @@ final class StepBasis {
   private final double lmHeadUsPerRequest;
   private final double decodeLmHeadUsPerRequest;
   private final double kvUsPerToken;
+  /** Reading and writing one request's recurrent states (Mamba, linear attention), 0 without them. */
+  private final double stateUsPerRequest;
   private final double denseWeightUs;
   private final double expertUsPerDistinctExpert;
   private final double routingUsPerToken;
@@ -220,7 +222,7 @@ final class StepBasis {
       contextUpFlopsPerToken = 2.0 * layers * ModelSizes.mlaKvUpParamsPerLayer(m) / tp;
     } else {
       attnParams = ModelSizes.attentionParamsPerLayer(m);
-      prefillPairFlops = 4.0 * layers * headsPerGpu * m.headDim();
+      prefillPairFlops = 4.0 * ModelSizes.attentionLayers(m) * headsPerGpu * m.headDim();
       decodePairFlops = prefillPairFlops;
       contextUpFlopsPerToken = 0.0;
     }
@@ -230,8 +232,12 @@ final class StepBasis {
     double routerParams = m.isMoe() ? d * m.numExperts() : 0;
     int k = m.isMoe() ? m.expertsPerToken() : 0;
 
+    // the mixers: attention in the attending layers, the recurrent mixer's projections in the others
+    double mixerParams = m.recurrentLayers() == 0 ? layers * attnParams
+        : ModelSizes.attentionLayers(m) * attnParams
+            + m.recurrentLayers() * (double) (m.recurrentParamsPerLayer() > 0 ? m.recurrentParamsPerLayer() : attnParams);
     double linearFlopsPerToken =
-        2.0 * (layers * attnParams + denseLayers * denseParams
+        2.0 * (mixerParams + denseLayers * denseParams
                 + moeLayers * (k * expertParams + sharedParams)) / tp
             + 2.0 * moeLayers * routerParams;
     double lmHeadFlopsPerRequest = 2.0 * d * m.vocabSize() / tp;
@@ -239,7 +245,7 @@ final class StepBasis {
     double lmHead = (double) m.vocabSize() * d;
     double norms = layers * 2.0 * d + d;
     double denseWeightBytes =
-        w * ((layers * attnParams + denseLayers * denseParams
+        w * ((mixerParams + denseLayers * denseParams
                     + moeLayers * (sharedParams + routerParams) + lmHead) / tp + norms);
     this.experts = m.isMoe() ? m.numExperts() : 0;
     // the experts are divided over the tp x dp GPUs of the MoE group, whole (EP) or split (TP)
@@ -256,6 +262,8 @@ final class StepBasis {
     this.lmHeadUsPerRequest = lmHeadFlopsPerRequest / flopsPerUs * k8.prefillFlops();
     this.decodeLmHeadUsPerRequest = lmHeadFlopsPerRequest / flopsPerUs * k8.decodeFlops();
     this.kvUsPerToken = kvBytesPerToken / hbmBytesPerUs * k8.kv();
+    // a recurrent layer reads and writes its state once a step for each request it serves
+    this.stateUsPerRequest = 2.0 * ModelSizes.recurrentStateBytes(m) / tp / hbmBytesPerUs * k8.kv();
     this.denseWeightUs = denseWeightBytes / hbmBytesPerUs * k8.weights();
     this.expertUsPerDistinctExpert = moeLayers * expertBytesPerMoeLayerPerExpert / hbmBytesPerUs * k8.weights();
     this.routingUsPerToken = moeLayers * routingBytesPerToken / hbmBytesPerUs * k8.weights();
@@ -358,8 +366,8 @@ final class StepBasis {
     decodeComputeUs =
         dcTokens * decodeLinearUsPerToken + dcPairs * decodePairUs
             + (n - pfRequests) * decodeLmHeadUsPerRequest;
-    prefillMemoryUs = (pfContext + pfTokens) * kvUsPerToken;
-    decodeMemoryUs = (dcContext + dcTokens) * kvUsPerToken;
+    prefillMemoryUs = (pfContext + pfTokens) * kvUsPerToken + pfRequests * stateUsPerRequest;
+    decodeMemoryUs = (dcContext + dcTokens) * kvUsPerToken + (n - pfRequests) * stateUsPerRequest;
     weightLoadUs = denseWeightUs;
     if (experts > 0) {
       double distinct = total > 0 ? experts * (1.0 - Math.pow(missRatio, total * dataParallel)) : 0;

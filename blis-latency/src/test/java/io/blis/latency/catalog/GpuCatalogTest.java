@@ -221,4 +221,16 @@ class GpuCatalogTest {
         .hasMessageContaining(g.toString())
         .hasMessageContaining("bf16_dense_tflops must be a finite number > 0");
   }
+
+  @Test
+  void quantizedWeightsComputeAtTheRateOfTheirGemmInputs() {
+    io.blis.api.HardwareSpec h100 = GpuCatalog.resolve("H100");
+    io.blis.api.HardwareSpec a100 = GpuCatalog.resolve("A100-80GB");
+    org.assertj.core.api.Assertions.assertThat(GpuSpec.peakFlopsFor(h100, 1.0)).as("FP8 W8A8").isEqualTo(h100.peakFlopsFp8());
+    org.assertj.core.api.Assertions.assertThat(GpuSpec.peakFlopsFor(h100, 0.5)).as("W4A16 widens to bf16")
+        .isEqualTo(h100.peakFlopsBf16());
+    org.assertj.core.api.Assertions.assertThat(GpuSpec.peakFlopsFor(h100, 2.0)).isEqualTo(h100.peakFlopsBf16());
+    org.assertj.core.api.Assertions.assertThat(GpuSpec.peakFlopsFor(a100, 1.0)).as("no fp8 tensor cores")
+        .isEqualTo(a100.peakFlopsBf16());
+  }
 }
