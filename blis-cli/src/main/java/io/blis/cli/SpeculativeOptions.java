@@ -53,6 +53,12 @@ final class SpeculativeOptions {
           + " method's default when no acceptance is given).")
   String profile;
 
+  @Option(names = "--speculative-acceptance-for", paramLabel = "WORKLOAD=PROFILE|R1:R2:...",
+      description = "The acceptance of one workload's requests apart (repeatable): WORKLOAD is a tenant or an SLO"
+          + " class of the workload, the value a bundled profile's name or per-position rates separated by colons,"
+          + " e.g. --speculative-acceptance-for code=eagle3-llama-4-maverick-humaneval.")
+  java.util.Map<String, String> acceptanceFor;
+
   @Option(names = "--speculative-host-us", paramLabel = "US",
       description = "Host time of one drafter pass and of a step's speculative bookkeeping, microseconds (default: "
           + SpeculativeConfig.DEFAULT_HOST_US_PER_PASS + ", vLLM of mid 2025 on H100; see docs/speculative-decoding.md).")
@@ -73,7 +79,8 @@ final class SpeculativeOptions {
         DeploymentOptions.require(cl, false, "--" + e.getMessage());
       }
     }
-    boolean acceptanceGiven = acceptanceRate != null || positionRates != null || profile != null;
+    boolean acceptanceGiven = acceptanceRate != null || positionRates != null || profile != null
+        || acceptanceFor != null;
     if (!enabled()) {
       DeploymentOptions.require(cl, !acceptanceGiven && speculativeMethod == null && speculativeModel == null
               && hostUs == null,
@@ -124,11 +131,37 @@ final class SpeculativeOptions {
         acceptance = e.profile();
         source = "profile " + e.name() + " (" + e.source() + ")";
       }
+      java.util.Map<String, AcceptanceProfile> byWorkload = new java.util.TreeMap<>();
+      if (acceptanceFor != null) {
+        for (java.util.Map.Entry<String, String> e : acceptanceFor.entrySet()) {
+          byWorkload.put(e.getKey(), workloadAcceptance(cl, e.getKey(), e.getValue()));
+        }
+      }
       config = new SpeculativeConfig(method, k, acceptance, source, model, layers,
-          hostUs != null ? hostUs : SpeculativeConfig.DEFAULT_HOST_US_PER_PASS);
+          hostUs != null ? hostUs : SpeculativeConfig.DEFAULT_HOST_US_PER_PASS, byWorkload);
     } catch (IllegalArgumentException e) {
       DeploymentOptions.require(cl, false, e.getMessage());
     }
+  }
+
+  /** A {@code --speculative-acceptance-for} value: a bundled profile's name, or rates separated by colons. */
+  private static AcceptanceProfile workloadAcceptance(CommandLine cl, String workload, String value) {
+    String v = value.strip();
+    if (!v.isEmpty() && (Character.isDigit(v.charAt(0)) || v.charAt(0) == '.')) {
+      String[] parts = v.split(":");
+      double[] rates = new double[parts.length];
+      for (int i = 0; i < parts.length; i++) {
+        try {
+          rates[i] = Double.parseDouble(parts[i].strip());
+        } catch (NumberFormatException e) {
+          DeploymentOptions.require(cl, false, "--speculative-acceptance-for " + io.blis.latency.coeff.InputTrees.quote(
+              workload) + ": '" + io.blis.latency.coeff.InputTrees.quote(parts[i]) + "' is not a rate (expected rates"
+              + " separated by colons, e.g. 0.7:0.5:0.3, or a bundled profile's name)");
+        }
+      }
+      return AcceptanceProfile.ofPositionRates(rates);
+    }
+    return AcceptanceProfiles.bundled().named(v).profile();
   }
 
   /** The speculation (after {@link #validate}), or null when it is off. */

@@ -78,4 +78,18 @@ class SpeculativeCliTest {
         "--num-speculative-tokens", "1");
     assertThat(both.err()).contains("not both");
   }
+
+  @Test
+  void aWorkloadCarriesItsOwnAcceptance() throws Exception {
+    // the default workload's requests are of SLO class "standard"
+    JsonNode high = json(run("--num-speculative-tokens", "2", "--speculative-acceptance-rate", "0.1",
+        "--speculative-acceptance-for", "standard=0.9:0.8")).path("speculative_decoding");
+    assertThat(high.path("position_acceptance_rates").get(0).asDouble()).isBetween(0.87, 0.93);
+    JsonNode named = json(run("--num-speculative-tokens", "3", "--speculative-acceptance-rate", "0.1",
+        "--speculative-acceptance-for", "standard=eagle3-qwen3-8b-mt-bench")).path("speculative_decoding");
+    assertThat(named.path("position_acceptance_rates").get(0).asDouble()).isBetween(0.62, 0.69);
+    BlisCliTest.Outcome bad = run("--num-speculative-tokens", "2", "--speculative-acceptance-for", "code=0.9:x");
+    assertThat(bad.code()).isNotZero();
+    assertThat(bad.err()).contains("'x' is not a rate");
+  }
 }

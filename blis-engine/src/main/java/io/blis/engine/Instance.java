@@ -448,7 +448,7 @@ final class Instance {
       if (verifying) {
         // the last token and scheduled - 1 drafts verified: the accepted drafts and the target's
         // own next token are emitted together; the rejected drafts' slots are written again later
-        int accepted = spec.accept(scheduled - 1);
+        int accepted = spec.accept(r, scheduled - 1);
         r.progress += 1 + accepted;
         emitTokens(r, 1 + accepted);
         if (r.state == EngineRequest.State.FINISHED) {

@@ -146,4 +146,25 @@ class SpeculativeEngineTest {
     assertThat(a).isEqualTo(b);
     assertThat(other).isNotEqualTo(a);
   }
+
+  @Test
+  void aWorkloadsOwnAcceptanceAppliesToItsRequests() {
+    // code (a tenant) accepts every draft, chat (an SLO class) none, the rest the default's half
+    SpeculativeConfig c = new SpeculativeConfig(SpeculativeMethod.EAGLE3, 3, AcceptanceProfile.ofPositionRates(0.5),
+        "test", "", 1, 0, java.util.Map.of("code", AcceptanceProfile.ofPositionRates(1, 1, 1), "chat",
+            AcceptanceProfile.ofPositionRates(0, 0, 0)));
+    RequestSpec code = TestRequests.req(1, 0, 16, 9);
+    RequestSpec chat = TestRequests.req(2, 0, 16, 9);
+    code = new RequestSpec(code.id(), 0, code.promptTokens(), 9, "batch", "code", code.prefixGroup(),
+        code.prefixLength(), code.sessionId(), code.round(), 0, code.stage());
+    chat = new RequestSpec(chat.id(), 0, chat.promptTokens(), 9, "chat", "", chat.prefixGroup(),
+        chat.prefixLength(), chat.sessionId(), chat.round(), 0, chat.stage());
+    Run run = run(speculating(LinearTestModel.constant(1000), null, c, 1), List.of(code, chat),
+        EngineLimits.defaults(), 100, 16);
+    var counts = run.result().speculative().orElseThrow();
+    // code: 2 verifications keeping 3 each; chat: 8 verifications keeping none
+    assertThat(counts.drafts()).isEqualTo(10);
+    assertThat(counts.acceptedTokens()).isEqualTo(6);
+    assertThat(c.acceptanceFor("other", "standard")).isEqualTo(c.acceptance());
+  }
 }

@@ -24,9 +24,18 @@ import java.util.TreeSet;
  *     default; ignored for a separate draft model and n-gram
  * @param hostUsPerPass the engine's host time of one drafter pass and of the step's speculative
  *     bookkeeping, microseconds ({@link #DEFAULT_HOST_US_PER_PASS} unless measured otherwise)
+ * @param acceptanceByWorkload the acceptance of the requests of a workload apart (code against
+ *     chat): keyed by a request's tenant, or else its SLO class; the others take {@code acceptance}
  */
 public record SpeculativeConfig(SpeculativeMethod method, int tokens, AcceptanceProfile acceptance,
-    String acceptanceSource, String draftModel, int draftLayers, double hostUsPerPass) {
+    String acceptanceSource, String draftModel, int draftLayers, double hostUsPerPass,
+    java.util.Map<String, AcceptanceProfile> acceptanceByWorkload) {
+
+  /** One acceptance for every request. */
+  public SpeculativeConfig(SpeculativeMethod method, int tokens, AcceptanceProfile acceptance,
+      String acceptanceSource, String draftModel, int draftLayers, double hostUsPerPass) {
+    this(method, tokens, acceptance, acceptanceSource, draftModel, draftLayers, hostUsPerPass, java.util.Map.of());
+  }
 
   /**
    * The host time of one drafter pass, and of the speculative bookkeeping of a step (drafts checked
@@ -62,6 +71,8 @@ public record SpeculativeConfig(SpeculativeMethod method, int tokens, Acceptance
     Objects.requireNonNull(method, "method");
     Objects.requireNonNull(acceptance, "acceptance");
     acceptanceSource = acceptanceSource == null ? "" : acceptanceSource;
+    acceptanceByWorkload = java.util.Collections.unmodifiableMap(new java.util.TreeMap<>(
+        acceptanceByWorkload == null ? java.util.Map.of() : acceptanceByWorkload));
     draftModel = draftModel == null ? "" : draftModel.strip();
     if (tokens < 1 || tokens > MAX_TOKENS) {
       throw new IllegalArgumentException("num_speculative_tokens must be in [1, " + MAX_TOKENS + "], got " + tokens);
@@ -76,6 +87,22 @@ public record SpeculativeConfig(SpeculativeMethod method, int tokens, Acceptance
       throw new IllegalArgumentException("speculative method draft_model needs the draft model (\"model\" in"
           + " --speculative-config, or --speculative-model)");
     }
+  }
+
+  /**
+   * {@return the acceptance of a request of tenant {@code tenant} and SLO class {@code sloClass}}
+   * The tenant's own when {@link #acceptanceByWorkload()} names it, else its class's, else {@link
+   * #acceptance()}.
+   */
+  public AcceptanceProfile acceptanceFor(String tenant, String sloClass) {
+    if (acceptanceByWorkload.isEmpty()) {
+      return acceptance;
+    }
+    AcceptanceProfile p = acceptanceByWorkload.get(tenant);
+    if (p == null) {
+      p = acceptanceByWorkload.get(sloClass);
+    }
+    return p == null ? acceptance : p;
   }
 
   /** {@return the lookahead KV slots vLLM reserves per request for the drafter: {@code K} or 0} */

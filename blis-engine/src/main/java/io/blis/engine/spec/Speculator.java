@@ -63,10 +63,22 @@ public final class Speculator {
    * @return accepted drafts, 0 to {@code proposed}
    */
   public int accept(int proposed) {
+    return accept(config.acceptance(), proposed);
+  }
+
+  /**
+   * As {@link #accept(int)} for {@code request}, with its workload's acceptance ({@link
+   * SpeculativeConfig#acceptanceFor}).
+   */
+  public int accept(io.blis.api.RequestView request, int proposed) {
+    return accept(config.acceptanceFor(request.tenant(), request.sloClass()), proposed);
+  }
+
+  private int accept(AcceptanceProfile profile, int proposed) {
     if (proposed <= 0) {
       return 0;
     }
-    int kept = config.acceptance().draw(rng, proposed);
+    int kept = profile.draw(rng, proposed);
     drafts++;
     draftTokens += proposed;
     acceptedTokens += kept;
