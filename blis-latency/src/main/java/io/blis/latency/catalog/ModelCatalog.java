@@ -565,8 +565,10 @@ public final class ModelCatalog {
           + " context length), got " + base);
     }
     JsonNode rope = c.get("rope_scaling");
-    if (base == 0 || rope == null || !rope.isObject()) {
-      return base;
+    String modelType = f.text("model_type");
+    if (base == 0 || rope == null || !rope.isObject()
+        || (modelType != null && modelType.toLowerCase(Locale.ROOT).contains("gemma3"))) {
+      return base; // vLLM: Gemma 3's max_position_embeddings already counts its rope scaling
     }
     String type = rope.path("rope_type").asText(rope.path("type").asText("")).toLowerCase(Locale.ROOT);
     double factor = rope.path("factor").asDouble(1.0);

@@ -80,11 +80,12 @@ class HybridModelsTest {
         {"model_type": "gemma3", "text_config": {"model_type": "gemma3_text", "head_dim": 128, "hidden_size": 5376,
          "intermediate_size": 21504, "num_attention_heads": 32, "num_hidden_layers": 62, "num_key_value_heads": 16,
          "sliding_window": 1024, "sliding_window_pattern": 6, "max_position_embeddings": 131072,
-         "vocab_size": 262208}, "torch_dtype": "bfloat16"}
+         "rope_scaling": {"factor": 8.0, "rope_type": "linear"}, "vocab_size": 262208}, "torch_dtype": "bfloat16"}
         """);
     assertThat(m.slidingWindowLayers()).isEqualTo(52);
     assertThat(m.slidingWindow()).isEqualTo(1024);
     assertThat(m.tieWordEmbeddings()).isTrue();
+    assertThat(m.maxPositionEmbeddings()).as("vLLM does not scale Gemma 3's context again").isEqualTo(131072);
     assertThat(m.parameterCount() / 1e9).isBetween(26.5, 27.5);
     HybridKv h = HybridKv.of(m, 16);
     assertThat(h.groupSize()).isEqualTo(10);
