@@ -95,13 +95,11 @@ public record InstancePool(String name, int instances, IntFunction<LatencyModel>
   }
 
   /**
-   * The blocks a request of {@code model} holds besides its tokens' under vLLM's hybrid KV-cache
-   * manager, with blocks of {@code blockSize} tokens ({@link io.blis.latency.kv.HybridKv}): its
-   * recurrent groups' states and its sliding-window groups' windows; none for a transformer whose
-   * every layer attends to the whole context.
+   * The blocks a request holds besides its tokens' under vLLM's hybrid KV-cache manager laid out as
+   * {@code h} says: its recurrent groups' states and its sliding-window groups' windows; none for a
+   * transformer whose every layer attends to the whole context.
    */
-  public static ResidentBlocks residentBlocks(io.blis.api.ModelSpec model, int blockSize) {
-    io.blis.latency.kv.HybridKv h = io.blis.latency.kv.HybridKv.of(model, blockSize);
+  public static ResidentBlocks residentBlocks(io.blis.latency.kv.HybridKv h) {
     return h.hybrid() ? new ResidentBlocks(h.recurrentGroups(), h.slidingGroups(), h.windowBlocks())
         : ResidentBlocks.NONE;
   }

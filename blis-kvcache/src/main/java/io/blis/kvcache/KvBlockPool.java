@@ -663,11 +663,6 @@ public final class KvBlockPool {
     }
   }
 
-  /** {@return the blocks every request holds besides its tokens'} */
-  public ResidentBlocks resident() {
-    return resident;
-  }
-
   private void takeFreeBlocks(BlockTable table, int count, int totalTokens) {
     for (int k = 0; k < count; k++) {
       int id = freeList.head();

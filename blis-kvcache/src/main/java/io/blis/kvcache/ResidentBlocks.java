@@ -24,11 +24,6 @@ public record ResidentBlocks(int perRequest, int slidingGroups, int windowBlocks
     }
   }
 
-  /** {@return whether a request holds any block besides its tokens'} */
-  public boolean any() {
-    return perRequest > 0 || slidingGroups > 0;
-  }
-
   /** {@return the blocks besides its tokens' a request holds when its tokens take {@code tokenBlocks}} */
   public int forTokenBlocks(long tokenBlocks) {
     return perRequest + slidingGroups * (int) Math.min(tokenBlocks, windowBlocks);

@@ -51,15 +51,22 @@ class ResidentBlocksTest {
   }
 
   @Test
-  void residentBlocksNeverEnterThePrefixCache() {
+  void aCachedPromptIsReusedWhileTheStateTakesBlocksOfItsOwn() {
     KvBlockPool pool = new KvBlockPool(30, 4, 0, OffloadTiers.NONE, new ResidentBlocks(2, 0, 0));
     BlockTable a = table(pool, 8, 7);
     assertThat(pool.admit(a, 0, 8)).isTrue();
+    int firstPromptBlock = a.blockId(0);
     pool.free(a);
     BlockTable b = table(pool, 8, 7);
-    assertThat(pool.cachedPrefixBlocks(b)).as("the two prompt blocks, not the state").isEqualTo(2);
+    assertThat(pool.cachedPrefixBlocks(b)).as("the two prompt blocks are cached, not the state").isEqualTo(2);
     assertThat(pool.admit(b, 1, 8)).isTrue(); // the last prompt token is recomputed, as the engine admits
+    assertThat(b.blockId(0)).as("the cached prompt block is claimed again").isEqualTo(firstPromptBlock);
     assertThat(b.numBlocks()).isEqualTo(2);
     assertThat(b.residentBlocks()).isEqualTo(2);
+    for (int k = 0; k < b.numResident; k++) {
+      assertThat(b.residentIds[k]).as("a state block is never a prompt block").isNotEqualTo(b.blockId(0))
+          .isNotEqualTo(b.blockId(1));
+    }
+    assertThat(pool.usedBlocks()).isEqualTo(4);
   }
 }

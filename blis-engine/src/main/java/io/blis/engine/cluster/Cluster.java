@@ -673,15 +673,17 @@ public final class Cluster {
               + " blocks in front of them; " + (cpuKvGib != null ? String.format(java.util.Locale.ROOT,
               "%.3g GiB hold %d blocks of %d bytes per GPU", cpuKvGib, cpuBlocks, blockBytesPerGpu) : "none was given"));
         }
+        io.blis.latency.kv.HybridKv hybrid = io.blis.latency.kv.HybridKv.of(model, blockSize);
         java.util.function.IntFunction<LatencyModel> models = i -> i == 0 ? first : lmp.create(context);
         if (speculative != null) {
-          models = io.blis.engine.spec.SpeculativeDecoding.models(models, gpuModels, context, speculative, seed, name);
+          models = io.blis.engine.spec.SpeculativeDecoding.models(models, gpuModels, context, drafter, speculative, seed,
+              name);
         }
         InstancePool pool = new InstancePool(name, s.instances(),
             models, limits, kvBlocks, blockSize, cpuBlocks, loadUs,
             layout.dp(), layout.pp(), model.isMoe(), !offloading ? io.blis.kvcache.OffloadTiers.NONE
                 : new io.blis.kvcache.OffloadTiers(offloadTiers, blockBytesPerGpu, offloadGeneratedBlocks),
-            InstancePool.residentBlocks(model, blockSize));
+            InstancePool.residentBlocks(hybrid));
         io.blis.engine.disagg.Disaggregation.PoolKv kv = new io.blis.engine.disagg.Disaggregation.PoolKv(
             tp * layout.pp() * layout.dp(), ModelSizes.kvBytesPerTokenPerGpu(model, tp), ModelSizes.kvBytesPerToken(model),
             hw.name(), hw.gpusPerNode(), hw.interconnectBandwidthBytesPerS(), hw.interNodeBandwidthBytesPerS(),
@@ -700,7 +702,6 @@ public final class Cluster {
                       layout.ranks() > 1 ? ", per data-parallel rank, shared by its pipeline batches in flight" : ""),
               cpuBlocks > 0 ? ", CPU tier " + cpuBlocks + " blocks" + (offloadTiers.isEmpty() ? ""
                   : ", " + offloadTiers.size() + " secondary tier" + (offloadTiers.size() > 1 ? "s" : "")) : "");
-          io.blis.latency.kv.HybridKv hybrid = io.blis.latency.kv.HybridKv.of(model, blockSize);
           if (hybrid.hybrid()) {
             LOG.info("{}hybrid KV cache: {} sliding-window and {} recurrent group(s) of {} layers beside the full-attention"
                 + " one; a request holds up to {} window blocks per sliding group and 1 state block per recurrent group;"

@@ -135,7 +135,7 @@ public final class CorpusReplay {
           .addPool(new InstancePool("", 1, models, st.limits(), st.kvBlocks(), BLOCK_SIZE, 0, 0,
               st.layout().dp(), st.layout().pp(), st.model().isMoe(), io.blis.kvcache.OffloadTiers.NONE,
               // V1's hybrid KV-cache manager gives sliding-window layers their own blocks; V0 had none
-              p.v1() ? InstancePool.residentBlocks(st.model(), BLOCK_SIZE) : io.blis.kvcache.ResidentBlocks.NONE))
+              p.v1() ? InstancePool.residentBlocks(io.blis.latency.kv.HybridKv.of(st.model(), BLOCK_SIZE)) : io.blis.kvcache.ResidentBlocks.NONE))
           .source(source)
           .recordRequests(true)
           .build()

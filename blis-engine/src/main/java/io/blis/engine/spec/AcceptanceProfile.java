@@ -100,11 +100,6 @@ public record AcceptanceProfile(double[] conditional) {
     return sum;
   }
 
-  /** {@return the positions the profile gives} */
-  public int positions() {
-    return conditional.length;
-  }
-
   /** {@return the conditional acceptance of position {@code i} (from 0); past the last, the last one's} */
   public double conditionalAt(int i) {
     return conditional[Math.min(i, conditional.length - 1)];

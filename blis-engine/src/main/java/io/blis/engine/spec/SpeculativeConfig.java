@@ -65,7 +65,12 @@ public record SpeculativeConfig(SpeculativeMethod method, int tokens, Acceptance
       "disable_mqa_scorer", "disable_logprobs", "disable_padded_drafter_batch", "speculative_token_tree",
       "enforce_eager", "draft_model_config", "acceptance_method", "posterior_threshold", "posterior_alpha",
       "typical_acceptance_sampler_posterior_threshold", "typical_acceptance_sampler_posterior_alpha",
-      "parallel_drafting", "use_local_argmax_reduction");
+      "parallel_drafting", "use_local_argmax_reduction", "use_heterogeneous_vocab", "tensor_parallel_size",
+      "moe_backend", "attention_backend", "kv_cache_dtype", "target_model_config", "target_parallel_config",
+      "draft_parallel_config", "draft_load_config", "num_speculative_tokens_per_batch_size",
+      "suffix_decoding_max_tree_depth", "suffix_decoding_max_cached_requests", "suffix_decoding_max_spec_factor",
+      "suffix_decoding_min_token_prob",
+      "draft_sample_method", "rejection_sample_method");
 
   public SpeculativeConfig {
     Objects.requireNonNull(method, "method");

@@ -55,13 +55,13 @@ public final class SpeculativeDecoding {
    * @param targets the pool's latency models by instance index
    * @param gpuModels the provider of the pool's GPU model (the drafter's passes are GPU time only)
    * @param target the pool's provider context
+   * @param draft the drafter's architecture ({@link #drafter}), null for n-gram
    * @param config the speculation
    * @param seed the simulation's seed
    * @param pool the pool's name (instances of different pools draw apart)
    */
   public static IntFunction<LatencyModel> models(IntFunction<LatencyModel> targets, LatencyModelProvider gpuModels,
-      ProviderContext target, SpeculativeConfig config, long seed, String pool) {
-    ModelSpec draft = drafter(target.model(), config);
+      ProviderContext target, ModelSpec draft, SpeculativeConfig config, long seed, String pool) {
     ProviderContext draftContext = draft == null ? null : new DrafterContext(draft, target);
     if (draftContext != null) {
       gpuModels.create(draftContext); // fails fast on a drafter the provider cannot price

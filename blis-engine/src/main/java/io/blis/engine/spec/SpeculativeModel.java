@@ -21,6 +21,8 @@ public final class SpeculativeModel extends ForwardingLatencyModel {
 
   private final LatencyModel drafter;
   private final Speculator speculator;
+  /** The host time of a drafter pass and of a step's bookkeeping, us. */
+  private final long hostUs;
   private final NextTokens next = new NextTokens();
 
   /**
@@ -32,6 +34,7 @@ public final class SpeculativeModel extends ForwardingLatencyModel {
     super(target);
     this.drafter = drafter;
     this.speculator = java.util.Objects.requireNonNull(speculator, "speculator");
+    this.hostUs = Math.round(speculator.config().hostUsPerPass());
   }
 
   /** {@return the instance's speculator} */
@@ -56,16 +59,15 @@ public final class SpeculativeModel extends ForwardingLatencyModel {
     if (next.size() == 0) {
       return target; // nothing to draft for: a step of prefill chunks only
     }
-    long host = Math.round(speculator.config().hostUsPerPass());
-    return target + host + (drafter == null ? 0 : draftUs(batch, host));
+    return target + hostUs + (drafter == null ? 0 : draftUs(batch));
   }
 
   /** The drafter's passes after a step of {@code batch}, in microseconds ({@link #next} set). */
-  private long draftUs(BatchView batch, long host) {
-    long us = Math.max(host, drafter.forwardPassTime(batch));
+  private long draftUs(BatchView batch) {
+    long us = Math.max(hostUs, drafter.forwardPassTime(batch));
     for (int pass = 1; pass < speculator.config().tokens(); pass++) {
       next.pass = pass;
-      us += Math.max(host, drafter.forwardPassTime(next));
+      us += Math.max(hostUs, drafter.forwardPassTime(next));
     }
     return us;
   }

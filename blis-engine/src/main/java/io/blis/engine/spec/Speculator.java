@@ -11,6 +11,7 @@ public final class Speculator {
 
   private final SpeculativeConfig config;
   private final SplittableRandom rng;
+  private final int lookahead;
   private long drafts;
   private long draftTokens;
   private long acceptedTokens;
@@ -26,6 +27,7 @@ public final class Speculator {
     // one stream per instance, fixed by the seed: the same inputs give the same draws
     this.rng = new SplittableRandom(seed ^ (0x9E3779B97F4A7C15L * (instance + 1L)));
     this.acceptedPerPosition = new long[config.tokens()];
+    this.lookahead = config.lookaheadSlots();
   }
 
   /** {@return the deployment's speculative decoding} */
@@ -53,22 +55,15 @@ public final class Speculator {
 
   /** {@return the lookahead slots a request reserves past the tokens it schedules} */
   public int lookaheadSlots() {
-    return config.lookaheadSlots();
+    return lookahead;
   }
 
   /**
-   * Draws how many of a verification's {@code proposed} drafts are accepted, and counts them.
+   * Draws how many of a verification's {@code proposed} drafts of {@code request} are accepted, with
+   * its workload's acceptance ({@link SpeculativeConfig#acceptanceFor}), and counts them.
    *
    * @param proposed drafts verified (0 to {@code K})
    * @return accepted drafts, 0 to {@code proposed}
-   */
-  public int accept(int proposed) {
-    return accept(config.acceptance(), proposed);
-  }
-
-  /**
-   * As {@link #accept(int)} for {@code request}, with its workload's acceptance ({@link
-   * SpeculativeConfig#acceptanceFor}).
    */
   public int accept(io.blis.api.RequestView request, int proposed) {
     return accept(config.acceptanceFor(request.tenant(), request.sloClass()), proposed);

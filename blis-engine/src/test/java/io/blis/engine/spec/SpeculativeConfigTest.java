@@ -19,6 +19,9 @@ class SpeculativeConfigTest {
         .method()).isEqualTo(SpeculativeMethod.MTP);
     assertThat(SpeculativeConfig.parseVllm("{\"model\": \"[ngram]\", \"num_speculative_tokens\": 5}", "f").method())
         .as("vLLM infers the method from the model when none is given").isEqualTo(SpeculativeMethod.NGRAM);
+    assertThat(SpeculativeConfig.parseVllm("{\"method\": \"mtp\", \"num_speculative_tokens\": 2,"
+        + " \"draft_sample_method\": \"greedy\", \"use_local_argmax_reduction\": true}", "f").tokens())
+        .as("vLLM's other keys are accepted").isEqualTo(2);
     assertThat(SpeculativeConfig.parseVllm("{\"model\": \"meta-llama/Llama-3.2-1B-Instruct\","
         + " \"num_speculative_tokens\": 4}", "f").method()).isEqualTo(SpeculativeMethod.DRAFT_MODEL);
   }

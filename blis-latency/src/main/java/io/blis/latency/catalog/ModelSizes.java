@@ -164,9 +164,17 @@ public final class ModelSizes {
    * attention layer's when unknown).
    */
   public static long mixerParams(ModelSpec m) {
-    long attention = attentionParamsPerLayer(m);
-    long recurrent = m.recurrentParamsPerLayer() > 0 ? m.recurrentParamsPerLayer() : attention;
-    return (long) attentionLayers(m) * attention + (long) m.recurrentLayers() * recurrent;
+    return (long) mixerParams(m, attentionParamsPerLayer(m));
+  }
+
+  /**
+   * As {@link #mixerParams(ModelSpec)} with {@code attention} parameters in an attending layer (a
+   * GPU's count under tensor parallelism, say); a recurrent layer whose mixer is unknown counts as
+   * one of those.
+   */
+  public static double mixerParams(ModelSpec m, double attention) {
+    double recurrent = m.recurrentParamsPerLayer() > 0 ? m.recurrentParamsPerLayer() : attention;
+    return attentionLayers(m) * attention + m.recurrentLayers() * recurrent;
   }
 
   /** Parameters of all routed experts of the model (0 for a dense model). */

@@ -233,9 +233,7 @@ final class StepBasis {
     int k = m.isMoe() ? m.expertsPerToken() : 0;
 
     // the mixers: attention in the attending layers, the recurrent mixer's projections in the others
-    double mixerParams = m.recurrentLayers() == 0 ? layers * attnParams
-        : ModelSizes.attentionLayers(m) * attnParams
-            + m.recurrentLayers() * (double) (m.recurrentParamsPerLayer() > 0 ? m.recurrentParamsPerLayer() : attnParams);
+    double mixerParams = ModelSizes.mixerParams(m, attnParams);
     double linearFlopsPerToken =
         2.0 * (mixerParams + denseLayers * denseParams
                 + moeLayers * (k * expertParams + sharedParams)) / tp
