@@ -68,6 +68,12 @@ final class ClusterOptions {
       description = "Arrival to admission decision, microseconds, at most 3600000000 (one hour) (default: 0).")
   Long admissionLatencyUs;
 
+  @Option(names = "--api-server", paramLabel = "REQUEST_US:INPUT_TOKEN_US:CHUNK_US",
+      description = "Each instance's API server as one CPU: its work per request taken in, per prompt token and per"
+          + " streamed chunk, microseconds, done one item at a time; delays when requests enter the engine and when"
+          + " clients see tokens, never the engine's steps (default: none).")
+  String apiServer;
+
   @Option(names = "--routing-latency-us",
       description = "Admission to routing decision, microseconds, at most 3600000000 (one hour) (default: 0).")
   Long routingLatencyUs;
@@ -96,6 +102,13 @@ final class ClusterOptions {
     if (flowControl.enabled() && (admissionPolicy != null || tokenBucketCapacity != null || tokenBucketRefillRate != null)) {
       Cli.printNotes(cl, java.util.List.of("--flow-control decides in place of the admission policy: "
           + (admissionPolicy != null ? "--admission-policy " + admissionPolicy : "the token bucket") + " is not consulted"));
+    }
+    if (apiServer != null) {
+      try {
+        io.blis.engine.frontend.ApiServer.parse(apiServer);
+      } catch (IllegalArgumentException e) {
+        throw new CommandLine.ParameterException(cl, "--api-server: " + e.getMessage());
+      }
     }
     DeploymentOptions.require(cl, traceLevel.equals("none") || traceLevel.equals("decisions"),
         "--trace-level must be none or decisions, got '" + traceLevel + "'");
@@ -222,6 +235,9 @@ final class ClusterOptions {
     }
     if (schedulerGiven || bundle.scheduler() == null) {
       b.scheduler(scheduler);
+    }
+    if (apiServer != null) {
+      b.apiServer(io.blis.engine.frontend.ApiServer.parse(apiServer));
     }
     b.admissionLatencyUs(admissionLatencyUs).routingLatencyUs(routingLatencyUs)
         .snapshotRefreshUs(snapshotRefreshUs);

@@ -58,6 +58,12 @@ public final class CorpusCommand implements Callable<Integer> {
   @Option(names = "--out", paramLabel = "FILE", description = "Write every point's result as JSON here.")
   Path out;
 
+  @Option(names = "--api-server", paramLabel = "REQUEST_US:INPUT_TOKEN_US:CHUNK_US|none",
+      description = "The API server's work per request taken in, per prompt token and per streamed chunk, served"
+          + " one at a time in front of every served benchmark's engine (default: ${DEFAULT-VALUE}).",
+      defaultValue = "none")
+  String apiServer;
+
   @Option(names = "--host-times", paramLabel = "FILE|none",
       description = "The host time of each vLLM engine generation (default: the bundled table; none: no host time).")
   String hostTimes;
@@ -99,7 +105,7 @@ public final class CorpusCommand implements Callable<Integer> {
         .flatMap(s -> s.points().stream()).toList();
     Ensemble ensemble = intervalOptions.resolve(latencyModel);
     Coefficients c = ValidateCommand.loadCoefficients(coefficients);
-    List<CorpusRun.PointResult> results = CorpusRun.run(points, new CorpusReplay(latencyModel, seed, hostTimes()), c, ensemble,
+    List<CorpusRun.PointResult> results = CorpusRun.run(points, new CorpusReplay(latencyModel, seed, hostTimes(), apiServer()), c, ensemble,
         intervalOptions.level, n);
     CorpusReport report = new CorpusReport(results,
         coefficients == null ? "bundled " + latencyModel + " defaults" : coefficients);
@@ -108,6 +114,14 @@ public final class CorpusCommand implements Callable<Integer> {
       ValidateCommand.write(out, report.toJson());
     }
     return 0;
+  }
+
+  private io.blis.engine.frontend.ApiServer apiServer() {
+    try {
+      return io.blis.engine.frontend.ApiServer.parse(apiServer);
+    } catch (IllegalArgumentException e) {
+      throw new picocli.CommandLine.ParameterException(spec.commandLine(), "--api-server: " + e.getMessage());
+    }
   }
 
   private HostTimes hostTimes() {

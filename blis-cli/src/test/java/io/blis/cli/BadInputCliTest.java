@@ -75,6 +75,15 @@ class BadInputCliTest {
   }
 
   @Test
+  void theApiServersCostsAreThreeNumbersOfMicroseconds() {
+    refused(run("--api-server", "2000:120"), "--api-server: expected REQUEST_US:INPUT_TOKEN_US:CHUNK_US");
+    refused(run("--api-server", "2000:0:fast"), "--api-server:", "'fast' is not a number");
+    refused(run("--api-server", "-5:0:100"), "--api-server: API server request time must be", "got -5.0");
+    refused(run("--api-server", "0:0:1e12"), "--api-server: API server chunk time must be", "[0, 1e9]");
+    assertThat(run("--api-server", "2000:0:120").code()).isZero();
+  }
+
+  @Test
   void theBundlesLatenciesAreAtMostAnHourToo(@TempDir Path dir) throws Exception {
     Path b = file(dir, "lat.yaml", "cluster: {routing_latency_us: 9223372036854775807}\n");
     refused(run("--policy-config", b.toString()), "lat.yaml, line 1, column 31",

@@ -65,7 +65,8 @@ final class Engine implements EventLoop {
       long admissionLatencyUs, long routingLatencyUs, long snapshotRefreshUs,
       Map<String, SloTarget> slo, boolean traceDecisions, int counterfactualK, Fitness fitness,
       EngineListener listener, FlowControl flowControl, List<Autoscaling> autoscaling,
-      Disaggregation disaggregation, io.blis.engine.models.ModelRouting models) {}
+      Disaggregation disaggregation, io.blis.engine.models.ModelRouting models,
+      io.blis.engine.frontend.ApiServer apiServer) {}
 
   /**
    * An autoscaled pool: how it may grow, and what decides; {@code pool} null for every instance
@@ -170,6 +171,9 @@ final class Engine implements EventLoop {
     this.multiPool = configs.stream().map(InstanceConfig::pool).distinct().count() > 1;
     this.lora = configs.stream().anyMatch(c -> c.adapters() != null);
     this.config = config;
+    for (Instance in : instances) {
+      in.apiServer(new io.blis.engine.frontend.ApiServerQueue(config.apiServer()));
+    }
     this.router = config.router();
     this.admission = config.admission();
     this.priorityPolicy = config.priority();
@@ -867,7 +871,8 @@ final class Engine implements EventLoop {
     if (queueingUs < 0) {
       throw new IllegalStateException("latency model returned a negative queueing time " + queueingUs);
     }
-    events.push(SimulatedTime.later(nowUs, queueingUs), EventQueue.QUEUED, target.index(), r);
+    long takenUs = target.apiServer().admit(nowUs, r.inputTokens);
+    events.push(SimulatedTime.later(takenUs, queueingUs), EventQueue.QUEUED, target.index(), r);
   }
 
   /**

@@ -94,6 +94,18 @@ final class Instance {
     this.spec = io.blis.engine.spec.SpeculativeModel.speculatorOf(model);
   }
 
+  /** The API server in front of this instance (its work queue); never null. */
+  private io.blis.engine.frontend.ApiServerQueue apiServer =
+      new io.blis.engine.frontend.ApiServerQueue(io.blis.engine.frontend.ApiServer.NONE);
+
+  void apiServer(io.blis.engine.frontend.ApiServerQueue q) {
+    this.apiServer = java.util.Objects.requireNonNull(q, "apiServer");
+  }
+
+  io.blis.engine.frontend.ApiServerQueue apiServer() {
+    return apiServer;
+  }
+
   /** The instance's speculative decoding, null when it does not speculate. */
   io.blis.engine.spec.Speculator speculator() {
     return spec;
@@ -489,12 +501,14 @@ final class Instance {
    * the request still has to generate.
    */
   private void emitTokens(EngineRequest r, int count) {
+    // the chunk waits for the API server's earlier work (zero when none is modelled)
+    long serverUs = apiServer.stream(loop.nowUs()) - loop.nowUs();
     for (int c = 0; c < count; c++) {
       r.generated++;
       r.tokenOverheadUs = SimulatedTime.later(r.tokenOverheadUs,
           SimulatedTime.checkedDelay(model.outputTokenProcessingTime(), "output token processing time"));
-      long clientUs = SimulatedTime.later(SimulatedTime.later(SimulatedTime.later(loop.nowUs(), r.schedulingOverheadUs),
-          r.preemptionOverheadUs), r.tokenOverheadUs);
+      long clientUs = SimulatedTime.later(SimulatedTime.later(SimulatedTime.later(
+          SimulatedTime.later(loop.nowUs(), serverUs), r.schedulingOverheadUs), r.preemptionOverheadUs), r.tokenOverheadUs);
       if (r.firstTokenClientUs < 0) {
         r.firstTokenClientUs = clientUs;
         if (loop.listener() != null) {

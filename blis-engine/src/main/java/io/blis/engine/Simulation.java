@@ -40,7 +40,9 @@ import java.util.function.IntFunction;
  *   <li>The client sees token {@code k} at (end of the step that produced it) +
  *       {@code schedulingProcessingTime()} (once, from first scheduling) + preemptions x {@code
  *       preemptionProcessingTime()} + {@code k x outputTokenProcessingTime()}. These processing
- *       times shift the request's latencies and never stall the engine clock.
+ *       times shift the request's latencies and never stall the engine clock. With an API server
+ *       ({@link Builder#apiServer}) the request first waits for the server to take it in, and
+ *       each streamed chunk for the server's earlier work.
  *   <li>TTFT = client time of token 1 - {@code t_a}; E2E = client time of the last token - {@code
  *       t_a}; inter-token intervals are the differences of consecutive client token times;
  *       scheduling delay = start of the step that first scheduled it - {@code t_a}.
@@ -163,6 +165,7 @@ public final class Simulation {
     private io.blis.engine.flow.FlowControl flowControl;
     private final List<Engine.Autoscaling> autoscaling = new ArrayList<>();
     private io.blis.engine.disagg.Disaggregation disaggregation;
+    private io.blis.engine.frontend.ApiServer apiServer = io.blis.engine.frontend.ApiServer.NONE;
     private io.blis.engine.models.ModelRouting models;
     /** LoRA adapter costs by pool name ("" for a builder without pools); empty without adapters. */
     private final Map<String, io.blis.engine.lora.LoraCosts> lora = new java.util.HashMap<>();
@@ -336,7 +339,15 @@ public final class Simulation {
       return this;
     }
 
-    /** Receives every journey and step event (for tracing); default none. */
+    /**
+     * The API server in front of every instance: its work per request taken in and per streamed
+     * chunk, served one at a time ({@link io.blis.engine.frontend.ApiServer}); default none.
+     */
+    public Builder apiServer(io.blis.engine.frontend.ApiServer a) {
+      this.apiServer = Objects.requireNonNull(a, "apiServer");
+      return this;
+    }
+
     /**
      * Splits requests between pools that prefill and pools that decode, moving their KV between
      * instances ({@link io.blis.engine.disagg.Disaggregation}); its routers replace {@link
@@ -371,6 +382,7 @@ public final class Simulation {
       return this;
     }
 
+    /** Receives every journey and step event (for tracing); default none. */
     public Builder listener(EngineListener l) {
       this.listener = Objects.requireNonNull(l, "listener");
       return this;
@@ -624,7 +636,8 @@ public final class Simulation {
       }
       Engine.ClusterConfig cluster = new Engine.ClusterConfig(routing, admission, priority,
           admissionLatencyUs, routingLatencyUs, snapshotRefreshUs, Map.copyOf(slo),
-          traceDecisions, counterfactualK, fitness, listener, flowControl, List.copyOf(autoscaling), disaggregation, models);
+          traceDecisions, counterfactualK, fitness, listener, flowControl, List.copyOf(autoscaling), disaggregation, models,
+          apiServer);
       return new Engine(configs, cluster, source, recordRequests, streamingMetrics, breakdownItl, horizonUs,
           maxBacklog, observer);
     }

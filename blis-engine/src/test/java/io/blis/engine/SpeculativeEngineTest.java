@@ -26,25 +26,15 @@ class SpeculativeEngineTest {
     return new SpeculativeModel(target, drafter, new Speculator(c, seed, 0));
   }
 
-  private record Run(SimulationResult result, List<StepRecord> steps) {}
-
-  private static Run run(LatencyModel model, List<RequestSpec> reqs, EngineLimits limits, long blocks, int blockSize) {
-    List<StepRecord> steps = new ArrayList<>();
-    SimulationResult r = Simulation.builder().latencyModel(model).limits(limits).totalKvBlocks(blocks)
-        .blockSizeTokens(blockSize).source(RequestSource.of(reqs)).recordRequests(true)
-        .listener(new EngineListener() {
-          @Override
-          public void onStep(int instance, StepRecord step) {
-            steps.add(step);
-          }
-        }).build().run();
-    return new Run(r, steps);
+  private static RecordedRun run(LatencyModel model, List<RequestSpec> reqs, EngineLimits limits, long blocks, int blockSize) {
+    return RecordedRun.of(Simulation.builder().latencyModel(model).limits(limits).totalKvBlocks(blocks)
+        .blockSizeTokens(blockSize).source(RequestSource.of(reqs)));
   }
 
   @Test
   void everyDraftAcceptedEmitsKPlusOneTokensAStepAndStopsAtTheRequestsLength() {
     SpeculativeConfig c = config(SpeculativeMethod.EAGLE3, 3, 1, 1, 1);
-    Run run = run(speculating(LinearTestModel.constant(1000), null, c, 1),
+    RecordedRun run = run(speculating(LinearTestModel.constant(1000), null, c, 1),
         List.of(TestRequests.req(1, 0, 16, 9)), EngineLimits.defaults(), 100, 16);
     // prefill emits token 1; two verifications emit 4 each (the second exactly reaches 9)
     assertThat(run.steps()).hasSize(3);
@@ -62,7 +52,7 @@ class SpeculativeEngineTest {
   @Test
   void noDraftAcceptedStillVerifiesKPlusOneTokensAndEmitsOne() {
     SpeculativeConfig c = config(SpeculativeMethod.EAGLE3, 3, 0, 0, 0);
-    Run run = run(speculating(LinearTestModel.constant(1000), null, c, 1),
+    RecordedRun run = run(speculating(LinearTestModel.constant(1000), null, c, 1),
         List.of(TestRequests.req(1, 0, 16, 5)), EngineLimits.defaults(), 100, 16);
     assertThat(run.steps()).hasSize(5);
     for (StepRecord s : run.steps().subList(1, 5)) {
@@ -76,9 +66,9 @@ class SpeculativeEngineTest {
     // block size 4, prompt 4: the first verification schedules 4 tokens after 4 computed ones;
     // EAGLE-3 reserves 3 lookahead slots more (11 tokens, 3 blocks), n-gram none (8 tokens, 2 blocks)
     List<RequestSpec> one = List.of(TestRequests.req(1, 0, 4, 3));
-    Run eagle = run(speculating(LinearTestModel.constant(1000), null, config(SpeculativeMethod.EAGLE3, 3, 0, 0, 0), 1),
+    RecordedRun eagle = run(speculating(LinearTestModel.constant(1000), null, config(SpeculativeMethod.EAGLE3, 3, 0, 0, 0), 1),
         one, EngineLimits.defaults(), 100, 4);
-    Run ngram = run(speculating(LinearTestModel.constant(1000), null, config(SpeculativeMethod.NGRAM, 3, 0, 0, 0), 1),
+    RecordedRun ngram = run(speculating(LinearTestModel.constant(1000), null, config(SpeculativeMethod.NGRAM, 3, 0, 0, 0), 1),
         one, EngineLimits.defaults(), 100, 4);
     StepRecord.RequestState e = eagle.steps().get(1).requests().get(0);
     StepRecord.RequestState n = ngram.steps().get(1).requests().get(0);
@@ -108,7 +98,7 @@ class SpeculativeEngineTest {
   void draftsAreTrimmedToTheStepsTokenBudget() {
     // two decoding requests, K = 3, a budget of 6 tokens: the first verifies 4, the second only 2
     List<RequestSpec> reqs = List.of(TestRequests.req(1, 0, 2, 6), TestRequests.req(2, 0, 2, 6));
-    Run run = run(speculating(LinearTestModel.constant(1000), null, config(SpeculativeMethod.EAGLE3, 3, 0, 0, 0), 1),
+    RecordedRun run = run(speculating(LinearTestModel.constant(1000), null, config(SpeculativeMethod.EAGLE3, 3, 0, 0, 0), 1),
         reqs, new EngineLimits(256, 6, 0, 0), 100, 16);
     StepRecord firstDecode = run.steps().get(1);
     assertThat(firstDecode.decodeTokens()).isEqualTo(6);
@@ -119,13 +109,13 @@ class SpeculativeEngineTest {
   void theDraftersPassesAreChargedOnTopOfTheTargetsStep() {
     // target 1000 us a step, drafter 100 us a pass, no host time: a decoding step costs 1000 + 3 x 100
     SpeculativeConfig c = config(SpeculativeMethod.EAGLE3, 3, 0, 0, 0);
-    Run run = run(speculating(LinearTestModel.constant(1000), LinearTestModel.constant(100), c, 1),
+    RecordedRun run = run(speculating(LinearTestModel.constant(1000), LinearTestModel.constant(100), c, 1),
         List.of(TestRequests.req(1, 0, 16, 3)), EngineLimits.defaults(), 100, 16);
     assertThat(run.steps().get(1).durationUs()).isEqualTo(1300);
     // the host time per pass bounds each pass from below and adds one for the step's bookkeeping
     SpeculativeConfig hosted = new SpeculativeConfig(SpeculativeMethod.EAGLE3, 3,
         AcceptanceProfile.ofPositionRates(0, 0, 0), "test", "", 1, 250);
-    Run h = run(speculating(LinearTestModel.constant(1000), LinearTestModel.constant(100), hosted, 1),
+    RecordedRun h = run(speculating(LinearTestModel.constant(1000), LinearTestModel.constant(100), hosted, 1),
         List.of(TestRequests.req(1, 0, 16, 3)), EngineLimits.defaults(), 100, 16);
     assertThat(h.steps().get(1).durationUs()).isEqualTo(1000 + 250 + 3 * 250);
   }
@@ -159,7 +149,7 @@ class SpeculativeEngineTest {
         code.prefixLength(), code.sessionId(), code.round(), 0, code.stage());
     chat = new RequestSpec(chat.id(), 0, chat.promptTokens(), 9, "chat", "", chat.prefixGroup(),
         chat.prefixLength(), chat.sessionId(), chat.round(), 0, chat.stage());
-    Run run = run(speculating(LinearTestModel.constant(1000), null, c, 1), List.of(code, chat),
+    RecordedRun run = run(speculating(LinearTestModel.constant(1000), null, c, 1), List.of(code, chat),
         EngineLimits.defaults(), 100, 16);
     var counts = run.result().speculative().orElseThrow();
     // code: 2 verifications keeping 3 each; chat: 8 verifications keeping none

@@ -92,6 +92,7 @@ public final class Cluster {
     private PolicySpec priority;
     private String scheduler;
     private Long admissionLatencyUs;
+    private io.blis.engine.frontend.ApiServer apiServer = io.blis.engine.frontend.ApiServer.NONE;
     private Long routingLatencyUs;
     private Long snapshotRefreshUs;
     private Map<String, String> options = Map.of();
@@ -242,6 +243,15 @@ public final class Cluster {
       return this;
     }
 
+    /**
+     * The API server in front of every instance, whose work per request and per streamed chunk is
+     * done one item at a time ({@link io.blis.engine.frontend.ApiServer}); default none.
+     */
+    public Builder apiServer(io.blis.engine.frontend.ApiServer a) {
+      this.apiServer = java.util.Objects.requireNonNull(a, "apiServer");
+      return this;
+    }
+
     public Builder admissionLatencyUs(Long us) {
       this.admissionLatencyUs = us;
       return this;
@@ -383,6 +393,7 @@ public final class Cluster {
           .create(withOptions(policyContext, pr));
       b.admissionPolicy(ap).priorityPolicy(pp);
       b.admissionLatencyUs(first(admissionLatencyUs, bundle.admissionLatencyUs(), 0L));
+      b.apiServer(apiServer);
       b.routingLatencyUs(first(routingLatencyUs, bundle.routingLatencyUs(), 0L));
       b.snapshotRefreshUs(first(snapshotRefreshUs, bundle.snapshotRefreshUs(),
           Simulation.DEFAULT_SNAPSHOT_REFRESH_US));

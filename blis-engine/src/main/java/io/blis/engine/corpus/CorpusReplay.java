@@ -49,16 +49,25 @@ public final class CorpusReplay {
   private final LatencyModelProvider provider;
   private final long seed;
   private final io.blis.engine.host.HostTimes host;
+  private final io.blis.engine.frontend.ApiServer apiServer;
 
   /**
    * @param latencyModel the latency model's name
    * @param seed seed of the workloads
    * @param host the host time of each engine generation, or null to charge none
+   * @param apiServer the API server's work in front of a served benchmark's engine
    */
-  public CorpusReplay(String latencyModel, long seed, io.blis.engine.host.HostTimes host) {
+  public CorpusReplay(String latencyModel, long seed, io.blis.engine.host.HostTimes host,
+      io.blis.engine.frontend.ApiServer apiServer) {
     this.provider = Providers.select(LatencyModelProvider.class, latencyModel);
     this.seed = seed;
     this.host = host;
+    this.apiServer = java.util.Objects.requireNonNull(apiServer, "apiServer");
+  }
+
+  /** As above with no API server work. */
+  public CorpusReplay(String latencyModel, long seed, io.blis.engine.host.HostTimes host) {
+    this(latencyModel, seed, host, io.blis.engine.frontend.ApiServer.NONE);
   }
 
   /** As above with the bundled host times. */
@@ -137,6 +146,7 @@ public final class CorpusReplay {
               // V1's hybrid KV-cache manager gives sliding-window layers their own blocks; V0 had none
               p.v1() ? InstancePool.residentBlocks(io.blis.latency.kv.HybridKv.of(st.model(), BLOCK_SIZE)) : io.blis.kvcache.ResidentBlocks.NONE))
           .source(source)
+          .apiServer(offline ? io.blis.engine.frontend.ApiServer.NONE : apiServer)
           .recordRequests(true)
           .build()
           .run();
