@@ -56,7 +56,7 @@ final class DeploymentOptions {
       description = "The vLLM release simulated (v0.15.1, or an image such as vllm/vllm-openai:v0.8.4): recorded in the"
           + " result; before v0.14.0 async scheduling is off unless --async-scheduling is given, and the engine's host"
           + " time per step (by release, from the bundled host-times table) is added to every step; before v0.8.0 the"
-          + " engine is V0.")
+          + " engine is V0; from v0.23.0 a freed KV block without a prefix hash is reused before cached ones.")
   String vllmVersion;
 
   /** {@code --vllm-version}, parsed by {@link #validate}. */
@@ -576,6 +576,7 @@ final class DeploymentOptions {
             server.pp, server.dp, server.ep()))
         .overrides(explicitPoolFlags(coefficients))
         .bundle(bundle).options(options).asyncScheduling(asyncScheduling).stepDecorator(hostDecorator())
+        .freshBlocksFirst(version != null && version.freesFreshBlocksFirst())
         .cpuKvTier(kvCpuBlocks, offload != null ? Double.valueOf(offload.cpuBytes() / (1L << 30)) : kvOffloadingSizeGib,
             kvTransferBandwidthGbps)
         .cpuLoadUsPerBlock(goKvTransferBlocksPerUs == null ? null : 1 / goKvTransferBlocksPerUs)

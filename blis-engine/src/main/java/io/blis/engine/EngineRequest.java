@@ -176,7 +176,8 @@ final class EngineRequest implements RequestView, CompletedRequest {
   @Override
   public long[] promptBlockHashes(int blockSizeTokens) {
     if (promptBlockHashes == null || promptHashBlockSize != blockSizeTokens) {
-      promptBlockHashes = BlockHashes.ofFullBlocks(spec.promptTokens(), blockSizeTokens);
+      // keyed by the adapter as the instances' block tables are, so routers see the same hits
+      promptBlockHashes = BlockHashes.ofFullBlocks(spec.promptTokens(), blockSizeTokens, spec.adapter());
       promptHashBlockSize = blockSizeTokens;
     }
     return promptBlockHashes;

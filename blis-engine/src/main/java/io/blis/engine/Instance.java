@@ -636,7 +636,7 @@ final class Instance {
         continue;
       }
       if (r.table == null) {
-        r.table = pool.newTable(r.spec.promptTokens(), (long) r.inputTokens + r.outputTokens);
+        r.table = pool.newTable(r.spec.promptTokens(), (long) r.inputTokens + r.outputTokens, r.spec.adapter());
       }
       if (r.fetchPhase == FETCH_ASKING || r.fetchPhase == FETCH_WAITING) {
         k++; // its prefix is being fetched from a secondary offload tier: vLLM moves on to the next
@@ -833,7 +833,8 @@ final class Instance {
     }
     int blockSize = pool.blockSizeTokens();
     pool.advanceTransfers(loop.nowUs()); // blocks it stores are written from now on
-    io.blis.kvcache.BlockTable t = pool.newTable(r.spec.promptTokens(), (long) r.inputTokens + r.outputTokens);
+    io.blis.kvcache.BlockTable t = pool.newTable(r.spec.promptTokens(), (long) r.inputTokens + r.outputTokens,
+        r.spec.adapter());
     int cached = Math.min(pool.cachedPrefixBlocks(t), (r.inputTokens - 1) / blockSize);
     if (!pool.admit(t, cached, r.inputTokens)) {
       return -1;

@@ -166,6 +166,7 @@ public final class Simulation {
     private final List<Engine.Autoscaling> autoscaling = new ArrayList<>();
     private io.blis.engine.disagg.Disaggregation disaggregation;
     private io.blis.engine.frontend.ApiServer apiServer = io.blis.engine.frontend.ApiServer.NONE;
+    private boolean freshBlocksFirst;
     private io.blis.engine.models.ModelRouting models;
     /** LoRA adapter costs by pool name ("" for a builder without pools); empty without adapters. */
     private final Map<String, io.blis.engine.lora.LoraCosts> lora = new java.util.HashMap<>();
@@ -336,6 +337,16 @@ public final class Simulation {
       }
       autoscaling.add(new Engine.Autoscaling(pool, nodePool, Objects.requireNonNull(config, "config"),
           Objects.requireNonNull(scaler, "scaler"), Objects.requireNonNull(name, "name")));
+      return this;
+    }
+
+    /**
+     * Whether every instance's KV pool reuses a freed block without a hash before any cached block,
+     * as vLLM 0.23 and later do ({@link io.blis.kvcache.KvBlockPool#freshBlocksFirst}); default
+     * off, the order of the release the bundled coefficients were fitted on.
+     */
+    public Builder freshBlocksFirst(boolean on) {
+      this.freshBlocksFirst = on;
       return this;
     }
 
@@ -619,7 +630,7 @@ public final class Simulation {
             }
             configs.add(new Engine.InstanceConfig(p.name(), m, scheduler,
                 new KvBlockPool(blocks, p.blockSizeTokens(), p.cpuKvBlocks() / p.pipelineParallel(), p.offloadTiers(),
-                    p.resident()),
+                    p.resident()).freshBlocksFirst(freshBlocksFirst),
                 p.limits(), p.cpuLoadUsPerBlock(), gate,
                 adapterCosts == null ? null : new io.blis.engine.lora.AdapterSlots(adapterCosts)));
           }

@@ -5,7 +5,7 @@ import io.blis.api.LatencyModel;
 import io.blis.api.RequestView;
 
 /** Test latency model: step = base + perToken x new tokens; constant processing times. */
-public final class LinearTestModel implements LatencyModel {
+public class LinearTestModel implements LatencyModel {
 
   final long baseUs;
   final long perTokenUs;

@@ -21,17 +21,36 @@ public final class BlockHashes {
    * @throws IllegalArgumentException if {@code blockSizeTokens < 1}
    */
   public static long[] ofFullBlocks(int[] tokens, int blockSizeTokens) {
+    return ofFullBlocks(tokens, blockSizeTokens, "");
+  }
+
+  /**
+   * As {@link #ofFullBlocks(int[], int)}, every block's hash also keyed by {@code extraKey} (the
+   * LoRA adapter a request names, as vLLM keys its block hashes by the adapter: the same prompt
+   * under another adapter holds other KV). An empty key gives the plain hashes.
+   */
+  public static long[] ofFullBlocks(int[] tokens, int blockSizeTokens, String extraKey) {
     if (blockSizeTokens < 1) {
       throw new IllegalArgumentException("block size must be at least 1 token, got " + blockSizeTokens);
     }
     int blocks = tokens.length / blockSizeTokens;
     long[] out = new long[blocks];
-    long prev = SEED;
+    long prev = extraKey.isEmpty() ? SEED : keyed(extraKey);
     for (int b = 0; b < blocks; b++) {
       prev = hashBlock(prev, tokens, b * blockSizeTokens, blockSizeTokens);
       out[b] = prev;
     }
     return out;
+  }
+
+  /** The chain's first link for a non-empty extra key: the key's characters mixed into the seed. */
+  private static long keyed(String key) {
+    long h = SEED ^ 0x9E3779B97F4A7C15L;
+    for (int i = 0; i < key.length(); i++) {
+      h = (h ^ key.charAt(i)) * MUL;
+      h ^= h >>> 29;
+    }
+    return finish(h ^ key.length());
   }
 
   /** Hash of the block {@code tokens[from, from + length)} chained to {@code previousHash}. */

@@ -43,6 +43,18 @@ final class IntrusiveList {
     size++;
   }
 
+  void prepend(int id) {
+    next[id] = head;
+    prev[id] = NONE;
+    if (head == NONE) {
+      tail = id;
+    } else {
+      prev[head] = id;
+    }
+    head = id;
+    size++;
+  }
+
   void unlink(int id) {
     int p = prev[id];
     int n = next[id];

@@ -30,6 +30,13 @@ public final class KvBlockPool {
   private final int[] refCount;
   private final long[] blockHash;
   private final boolean[] hashed;
+  /**
+   * The other blocks carrying the same hash (vLLM does not de-duplicate: a prompt block recomputed
+   * while a copy is cached is cached too, and stays a hit when the first copy is evicted), as a
+   * doubly linked ring per hash; -1 ends it. The index points at one member.
+   */
+  private final int[] nextSame;
+  private final int[] prevSame;
   private final IntrusiveList freeList; // head = next block to reuse
   private final LongIntMap index;
   /** Entries (live and stale) at which the index is refilled with the live ones. */
@@ -55,6 +62,8 @@ public final class KvBlockPool {
   private long hitBlocks;
   private int peakUsedBlocks;
   private final ResidentBlocks resident;
+  /** Whether a freed block without a hash goes to the head of the free list (vLLM 0.23 and later). */
+  private boolean freshBlocksFirst;
 
   /**
    * A pool of {@code totalBlocks} free blocks.
@@ -124,6 +133,10 @@ public final class KvBlockPool {
     refCount = new int[n];
     blockHash = new long[n];
     hashed = new boolean[n];
+    nextSame = new int[n];
+    prevSame = new int[n];
+    Arrays.fill(nextSame, -1);
+    Arrays.fill(prevSame, -1);
     freeList = new IntrusiveList(n);
     for (int i = 0; i < n; i++) {
       freeList.append(i);
@@ -145,6 +158,19 @@ public final class KvBlockPool {
       station = null;
       lookedUp = null;
     }
+  }
+
+  /**
+   * Puts a freed block that carries no hash (a partial last block, blocks of generated tokens) at
+   * the head of the free list, so it is reused before any cached block, as vLLM does from 0.23
+   * (pull request 43447: uncached blocks prepended to the free queue, cached ones appended); off,
+   * every freed block goes to the tail, as before. Set it before the pool is used.
+   *
+   * @return this pool
+   */
+  public KvBlockPool freshBlocksFirst(boolean on) {
+    this.freshBlocksFirst = on;
+    return this;
   }
 
   // ---------------------------------------------------------------- secondary tiers
@@ -426,7 +452,15 @@ public final class KvBlockPool {
    * @param expectedTokens tokens the request is expected to hold at most (sizes the table)
    */
   public BlockTable newTable(int[] promptTokens, long expectedTokens) {
-    long[] hashes = BlockHashes.ofFullBlocks(promptTokens, blockSizeTokens);
+    return newTable(promptTokens, expectedTokens, "");
+  }
+
+  /**
+   * As {@link #newTable(int[], long)}, the prompt's block hashes keyed by {@code extraKey} (the LoRA
+   * adapter; {@link BlockHashes#ofFullBlocks(int[], int, String)}).
+   */
+  public BlockTable newTable(int[] promptTokens, long expectedTokens, String extraKey) {
+    long[] hashes = BlockHashes.ofFullBlocks(promptTokens, blockSizeTokens, extraKey);
     int expected = (int) Math.min(totalBlocks, blocksFor(Math.max(expectedTokens, promptTokens.length)));
     BlockTable t = new BlockTable(hashes, promptTokens.length, expected);
     t.number = ++tables;
@@ -564,7 +598,11 @@ public final class KvBlockPool {
     for (int i = n - 1; i >= 0; i--) {
       int id = ids[i];
       if (--refCount[id] == 0) {
-        freeList.append(id);
+        if (freshBlocksFirst && !hashed[id]) {
+          freeList.prepend(id);
+        } else {
+          freeList.append(id);
+        }
       } else if (refCount[id] < 0) {
         throw new IllegalStateException("block " + id + " freed more often than referenced");
       }
@@ -652,12 +690,54 @@ public final class KvBlockPool {
     hashed[id] = true;
   }
 
+  /** Caches block {@code id} as another copy of {@code h}, whose cached copy is {@code copy}. */
+  private void duplicate(int copy, int id, long h) {
+    blockHash[id] = h;
+    hashed[id] = true;
+    int after = nextSame[copy];
+    nextSame[copy] = id;
+    prevSame[id] = copy;
+    nextSame[id] = after;
+    if (after >= 0) {
+      prevSame[after] = id;
+    }
+  }
+
+  /**
+   * Block {@code id} is taken for new content: its hash, if any, is dropped. When the index points
+   * at it and another copy of the hash is cached, the index points at that copy instead; otherwise
+   * the entry is left stale (see {@link #cached}).
+   */
+  private void evict(int id) {
+    if (!hashed[id]) {
+      return;
+    }
+    hashed[id] = false;
+    int next = nextSame[id];
+    int prev = prevSame[id];
+    if (next < 0 && prev < 0) {
+      return;
+    }
+    if (prev >= 0) {
+      nextSame[prev] = next;
+    }
+    if (next >= 0) {
+      prevSame[next] = prev;
+    }
+    nextSame[id] = -1;
+    prevSame[id] = -1;
+    long h = blockHash[id];
+    if (index.get(h) == id) {
+      index.put(h, next >= 0 ? next : prev);
+    }
+  }
+
   /** Takes {@code count} free blocks as {@code table}'s resident ones (never in the prefix cache). */
   private void takeResidentBlocks(BlockTable table, int count) {
     for (int k = 0; k < count; k++) {
       int id = freeList.head();
       freeList.unlink(id);
-      hashed[id] = false;
+      evict(id);
       refCount[id] = 1;
       table.addResident(id);
     }
@@ -667,7 +747,7 @@ public final class KvBlockPool {
     for (int k = 0; k < count; k++) {
       int id = freeList.head();
       freeList.unlink(id);
-      hashed[id] = false; // its index entry, if any, is stale from now on (see cached)
+      evict(id);
       refCount[id] = 1;
       table.add(id);
     }
@@ -675,8 +755,13 @@ public final class KvBlockPool {
     for (int b = table.hashedBlocks; b < fullPromptBlocksNow; b++) {
       int id = table.blockIds[b];
       long h = table.promptBlockHashes[b];
-      if (!hashed[id] && cached(h) == LongIntMap.MISSING) {
-        register(h, id);
+      if (!hashed[id]) {
+        int copy = cached(h);
+        if (copy == LongIntMap.MISSING) {
+          register(h, id);
+        } else {
+          duplicate(copy, id, h);
+        }
       }
       if (cpu != null) {
         offloadBlock(table.promptBlockHashes, b, 0);

@@ -253,6 +253,36 @@ class KvBlockPoolTest {
   }
 
   @Test
+  void freshBlocksFirstPutsAFreedBlockWithoutAHashAtTheHead() {
+    for (boolean fresh : new boolean[] {false, true}) {
+      KvBlockPool pool = new KvBlockPool(4, 4).freshBlocksFirst(fresh);
+      BlockTable t = pool.newTable(tokens(0, 6), 6); // one full (hashed) block and a partial one
+      assertThat(pool.admit(t, 0, 6)).isTrue();
+      pool.free(t); // last block first: 1 (no hash), then 0
+      assertThat(pool.freeListOrder()).containsExactly(fresh ? new int[] {1, 2, 3, 0} : new int[] {2, 3, 1, 0});
+    }
+  }
+
+  @Test
+  void anExtraKeySetsEveryBlocksHashApartAndNoKeyChangesNothing() {
+    int[] a = tokens(0, 8);
+    long[] plain = BlockHashes.ofFullBlocks(a, 4);
+    assertThat(BlockHashes.ofFullBlocks(a, 4, "")).containsExactly(plain);
+    long[] x = BlockHashes.ofFullBlocks(a, 4, "sql-lora");
+    long[] y = BlockHashes.ofFullBlocks(a, 4, "sql-lorb");
+    for (int b = 0; b < 2; b++) {
+      assertThat(x[b]).isNotEqualTo(plain[b]).isNotEqualTo(y[b]);
+    }
+    assertThat(BlockHashes.ofFullBlocks(a, 4, "sql-lora")).containsExactly(x);
+    // a table keyed by an adapter finds only that adapter's blocks
+    KvBlockPool pool = new KvBlockPool(8, 4);
+    BlockTable t = pool.newTable(a, 8, "sql-lora");
+    assertThat(pool.admit(t, 0, 8)).isTrue();
+    assertThat(pool.cachedPrefixBlocks(pool.newTable(a, 8, "sql-lora"))).isEqualTo(2);
+    assertThat(pool.cachedPrefixBlocks(pool.newTable(a, 8))).isZero();
+  }
+
+  @Test
   void cpuTierReloadsBlocksEvictedFromTheGpu() {
     KvBlockPool pool = new KvBlockPool(2, 2, 4);
     int[] a = tokens(0, 4);

@@ -93,6 +93,7 @@ public final class Cluster {
     private String scheduler;
     private Long admissionLatencyUs;
     private io.blis.engine.frontend.ApiServer apiServer = io.blis.engine.frontend.ApiServer.NONE;
+    private boolean freshBlocksFirst;
     private Long routingLatencyUs;
     private Long snapshotRefreshUs;
     private Map<String, String> options = Map.of();
@@ -252,6 +253,15 @@ public final class Cluster {
       return this;
     }
 
+    /**
+     * Whether the instances' KV pools reuse a freed block without a hash first, as vLLM 0.23 and
+     * later do ({@link VllmVersion#freesFreshBlocksFirst}); default off.
+     */
+    public Builder freshBlocksFirst(boolean on) {
+      this.freshBlocksFirst = on;
+      return this;
+    }
+
     public Builder admissionLatencyUs(Long us) {
       this.admissionLatencyUs = us;
       return this;
@@ -394,6 +404,7 @@ public final class Cluster {
       b.admissionPolicy(ap).priorityPolicy(pp);
       b.admissionLatencyUs(first(admissionLatencyUs, bundle.admissionLatencyUs(), 0L));
       b.apiServer(apiServer);
+      b.freshBlocksFirst(freshBlocksFirst);
       b.routingLatencyUs(first(routingLatencyUs, bundle.routingLatencyUs(), 0L));
       b.snapshotRefreshUs(first(snapshotRefreshUs, bundle.snapshotRefreshUs(),
           Simulation.DEFAULT_SNAPSHOT_REFRESH_US));

@@ -49,6 +49,19 @@ public record VllmVersion(String text, int major, int minor, int patch) implemen
     return compareTo(V1_DEFAULT) >= 0;
   }
 
+  /**
+   * The first release taken to reuse freed blocks without a hash before cached ones (vLLM pull
+   * request 43447, merged in 2026-06: uncached blocks prepended to the free queue). 0.21 lacks it
+   * (vllm-ascend backported it to 0.21 on 2026-06-12) and 0.23.0 has it (kvcached pull request 439
+   * of 2026-08); 0.22 is not established and taken as without.
+   */
+  public static final VllmVersion FRESH_BLOCKS_FIRST = new VllmVersion("v0.23.0", 0, 23, 0);
+
+  /** Whether this release reuses a freed block without a hash before any cached block. */
+  public boolean freesFreshBlocksFirst() {
+    return compareTo(FRESH_BLOCKS_FIRST) >= 0;
+  }
+
   /** Whether this release schedules asynchronously unless told not to. */
   public boolean asyncSchedulingByDefault() {
     return compareTo(ASYNC_SCHEDULING_DEFAULT) >= 0;

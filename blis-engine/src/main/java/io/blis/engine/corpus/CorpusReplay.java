@@ -147,6 +147,7 @@ public final class CorpusReplay {
               p.v1() ? InstancePool.residentBlocks(io.blis.latency.kv.HybridKv.of(st.model(), BLOCK_SIZE)) : io.blis.kvcache.ResidentBlocks.NONE))
           .source(source)
           .apiServer(offline ? io.blis.engine.frontend.ApiServer.NONE : apiServer)
+          .freshBlocksFirst(p.version().freesFreshBlocksFirst())
           .recordRequests(true)
           .build()
           .run();

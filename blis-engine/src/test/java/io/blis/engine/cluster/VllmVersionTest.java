@@ -16,6 +16,9 @@ class VllmVersionTest {
     assertThat(VllmVersion.parse("v0.15.1").asyncSchedulingByDefault()).isTrue();
     assertThat(VllmVersion.parse("0.14.0").asyncSchedulingByDefault()).isTrue();
     assertThat(VllmVersion.parse("0.13.9").asyncSchedulingByDefault()).isFalse();
+    assertThat(VllmVersion.parse("v0.23.0").freesFreshBlocksFirst()).isTrue();
+    assertThat(VllmVersion.parse("0.22.9").freesFreshBlocksFirst()).isFalse();
+    assertThat(VllmVersion.FITTED.freesFreshBlocksFirst()).isFalse();
     assertThat(VllmVersion.parse("0.11.0.post1").number()).isEqualTo("0.11.0");
     assertThat(VllmVersion.parse("v0.10").number()).isEqualTo("0.10.0");
     assertThat(VllmVersion.parse("0.9.2rc1").compareTo(VllmVersion.parse("0.9.2"))).isZero();
