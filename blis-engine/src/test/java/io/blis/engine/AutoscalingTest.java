@@ -29,7 +29,8 @@ class AutoscalingTest {
     return steady(gapUs, untilUs, 10);
   }
 
-  private static List<RequestSpec> steady(long gapUs, long untilUs, int output) {
+  /** One request of 20 prompt tokens every {@code gapUs} until {@code untilUs}, ids from 1. */
+  static List<RequestSpec> steady(long gapUs, long untilUs, int output) {
     List<RequestSpec> out = new ArrayList<>();
     long id = 1;
     for (long t = 0; t < untilUs; t += gapUs) {

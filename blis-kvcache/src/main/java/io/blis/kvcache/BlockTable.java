@@ -20,6 +20,8 @@ public final class BlockTable {
   /** Blocks held besides the tokens' ({@link ResidentBlocks}): recurrent states, sliding windows. */
   int[] residentIds = new int[0];
   int numResident;
+  /** Tokens the table held after its last admission or growth (the computed tokens before the next step). */
+  long tokens;
 
   BlockTable(long[] promptBlockHashes, int promptTokens, int expectedBlocks) {
     this.promptBlockHashes = promptBlockHashes;

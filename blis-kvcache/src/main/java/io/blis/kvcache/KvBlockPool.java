@@ -531,7 +531,8 @@ public final class KvBlockPool {
     }
     int tokenBlocks = blocksFor((long) totalTokens + lookaheadTokens);
     int newBlocks = tokenBlocks - cachedBlocks;
-    int residentBlocks = resident.forTokenBlocks(tokenBlocks);
+    int residentBlocks = resident.forStep((long) cachedBlocks * blockSizeTokens, (long) totalTokens + lookaheadTokens,
+        blockSizeTokens);
     if ((long) newBlocks + claimFromFree + residentBlocks > freeList.size()) {
       return false;
     }
@@ -545,6 +546,7 @@ public final class KvBlockPool {
     table.hashedBlocks = cachedBlocks;
     takeResidentBlocks(table, residentBlocks);
     takeFreeBlocks(table, newBlocks, totalTokens);
+    table.tokens = totalTokens;
     queriedTokens += table.promptTokens;
     hitTokens += (long) cachedBlocks * blockSizeTokens;
     queriedBlocks += table.promptBlockHashes.length;
@@ -574,12 +576,21 @@ public final class KvBlockPool {
     }
     int tokenBlocks = blocksFor((long) totalTokens + lookaheadTokens);
     int newBlocks = tokenBlocks - table.numBlocks;
-    int newResident = Math.max(0, resident.forTokenBlocks(tokenBlocks) - table.numResident);
-    if ((long) Math.max(0, newBlocks) + newResident > freeList.size()) {
+    // a sliding window's blocks of the step: the window plus the tokens computed now; the ones that
+    // fell behind the window since the last step are freed now (vLLM's remove_skipped_blocks)
+    int targetResident = resident.forStep(table.tokens, (long) totalTokens + lookaheadTokens, blockSizeTokens);
+    int newResident = Math.max(0, targetResident - table.numResident);
+    int behind = Math.max(0, table.numResident - targetResident);
+    if ((long) Math.max(0, newBlocks) + newResident > freeList.size() + behind) {
       return false;
+    }
+    if (behind > 0) {
+      release(table.residentIds, table.numResident, targetResident);
+      table.numResident = targetResident;
     }
     takeResidentBlocks(table, newResident);
     takeFreeBlocks(table, Math.max(0, newBlocks), totalTokens);
+    table.tokens = totalTokens;
     return true;
   }
 
@@ -589,13 +600,19 @@ public final class KvBlockPool {
     table.numResident = 0;
     release(table.blockIds, table.numBlocks);
     table.numBlocks = 0;
+    table.tokens = 0;
     table.offloadedBlocks = 0;
     table.hashedBlocks = 0;
   }
 
   /** Drops one reference to each of the first {@code n} blocks of {@code ids}, last first. */
   private void release(int[] ids, int n) {
-    for (int i = n - 1; i >= 0; i--) {
+    release(ids, n, 0);
+  }
+
+  /** Drops one reference to each of the blocks {@code ids[from, n)}, last first. */
+  private void release(int[] ids, int n, int from) {
+    for (int i = n - 1; i >= from; i--) {
       int id = ids[i];
       if (--refCount[id] == 0) {
         if (freshBlocksFirst && !hashed[id]) {

@@ -24,6 +24,27 @@ public record ResidentBlocks(int perRequest, int slidingGroups, int windowBlocks
     }
   }
 
+  /**
+   * The blocks besides its tokens' a request holds during a step that takes it from {@code
+   * computedBefore} tokens to {@code totalTokens}, as vLLM's sliding-window manager allocates them:
+   * each sliding group holds the blocks of the positions from the window's start before the step
+   * ({@code computedBefore - (window - 1)}) to the step's last token, so a prefill chunk holds the
+   * window plus the chunk, and a decode step the window; blocks that fall behind the window are
+   * freed at the next step. The window is taken as {@code (windowBlocks - 1) x blockSize + 1}
+   * tokens, the longest that needs {@code windowBlocks} blocks.
+   */
+  public int forStep(long computedBefore, long totalTokens, int blockSize) {
+    if (slidingGroups == 0 || totalTokens <= 0) {
+      return perRequest;
+    }
+    long tokenBlocks = (totalTokens + blockSize - 1) / blockSize;
+    long before = Math.max(0, Math.min(computedBefore, totalTokens - 1));
+    long start = Math.max(0, before - (long) (windowBlocks - 1) * blockSize);
+    long span = (totalTokens - 1) / blockSize - start / blockSize + 1;
+    long perGroup = Math.min(tokenBlocks, Math.max(span, windowBlocks));
+    return perRequest + slidingGroups * (int) perGroup;
+  }
+
   /** {@return the blocks besides its tokens' a request holds when its tokens take {@code tokenBlocks}} */
   public int forTokenBlocks(long tokenBlocks) {
     return perRequest + slidingGroups * (int) Math.min(tokenBlocks, windowBlocks);

@@ -37,17 +37,42 @@ class ResidentBlocksTest {
   }
 
   @Test
-  void slidingGroupsHoldAtMostTheWindowsBlocks() {
-    // two sliding groups, a window of 3 blocks: they follow the tokens' blocks up to 3 each
+  void slidingGroupsHoldTheWindowPlusTheStepsTokensAndDropWhatFellBehind() {
+    // two sliding groups, a window of 3 blocks of 4 tokens (up to 9 tokens)
     KvBlockPool pool = new KvBlockPool(100, 4, 0, OffloadTiers.NONE, new ResidentBlocks(0, 2, 3));
     BlockTable t = table(pool, 8, 1);
     assertThat(pool.admit(t, 0, 8)).isTrue();
-    assertThat(t.residentBlocks()).isEqualTo(4);
+    assertThat(t.residentBlocks()).as("the chunk's 2 blocks in each group").isEqualTo(4);
     assertThat(pool.grow(t, 16)).isTrue();
-    assertThat(t.residentBlocks()).isEqualTo(6);
+    assertThat(t.residentBlocks()).as("positions 0-15: 4 blocks each").isEqualTo(8);
     assertThat(pool.grow(t, 40)).isTrue();
-    assertThat(t.residentBlocks()).as("capped at the window").isEqualTo(6);
-    assertThat(pool.usedBlocks()).isEqualTo(10 + 6);
+    assertThat(t.residentBlocks()).as("the window before the chunk (8-15) and the chunk (16-39): 8 each")
+        .isEqualTo(16);
+    assertThat(pool.usedBlocks()).isEqualTo(10 + 16);
+    assertThat(pool.grow(t, 41)).isTrue();
+    assertThat(t.residentBlocks()).as("a decode step: the window's 3 blocks each, the rest freed").isEqualTo(6);
+    assertThat(pool.usedBlocks()).isEqualTo(11 + 6);
+    assertThat(pool.grow(t, 42)).isTrue();
+    assertThat(t.residentBlocks()).isEqualTo(6);
+  }
+
+  @Test
+  void blocksThatFellBehindTheWindowPayForTheNextStepAndARefusedStepChangesNothing() {
+    // one sliding group, a window of 3 blocks of 4 tokens, a pool of 8 blocks
+    KvBlockPool pool = new KvBlockPool(8, 4, 0, OffloadTiers.NONE, new ResidentBlocks(0, 1, 3));
+    BlockTable t = table(pool, 16, 8);
+    assertThat(pool.admit(t, 0, 16)).isTrue(); // 4 token blocks and the chunk's 4 window blocks
+    assertThat(pool.freeBlocks()).isZero();
+    // the next token needs a fifth token block; the window's first block fell behind and pays for it
+    assertThat(pool.grow(t, 17)).isTrue();
+    assertThat(t.numBlocks()).isEqualTo(5);
+    assertThat(t.residentBlocks()).isEqualTo(3);
+    assertThat(pool.freeBlocks()).isZero();
+    // a chunk of 8 more needs 2 token blocks and 1 more window block: refused, nothing changes
+    assertThat(pool.grow(t, 25)).isFalse();
+    assertThat(t.numBlocks()).isEqualTo(5);
+    assertThat(t.residentBlocks()).isEqualTo(3);
+    assertThat(pool.usedBlocks()).isEqualTo(8);
   }
 
   @Test

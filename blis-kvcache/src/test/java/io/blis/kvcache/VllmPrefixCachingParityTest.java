@@ -476,13 +476,13 @@ class VllmPrefixCachingParityTest {
     assertThat(hit(pool, r0)).isZero();
     assertThat(pool.admit(r0, 0, 55)).isTrue();
     assertThat(r0.numBlocks()).isEqualTo(4);
-    assertThat(r0.residentBlocks()).isEqualTo(resident.forTokenBlocks(4)).isPositive();
+    assertThat(r0.residentBlocks()).isEqualTo(resident.forStep(0, 55, BS)).isPositive();
 
     BlockTable r1 = pool.newTable(concat(common, same(4, 5)), 53);
     assertThat(hit(pool, r1)).isEqualTo(3);
     assertThat(pool.admit(r1, 3, 53)).isTrue();
     assertThat(r1.numBlocks()).isEqualTo(4);
-    assertThat(r1.residentBlocks()).isEqualTo(resident.forTokenBlocks(4));
+    assertThat(r1.residentBlocks()).isEqualTo(resident.forStep(48, 53, BS));
     pool.free(r0);
     pool.free(r1);
     assertThat(pool.usedBlocks()).isZero();
