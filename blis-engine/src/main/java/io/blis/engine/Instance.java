@@ -64,6 +64,9 @@ final class Instance {
   private final Snapshot snapshot = new Snapshot();
   /** Speculative decoding (io.blis.engine.spec), null when the instance does not speculate. */
   private final io.blis.engine.spec.Speculator spec;
+  /** The API server in front of this instance (its work queue; the engine sets the cluster's); never null. */
+  private io.blis.engine.frontend.ApiServerQueue apiServer =
+      new io.blis.engine.frontend.ApiServerQueue(io.blis.engine.frontend.ApiServer.NONE);
   // the step in flight, for listeners
   private long stepStartUs;
   private long stepDurationUs;
@@ -93,10 +96,6 @@ final class Instance {
     this.observer = observer;
     this.spec = io.blis.engine.spec.SpeculativeModel.speculatorOf(model);
   }
-
-  /** The API server in front of this instance (its work queue); never null. */
-  private io.blis.engine.frontend.ApiServerQueue apiServer =
-      new io.blis.engine.frontend.ApiServerQueue(io.blis.engine.frontend.ApiServer.NONE);
 
   void apiServer(io.blis.engine.frontend.ApiServerQueue q) {
     this.apiServer = java.util.Objects.requireNonNull(q, "apiServer");

@@ -4,12 +4,13 @@ package io.blis.kvcache;
  * Blocks a request holds besides one block per {@code blockSizeTokens} of its tokens, as vLLM's
  * hybrid KV-cache manager allocates them: a block of the pool is a page in each layer of one group
  * of layers, a request holds {@code ceil(tokens / blockSize)} blocks in the full-attention group,
- * at most the window's blocks in each sliding-window group, and one block (its state) in each
- * recurrent group (Mamba, linear attention).
+ * the window's blocks in each sliding-window group while it decodes (the window plus the step's
+ * tokens during a prefill chunk: {@link #forStep}), and one block (its state) in each recurrent
+ * group (Mamba, linear attention).
  *
  * @param perRequest blocks every request holds whatever its length (its recurrent groups' states)
  * @param slidingGroups groups of sliding-window layers
- * @param windowBlocks the most blocks one sliding-window group keeps for a request: {@code
+ * @param windowBlocks the blocks one sliding-window group keeps for a decoding request: {@code
  *     ceil((window - 1) / blockSize) + 1}
  */
 public record ResidentBlocks(int perRequest, int slidingGroups, int windowBlocks) {
@@ -43,10 +44,5 @@ public record ResidentBlocks(int perRequest, int slidingGroups, int windowBlocks
     long span = (totalTokens - 1) / blockSize - start / blockSize + 1;
     long perGroup = Math.min(tokenBlocks, Math.max(span, windowBlocks));
     return perRequest + slidingGroups * (int) perGroup;
-  }
-
-  /** {@return the blocks besides its tokens' a request holds when its tokens take {@code tokenBlocks}} */
-  public int forTokenBlocks(long tokenBlocks) {
-    return perRequest + slidingGroups * (int) Math.min(tokenBlocks, windowBlocks);
   }
 }

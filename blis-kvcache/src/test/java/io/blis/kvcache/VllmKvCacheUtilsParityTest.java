@@ -383,8 +383,8 @@ class VllmKvCacheUtilsParityTest {
   @Test
   void aPerRequestGroupHoldsOneBlockForTheRequestsLifetime() {
     ResidentBlocks one = new ResidentBlocks(1, 0, 0);
-    assertThat(one.forTokenBlocks(32)).isEqualTo(1);
-    assertThat(one.forTokenBlocks(256)).isEqualTo(1);
+    assertThat(one.forStep(0, 128, 4)).isEqualTo(1);
+    assertThat(one.forStep(128, 1024, 4)).isEqualTo(1);
     KvBlockPool pool = new KvBlockPool(1000, 4, 0, OffloadTiers.NONE, one);
     BlockTable t = pool.newTable(tokens(0, 128), 1024);
     assertThat(pool.admit(t, 0, 128)).isTrue();

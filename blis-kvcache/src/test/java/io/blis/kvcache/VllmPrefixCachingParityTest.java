@@ -452,13 +452,16 @@ class VllmPrefixCachingParityTest {
 
   static Stream<Arguments> hybridCombinations() {
     // one full-attention group plus: sliding-window groups (window 32 tokens: ceil(31 / 16) + 1 = 3
-    // blocks) and Mamba groups (one state block a request each)
+    // blocks) and Mamba groups (one state block a request each). The first request prefills its 55
+    // tokens at once: each sliding group holds all 4 of their blocks; the second computes tokens
+    // 48-52 after a 48-token hit: each sliding group holds the window before them (blocks 1-2) and
+    // block 3, 3 blocks
     return Stream.of(
-        Arguments.of("2g-full+sw", 2, new ResidentBlocks(0, 1, 3)),
-        Arguments.of("2g-full+mamba", 2, new ResidentBlocks(1, 0, 0)),
-        Arguments.of("3g-full+2sw", 3, new ResidentBlocks(0, 2, 3)),
-        Arguments.of("3g-full+2mamba", 3, new ResidentBlocks(2, 0, 0)),
-        Arguments.of("3g-full+sw+mamba", 3, new ResidentBlocks(1, 1, 3)));
+        Arguments.of("2g-full+sw", 2, new ResidentBlocks(0, 1, 3), 4, 3),
+        Arguments.of("2g-full+mamba", 2, new ResidentBlocks(1, 0, 0), 1, 1),
+        Arguments.of("3g-full+2sw", 3, new ResidentBlocks(0, 2, 3), 8, 6),
+        Arguments.of("3g-full+2mamba", 3, new ResidentBlocks(2, 0, 0), 2, 2),
+        Arguments.of("3g-full+sw+mamba", 3, new ResidentBlocks(1, 1, 3), 5, 4));
   }
 
   /**
@@ -469,20 +472,21 @@ class VllmPrefixCachingParityTest {
    */
   @ParameterizedTest(name = "{0}")
   @MethodSource("hybridCombinations")
-  void prefillHybridModelCombinations(String id, int groups, ResidentBlocks resident) {
+  void prefillHybridModelCombinations(String id, int groups, ResidentBlocks resident, int firstResident,
+      int secondResident) {
     KvBlockPool pool = new KvBlockPool(10 * groups - 1, BS, 0, OffloadTiers.NONE, resident);
     int[] common = threeCommonBlocks();
     BlockTable r0 = pool.newTable(concat(common, same(3, 7)), 55);
     assertThat(hit(pool, r0)).isZero();
     assertThat(pool.admit(r0, 0, 55)).isTrue();
     assertThat(r0.numBlocks()).isEqualTo(4);
-    assertThat(r0.residentBlocks()).isEqualTo(resident.forStep(0, 55, BS)).isPositive();
+    assertThat(r0.residentBlocks()).isEqualTo(firstResident);
 
     BlockTable r1 = pool.newTable(concat(common, same(4, 5)), 53);
     assertThat(hit(pool, r1)).isEqualTo(3);
     assertThat(pool.admit(r1, 3, 53)).isTrue();
     assertThat(r1.numBlocks()).isEqualTo(4);
-    assertThat(r1.residentBlocks()).isEqualTo(resident.forStep(48, 53, BS));
+    assertThat(r1.residentBlocks()).isEqualTo(secondResident);
     pool.free(r0);
     pool.free(r1);
     assertThat(pool.usedBlocks()).isZero();

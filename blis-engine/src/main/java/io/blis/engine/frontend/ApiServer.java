@@ -16,6 +16,8 @@ public record ApiServer(double requestUs, double inputTokenUs, double chunkUs) {
   /** No API server work: requests enter the engine and chunks reach clients at once. */
   public static final ApiServer NONE = new ApiServer(0, 0, 0);
 
+  private static final String FORM = "expected REQUEST_US:INPUT_TOKEN_US:CHUNK_US (e.g. 2000:0:120) or none";
+
   public ApiServer {
     check("request", requestUs);
     check("input-token", inputTokenUs);
@@ -46,16 +48,14 @@ public record ApiServer(double requestUs, double inputTokenUs, double chunkUs) {
     }
     String[] parts = t.split(":", -1);
     if (parts.length != 3) {
-      throw new IllegalArgumentException("expected REQUEST_US:INPUT_TOKEN_US:CHUNK_US (e.g. 2000:0:120) or none, got '"
-          + text + "'");
+      throw new IllegalArgumentException(FORM + ", got '" + text + "'");
     }
     double[] v = new double[3];
     for (int i = 0; i < 3; i++) {
       try {
         v[i] = Double.parseDouble(parts[i].trim());
       } catch (NumberFormatException e) {
-        throw new IllegalArgumentException("expected REQUEST_US:INPUT_TOKEN_US:CHUNK_US (e.g. 2000:0:120) or none, '"
-            + parts[i].trim() + "' is not a number");
+        throw new IllegalArgumentException(FORM + ", '" + parts[i].trim() + "' is not a number");
       }
     }
     return new ApiServer(v[0], v[1], v[2]);

@@ -10,6 +10,8 @@ package io.blis.engine.frontend;
 public final class ApiServerQueue {
 
   private final ApiServer costs;
+  /** Whether any work is charged (fixed with the costs; read on every streamed chunk). */
+  private final boolean active;
   /** When the server is done with everything given so far, in microseconds. */
   private long freeUs = Long.MIN_VALUE;
   /** Work not yet charged, below one microsecond. */
@@ -17,11 +19,12 @@ public final class ApiServerQueue {
 
   public ApiServerQueue(ApiServer costs) {
     this.costs = costs;
+    this.active = costs.active();
   }
 
   /** Whether this server charges anything (otherwise every call returns its ready time). */
   public boolean active() {
-    return costs.active();
+    return active;
   }
 
   /** When a request that reached the server at {@code readyUs} with {@code inputTokens} prompt tokens is handed to the engine. */
@@ -35,7 +38,7 @@ public final class ApiServerQueue {
   }
 
   private long serve(long readyUs, double workUs) {
-    if (!costs.active()) {
+    if (!active) {
       return readyUs;
     }
     double total = workUs + carryUs;
