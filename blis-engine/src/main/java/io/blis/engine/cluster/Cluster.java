@@ -726,7 +726,8 @@ public final class Cluster {
                   : ", " + offloadTiers.size() + " secondary tier" + (offloadTiers.size() > 1 ? "s" : "")) : "");
           if (hybrid.hybrid()) {
             LOG.info("{}hybrid KV cache: {} sliding-window and {} recurrent group(s) of {} layers beside the full-attention"
-                + " one; a request holds up to {} window blocks per sliding group and 1 state block per recurrent group;"
+                + " one; a decoding request holds {} window blocks per sliding group (plus a prefill chunk's while prefilling) and"
+                + " 1 state block per recurrent group;"
                 + " vLLM would log 'GPU KV cache size: {} tokens'", name.isEmpty() ? "" : "pool " + name + ": ",
                 hybrid.slidingGroups(), hybrid.recurrentGroups(), hybrid.groupSize(), hybrid.windowBlocks(),
                 String.format(java.util.Locale.ROOT, "%,d", hybrid.reportedTokens(kvBlocks)));
