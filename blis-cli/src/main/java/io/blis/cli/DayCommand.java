@@ -78,6 +78,12 @@ final class DayCommand implements Callable<Integer> {
     if (out.toString().isBlank()) {
       throw new ParameterException(cl, "--out needs a directory name, got an empty one");
     }
+    for (Path p = out; p != null; p = p.getParent()) { // --out, or a directory on the way to it, is a file
+      if (Files.exists(p) && !Files.isDirectory(p)) {
+        throw new ParameterException(cl, "--out: '" + p + "' is a file, expected a directory (day writes "
+            + DayPlanTable.CSV + ", " + DayPlanTable.REPORT + " and results/ in --out)");
+      }
+    }
     Predicate<String> takesValue = takesValue();
     DayPlan p = DayPlan.load(Cli.requireFile("--plan", plan), takesValue);
     List<List<String>> args = new ArrayList<>();

@@ -253,8 +253,11 @@ final class DeploymentOptions {
     server.validate(cl);
     cluster.validate(cl);
     autoscale.validate(cl, cluster.goAutoscaling());
-    disaggregation.validate(cl, !cluster.bundle().pools().isEmpty());
+    disaggregation.validate(cl, cluster.bundle());
     lora.validate(cl);
+    require(cl, cluster.loraScorerWeight == null || loraSpec() != null, "--lora-scorer-weight has no effect with LoRA"
+        + " off (its lora-affinity scorer sends requests where their adapter is held): give --enable-lora, --max-loras"
+        + " or --lora-config, or leave it out");
     speculative.validate(cl);
     if (autoscale.enabled()) {
       require(cl, cluster.traceLevel.equals("none"),

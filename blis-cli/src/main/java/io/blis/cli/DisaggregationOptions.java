@@ -2,8 +2,11 @@ package io.blis.cli;
 
 import io.blis.engine.cluster.Cluster;
 import io.blis.engine.cluster.PdSpec;
+import io.blis.engine.cluster.PolicyBundle;
 import io.blis.engine.cluster.PoolSpec;
 import io.blis.engine.disagg.Decider;
+import io.blis.engine.disagg.Disaggregation;
+import io.blis.engine.disagg.Role;
 import picocli.CommandLine;
 import picocli.CommandLine.Option;
 
@@ -74,7 +77,15 @@ final class DisaggregationOptions {
     return prefillInstances != null || decodeInstances != null || sharedInstances != null;
   }
 
-  void validate(CommandLine cl, boolean bundlePools) {
+  /**
+   * Checks the flags against the policy bundle ({@code bundle}: its pools, their roles and its
+   * {@code disaggregation} section). A {@code --pd-*} flag that cannot change the run is refused:
+   * a decider other than never, or any transfer setting, without a prefill/decode split (the
+   * flags' or the bundle's roles); the prefix threshold with another decider; a transfer setting
+   * when no request is disaggregated (decider never); contention without a fixed bandwidth.
+   */
+  void validate(CommandLine cl, PolicyBundle bundle) {
+    boolean bundlePools = !bundle.pools().isEmpty();
     boolean perPool = prefillTp != null || decodeTp != null || prefillGpu != null || decodeGpu != null
         || prefillMaxModelLen != null || decodeMaxModelLen != null;
     DeploymentOptions.require(cl, !perPool || splits(),
@@ -96,14 +107,43 @@ final class DisaggregationOptions {
     }
     DeploymentOptions.require(cl, prefixThreshold == null || prefixThreshold >= 0,
         "--pd-prefix-threshold must be >= 0, got " + prefixThreshold);
-    DeploymentOptions.require(cl, bandwidthGBps == null || (bandwidthGBps > 0 && bandwidthGBps < 1e6),
-        "--pd-transfer-bandwidth must be a number of GB/s in (0, 1e6), got " + bandwidthGBps);
+    DeploymentOptions.require(cl, bandwidthGBps == null || (bandwidthGBps >= Disaggregation.Transfer.MIN_BANDWIDTH_GBPS
+            && bandwidthGBps < Disaggregation.Transfer.MAX_BANDWIDTH_GBPS),
+        "--pd-transfer-bandwidth must be in " + Disaggregation.Transfer.BANDWIDTH_RANGE + ", got "
+            + bandwidthGBps);
     DeploymentOptions.require(cl, baseLatencyMs == null || (baseLatencyMs >= 0 && baseLatencyMs <= 3_600_000),
         "--pd-transfer-base-latency must be milliseconds in [0, 3600000] (one hour), got " + baseLatencyMs);
     for (Integer n : new Integer[] {prefillTp, decodeTp, prefillMaxModelLen, decodeMaxModelLen}) {
       DeploymentOptions.require(cl, n == null || n >= 1,
           "--prefill-tp, --decode-tp, --prefill-max-model-len and --decode-max-model-len must be at least 1, got " + n);
     }
+    requireEffect(cl, bundle);
+  }
+
+  /** Refuses a {@code --pd-*} flag that would change nothing (see {@link #validate}). */
+  private void requireEffect(CommandLine cl, PolicyBundle bundle) {
+    boolean split = splits() || bundle.pools().stream().anyMatch(p -> p.disaggregationRole() != Role.BOTH);
+    PdSpec section = bundle.disaggregation() == null ? PdSpec.none() : bundle.disaggregation();
+    String effective = decider != null ? decider : section.decider() != null ? section.decider() : "never";
+    String label = Decider.parse(effective).label();
+    String noSplit = " has no effect without a prefill/decode split: give --prefill-instances and --decode-instances"
+        + " (or a --policy-config whose pools have a role)";
+    DeploymentOptions.require(cl, split || decider == null || label.equals("never"), "--pd-decider " + label + noSplit);
+    String transfer = bandwidthGBps != null ? "--pd-transfer-bandwidth" : baseLatencyMs != null
+        ? "--pd-transfer-base-latency" : contention != null ? "--pd-transfer-contention" : null;
+    DeploymentOptions.require(cl, split || prefixThreshold == null, "--pd-prefix-threshold" + noSplit);
+    DeploymentOptions.require(cl, split || transfer == null, transfer + noSplit);
+    DeploymentOptions.require(cl, prefixThreshold == null || label.equals("prefix-threshold"),
+        "--pd-prefix-threshold applies to --pd-decider prefix-threshold only; the decider is " + label
+            + (decider == null ? (section.decider() == null ? " (the default)" : " (the --policy-config's)") : ""));
+    DeploymentOptions.require(cl, transfer == null || !label.equals("never"), transfer + " has no effect with"
+        + " --pd-decider never" + (decider == null ? (section.decider() == null ? " (the default)" : " (the"
+        + " --policy-config's)") : "") + ": no request is disaggregated, no KV moves (give --pd-decider always or"
+        + " prefix-threshold)");
+    DeploymentOptions.require(cl, !Boolean.TRUE.equals(contention) || bandwidthGBps != null
+            || section.transferBandwidthGBps() != null,
+        "--pd-transfer-contention has no effect without --pd-transfer-bandwidth: over the links transfers always"
+            + " share each instance's NVLink and NIC");
   }
 
   /** Applies the flags to the cluster. */

@@ -91,6 +91,8 @@ final class FlowControlOptions {
         "--in-flight-eviction (Go BLIS's eviction of running sheddable requests) is not modelled here");
     DeploymentOptions.require(cl, usageLimitThreshold == null || usageLimitThreshold == 1.0,
         "--usage-limit-threshold: only 1.0 (no per-band ceiling) is modelled here, got " + usageLimitThreshold);
+    DeploymentOptions.require(cl, kvCacheUtilThreshold == null || (kvCacheUtilThreshold > 0 && kvCacheUtilThreshold <= 1),
+        "--kv-cache-util-threshold must be in (0, 1] (a fraction of the KV cache), got " + kvCacheUtilThreshold);
     FlowControl d = FlowControl.DEFAULTS;
     try {
       parsed = new FlowControl(
@@ -110,6 +112,26 @@ final class FlowControlOptions {
     } catch (IllegalArgumentException e) {
       throw new CommandLine.ParameterException(cl, e.getMessage().replace("flow control: ", "--flow-control: "));
     }
+    requireTargetsApply(cl);
+  }
+
+  /**
+   * Refuses {@code --slo-targets} that could change nothing: a class no request has, or targets
+   * under a dispatch order that reads no deadline (only slo-deadline does).
+   */
+  private void requireTargetsApply(CommandLine cl) {
+    if (parsed.sloTargetsUs().isEmpty()) {
+      return;
+    }
+    java.util.List<String> classes = io.blis.workload.synthetic.ClientSpec.SLO_CLASSES;
+    for (String c : parsed.sloTargetsUs().keySet()) {
+      DeploymentOptions.require(cl, classes.contains(c), "--slo-targets: unknown SLO class '" + c + "'; known classes: "
+          + String.join(", ", classes));
+    }
+    DeploymentOptions.require(cl, parsed.dispatchOrder() == FlowControl.DispatchOrder.SLO_DEADLINE,
+        "--slo-targets has no effect with --dispatch-order " + parsed.dispatchOrder().label()
+            + (dispatchOrder == null ? " (the default)" : "") + ": only slo-deadline orders the queue by the targets'"
+            + " deadlines (give --dispatch-order slo-deadline, or leave out --slo-targets)");
   }
 
   /** {@code critical=100000,standard=500000} as a map; an error names the part that is wrong. */

@@ -72,7 +72,8 @@ final class LoraOptions {
     DeploymentOptions.require(cl, loadBandwidthBytesUs == null || (loadBandwidthBytesUs > 0
         && Double.isFinite(loadBandwidthBytesUs)), "--lora-load-bandwidth-bytes-us must be > 0, got " + loadBandwidthBytesUs);
     DeploymentOptions.require(cl, footprintBytesPerRank == null || (footprintBytesPerRank > 0
-        && Double.isFinite(footprintBytesPerRank)), "--lora-footprint-bytes-per-rank must be > 0, got "
+        && footprintBytesPerRank <= LoraSpec.MAX_FOOTPRINT_BYTES_PER_RANK),
+        "--lora-footprint-bytes-per-rank must be in (0, 1e10] bytes (10 GB per unit of rank), got "
         + footprintBytesPerRank);
     if (!enabled()) {
       spec = null;

@@ -113,6 +113,7 @@ final class ReplayCommand implements Callable<Integer> {
       try (RequestSource source = goSource(true)) {
         result = deployment.simulate(source, providerSeed);
       }
+      RefusedRequests.check(spec.commandLine(), result, deployment.loraSpec() != null);
       deployment.emit(spec.commandLine(), result, ensemble, intervalOptions.level, () -> goSource(false), providerSeed);
       return 0;
     }
@@ -127,6 +128,7 @@ final class ReplayCommand implements Callable<Integer> {
     try (RequestSource source = source()) {
       result = deployment.simulate(source, providerSeed);
     }
+    RefusedRequests.check(spec.commandLine(), result, deployment.loraSpec() != null);
     deployment.emit(spec.commandLine(), result, ensemble, intervalOptions.level, this::source, providerSeed);
     return 0;
   }

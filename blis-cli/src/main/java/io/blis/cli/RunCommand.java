@@ -66,6 +66,8 @@ final class RunCommand implements Callable<Integer> {
     SimulationResult result;
     try (source) {
       result = deployment.simulate(source, effectiveSeed());
+      // requests the deployment's settings refused: a warning line, or no result when all were
+      RefusedRequests.check(spec.commandLine(), result, deployment.loraSpec() != null);
     } catch (RuntimeException e) {
       if (traceOut != null) {
         OutputFiles.discard(OutputFiles.temporary(traceOut));
@@ -132,10 +134,6 @@ final class RunCommand implements Callable<Integer> {
     if (traceOutput != null) {
       Cli.requireWritable("--trace-output", Path.of(traceOutput + ".yaml"));
       Cli.requireWritable("--trace-output", Path.of(traceOutput + ".csv"));
-    }
-    if (workload.namesAdapters() && deployment.loraSpec() == null) {
-      Cli.printNotes(spec.commandLine(), List.of("the workload names LoRA adapters and LoRA is off: their requests are"
-          + " refused (adapter_not_served); give --enable-lora, --max-loras or --lora-config to serve them"));
     }
   }
 

@@ -262,8 +262,11 @@ final class ServeCommand implements Callable<Integer>, RefusedOptions {
       out.addAll(lora.adapters().keySet());
     }
     if (loraModules != null) {
+      java.util.Set<String> given = new java.util.HashSet<>();
       for (String m : loraModules) {
         String name = m.contains("=") ? m.substring(0, m.indexOf('=')) : m;
+        DeploymentOptions.require(spec.commandLine(), name.isBlank() || given.add(name.trim()),
+            "--lora-modules: adapter '" + name.trim() + "' is given twice");
         if (lora != null && !lora.adapters().isEmpty()) {
           DeploymentOptions.require(spec.commandLine(), lora.adapters().containsKey(name),
               "--lora-modules: adapter '" + name + "' is not in the --lora-config registry");

@@ -190,8 +190,9 @@ final class WorkloadOptions {
     require(cl, thinkTimeMs == null || (thinkTimeMs >= 0 && thinkTimeMs <= RequestSpec.MAX_TIME_US / 1000),
         "--think-time-ms must be in [0, " + RequestSpec.MAX_TIME_US / 1000 + "], got " + thinkTimeMs);
     require(cl, numRequests >= 1, "--num-requests must be at least 1 (a run of no requests measures nothing), got " + numRequests);
-    if (workloadSpec == null && inferencePerf == null && !traces && numRequests > 0 && concurrency == null) {
-      // the arrivals' expected span must fit in the simulated time
+    if (workloadSpec == null && inferencePerf == null && !traces && numRequests > 0 && concurrency == null
+        && !horizonCuts(cl)) {
+      // the arrivals' expected span must fit in the simulated time, unless the horizon stops them first
       double spanS = numRequests / rate;
       require(cl, spanS <= MAX_ARRIVAL_SPAN_S, String.format(java.util.Locale.ROOT,
           "--rate %s req/s spreads --num-requests %d over %.3g s on average, beyond the simulated-time limit"
@@ -279,6 +280,19 @@ final class WorkloadOptions {
     if (tracesFile != null) {
       Cli.requireFile("--workload-traces-filepath", tracesFile);
     }
+  }
+
+  /**
+   * Whether the command's {@code --horizon-s} or {@code --horizon} (already checked: at most the
+   * simulated-time limit) stops the run before the limit: then it bounds the arrivals, whatever
+   * {@code --num-requests / --rate} would be, as a spec's horizon_s does.
+   */
+  private static boolean horizonCuts(CommandLine cl) {
+    CommandLine.ParseResult pr = cl.getParseResult();
+    long limitUs = io.blis.engine.Simulation.MAX_SIMULATED_TIME_US;
+    Double seconds = pr.hasMatchedOption("--horizon-s") ? pr.matchedOptionValue("--horizon-s", (Double) null) : null;
+    Long us = pr.hasMatchedOption("--horizon") ? pr.matchedOptionValue("--horizon", (Long) null) : null;
+    return seconds != null && seconds >= 0 && seconds * 1e6 < limitUs || us != null && us >= 0 && us < limitUs;
   }
 
   /**

@@ -95,7 +95,8 @@ class DisaggregationCliTest {
       "--prefill-instances -1 --decode-instances 2|must be >= 0, got -1",
       "--pd-decider sometimes|--pd-decider must be never, always or prefix-threshold, got 'sometimes'",
       "--pd-prefix-threshold -1|--pd-prefix-threshold must be >= 0, got -1",
-      "--pd-transfer-bandwidth 0|--pd-transfer-bandwidth must be a number of GB/s in (0, 1e6), got 0.0",
+      "--pd-transfer-bandwidth 0|--pd-transfer-bandwidth must be in [0.01, 1e6) GB/s (from 10 MB/s, slower than any link"
+          + " between GPU servers, to 1 PB/s), got 0.0",
       "--pd-transfer-base-latency -1|--pd-transfer-base-latency must be milliseconds in [0, 3600000]",
       "--decode-tp 2|give those too",
       "--prefill-instances 1 --decode-instances 1 --decode-tp 0|must be at least 1, got 0",

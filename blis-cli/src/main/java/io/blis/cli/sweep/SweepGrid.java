@@ -581,6 +581,12 @@ public record SweepGrid(String source, Question question, SloSet slo, List<Doubl
   private static SweepConfig config(Function<String, String> at, String where, SweepConfig c, int prefill, int decode,
       String decider, int maxLoras) {
     String d = decider != null ? decider : prefill > 0 || decode > 0 ? "always" : "never";
+    if (prefill + decode == 0 && io.blis.engine.disagg.Decider.parse(d) != io.blis.engine.disagg.Decider.NEVER) {
+      throw new IllegalArgumentException(at.apply(where) + "pd_decider " + d + " has no effect without a prefill/decode"
+          + " split (prefill_replicas and decode_replicas 0): give the split, or leave pd_decider out of this"
+          + " configuration" + (where.equals("/grid") ? " (to compare deciders on splits only, list those"
+              + " configurations under points)" : "") + " (" + c.key() + ")");
+    }
     if (prefill + decode > c.replicas()) {
       throw new IllegalArgumentException(at.apply(where) + "prefill_replicas " + prefill + " + decode_replicas " + decode
           + " exceed replicas " + c.replicas() + " (" + c.key() + ")");

@@ -75,6 +75,10 @@ public final class Scalers {
    */
   public static Autoscaler saturation(double queueThreshold, double kvThreshold, double scaleUpAt,
       double scaleDownBelow) {
+    if (!(kvThreshold > 0 && kvThreshold <= 1)) {
+      throw new IllegalArgumentException("saturation: kv_threshold must be in (0, 1] (a fraction of the KV cache), got "
+          + kvThreshold);
+    }
     if (!(scaleDownBelow < scaleUpAt)) {
       throw new IllegalArgumentException("saturation: scale_down_below (" + scaleDownBelow
           + ") must be below scale_up_at (" + scaleUpAt + ")");

@@ -649,11 +649,18 @@ public final class Cluster {
         io.blis.engine.lora.LoraCosts loraCosts = loraSpec == null ? null
             : io.blis.engine.lora.LoraCosts.of(loraSpec, model, hw, tp, layout.layersPerStage(model));
         ModelSpec drafter = speculative == null ? null : io.blis.engine.spec.SpeculativeDecoding.drafter(model, speculative);
+        // what each GPU reserves before its KV cache, at this degree (and at others, for the message when
+        // nothing is left: LoRA slots and a drafter's weights shrink as the degree grows)
+        final ModelSpec target = model;
+        java.util.function.IntToDoubleFunction reservedAt = t -> (loraSpec == null ? 0
+            : t == tp ? loraCosts.reservedBytesPerGpu()
+                : io.blis.engine.lora.LoraCosts.of(loraSpec, target, hw, t, layout.layersPerStage(target))
+                    .reservedBytesPerGpu())
+            + (speculative == null ? 0 : io.blis.engine.spec.SpeculativeDecoding.drafterWeightBytesPerGpu(
+                drafter, speculative, t));
         long kvBlocks = s.totalKvBlocks() != null ? s.totalKvBlocks()
             : (long) Math.floor(KvCapacity.totalBlocks(model, hw, layout, s.gpuMemoryUtilization(), blockSize,
-                (loraCosts == null ? 0 : loraCosts.reservedBytesPerGpu())
-                    + (speculative == null ? 0 : io.blis.engine.spec.SpeculativeDecoding.drafterWeightBytesPerGpu(
-                        drafter, speculative, tp)))
+                reservedAt, reservedWhat(loraSpec, speculative != null))
                 * io.blis.engine.spec.SpeculativeDecoding.targetKvShare(model, drafter, tp));
         if (s.maxModelLen() != null && model.maxPositionEmbeddings() > 0
             && s.maxModelLen() > model.maxPositionEmbeddings()) {
@@ -755,6 +762,16 @@ public final class Cluster {
         throw where.isEmpty() ? e : new IllegalArgumentException(where + e.getMessage(), e);
       }
     }
+  }
+
+  /** What a pool's GPUs reserve before the KV cache, as the message of a model that does not fit names it. */
+  private static String reservedWhat(io.blis.engine.lora.LoraSpec lora, boolean drafter) {
+    String slots = lora == null ? null : "the LoRA adapter slots (max_loras " + lora.maxLoras() + " x max_lora_rank "
+        + lora.maxLoraRank() + (lora.footprintBytesPerRank() != null
+            ? " x footprint_bytes_per_rank " + lora.footprintBytesPerRank() : "") + ")";
+    String weights = drafter ? "the speculative drafter's weights" : null;
+    return slots != null && weights != null ? slots + " and " + weights
+        : slots != null ? slots : weights != null ? weights : "the reserved memory";
   }
 
   private record ResolvedPool(InstancePool pool, Context context,

@@ -179,10 +179,25 @@ final class GoPolicyConfig {
             if (!(v >= 0)) {
               throw reader.error(an.get(k), k + " must be a number >= 0, got " + an.get(k).text());
             }
+            if (k.equals("kv_cache_threshold") && v > 1) {
+              throw reader.error(an.get(k), k + " must be in (0, 1] (a fraction of the KV cache; 0 for the default"
+                  + " 0.8), got " + an.get(k).text());
+            }
             if (v > 0) { // Go BLIS: 0 means its default
               analyzer.put(k, an.get(k).text());
             }
           }
+        }
+        // the band as the wva autoscaler reads it (Go BLIS's defaults 0.8 and 0.4 for 0 or left out)
+        double upAt = analyzer.containsKey("scale_up_threshold")
+            ? reader.number(an.get("scale_up_threshold"), "scale_up_threshold") : 0.8;
+        double downBelow = analyzer.containsKey("scale_down_boundary")
+            ? reader.number(an.get("scale_down_boundary"), "scale_down_boundary") : 0.4;
+        if (!(downBelow < upAt)) {
+          YamlNode at = analyzer.containsKey("scale_down_boundary") ? an.get("scale_down_boundary")
+              : an.get("scale_up_threshold");
+          throw reader.error(at, "scale_down_boundary (" + trim(downBelow) + ") must be below scale_up_threshold ("
+              + trim(upAt) + "): the autoscaler would add and remove replicas at the same load");
         }
       }
     }
@@ -203,6 +218,10 @@ final class GoPolicyConfig {
       }
       Map<String, YamlNode> np = reader.mapping(pools.list().get(0), "a node pool", NODE_POOL);
       gpuType = np.containsKey("gpu_type") ? reader.string(np.get("gpu_type"), "gpu_type") : null;
+      if (gpuType != null && io.blis.latency.catalog.GpuCatalog.lookup(gpuType).isEmpty()) {
+        throw reader.error(np.get("gpu_type"), "unknown GPU '" + gpuType + "' in gpu_type; bundled GPUs: "
+            + String.join(", ", io.blis.latency.catalog.GpuCatalog.names()));
+      }
       gpusPerNode = np.containsKey("gpus_per_node") ? (int) reader.whole(np.get("gpus_per_node"), "gpus_per_node", 1) : null;
       initial = np.containsKey("initial_nodes") ? (int) reader.whole(np.get("initial_nodes"), "initial_nodes", 0) : null;
       min = np.containsKey("min_nodes") ? (int) reader.whole(np.get("min_nodes"), "min_nodes", 0) : null;
@@ -234,6 +253,10 @@ final class GoPolicyConfig {
     }
     return new GoAutoscaling(interval, up, down, analyzer, gpuType, gpusPerNode, initial, min, max,
         provisioning, cost, loading);
+  }
+
+  private static String trim(double v) {
+    return v == Math.rint(v) && Math.abs(v) < 1e15 ? Long.toString((long) v) : Double.toString(v);
   }
 
   /** A whole or fractional number of microseconds >= 0. */
@@ -285,6 +308,9 @@ final class GoPolicyConfig {
       double x = reader.number(v, k[0]);
       if (k[1].equals("token-bucket") && (!(x > 0) || Double.isInfinite(x))) {
         throw reader.error(v, k[0] + " must be a positive number, got " + v.text());
+      }
+      if (k[2].equals("kv_threshold") && !(x > 0 && x <= 1)) {
+        throw reader.error(v, k[0] + " must be in (0, 1] (a fraction of the KV cache), got " + v.text());
       }
       if (name.equals(k[1])) {
         params.put(k[2], v.text());

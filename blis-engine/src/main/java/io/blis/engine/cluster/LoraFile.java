@@ -111,6 +111,10 @@ public final class LoraFile {
         : LoraSpec.DEFAULT_COPY_LATENCY_US;
     Double footprint = m.containsKey("footprint_bytes_per_rank")
         ? positive(r, m.get("footprint_bytes_per_rank"), "footprint_bytes_per_rank") : null;
+    if (footprint != null && footprint > LoraSpec.MAX_FOOTPRINT_BYTES_PER_RANK) {
+      throw r.error(m.get("footprint_bytes_per_rank"), "footprint_bytes_per_rank must be in (0, 1e10] bytes (10 GB"
+          + " per unit of rank), got " + m.get("footprint_bytes_per_rank").text());
+    }
     TreeMap<Integer, double[]> tiers = new TreeMap<>();
     if (m.containsKey("step_overhead_tiers")) {
       YamlNode t = m.get("step_overhead_tiers");

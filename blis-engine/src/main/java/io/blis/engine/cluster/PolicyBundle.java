@@ -436,8 +436,10 @@ public record PolicyBundle(List<PoolSpec> pools, PolicySpec router, PolicySpec a
       if (m.containsKey("transfer_bandwidth_gb_s")) {
         YamlNode b = m.get("transfer_bandwidth_gb_s");
         bandwidth = number(b, "transfer_bandwidth_gb_s");
-        if (!(bandwidth > 0 && bandwidth < 1e6)) {
-          throw error(b, "transfer_bandwidth_gb_s must be in (0, 1e6) GB/s, got " + b.text());
+        if (!(bandwidth >= io.blis.engine.disagg.Disaggregation.Transfer.MIN_BANDWIDTH_GBPS
+            && bandwidth < io.blis.engine.disagg.Disaggregation.Transfer.MAX_BANDWIDTH_GBPS)) {
+          throw error(b, "transfer_bandwidth_gb_s must be in "
+              + io.blis.engine.disagg.Disaggregation.Transfer.BANDWIDTH_RANGE + ", got " + b.text());
         }
       }
       Long latencyUs = null;

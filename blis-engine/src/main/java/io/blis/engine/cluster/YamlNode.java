@@ -78,9 +78,28 @@ record YamlNode(Map<String, YamlNode> map, List<YamlNode> list, String text, Num
       }
       return new YamlNode(null, l, null, null, t, line, col);
     }
-    Number number = t == JsonToken.VALUE_NUMBER_INT || t == JsonToken.VALUE_NUMBER_FLOAT
-        ? p.getNumberValue() : null;
+    Number number = null;
+    if (t == JsonToken.VALUE_NUMBER_INT || t == JsonToken.VALUE_NUMBER_FLOAT) {
+      try {
+        number = p.getNumberValue();
+      } catch (com.fasterxml.jackson.core.JacksonException e) {
+        number = special(p.getText()); // YAML's .nan and .inf: a number, which the readers then refuse as not finite
+        if (number == null) {
+          throw e;
+        }
+      }
+    }
     return new YamlNode(null, null, p.getText(), number, t, line, col);
+  }
+
+  /** YAML's not-a-number and infinities ({@code .nan}, {@code -.Inf}, ...), or null for another text. */
+  private static Double special(String text) {
+    return switch (text == null ? "" : text) {
+      case ".nan", ".NaN", ".NAN" -> Double.NaN;
+      case ".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF" -> Double.POSITIVE_INFINITY;
+      case "-.inf", "-.Inf", "-.INF" -> Double.NEGATIVE_INFINITY;
+      default -> null;
+    };
   }
 
   /** An error at a place in the file, on one line whatever keys or values it quotes. */

@@ -94,9 +94,21 @@ public record Disaggregation(Decider decider, int prefixThreshold, Map<String, R
     /** Go BLIS's and NIXL's default per-transfer latency: 0.05 ms. */
     public static final long DEFAULT_BASE_LATENCY_US = 50;
 
+    /**
+     * Lowest fixed bandwidth: 0.01 GB/s (10 MB/s), below any link between GPU servers; a slower one
+     * would take hours to move one prompt's KV.
+     */
+    public static final double MIN_BANDWIDTH_GBPS = 0.01;
+    /** Fixed bandwidths are below this: 1e6 GB/s (1 PB/s), far above any link. */
+    public static final double MAX_BANDWIDTH_GBPS = 1e6;
+    /** The range of a fixed bandwidth, as messages give it. */
+    public static final String BANDWIDTH_RANGE = "[0.01, 1e6) GB/s (from 10 MB/s, slower than any link between GPU"
+        + " servers, to 1 PB/s)";
+
     public Transfer {
-      if (bandwidthGBps != null && !(bandwidthGBps > 0 && bandwidthGBps < 1e6)) {
-        throw new IllegalArgumentException("PD transfer bandwidth must be in (0, 1e6) GB/s, got " + bandwidthGBps);
+      if (bandwidthGBps != null && !(bandwidthGBps >= MIN_BANDWIDTH_GBPS && bandwidthGBps < MAX_BANDWIDTH_GBPS)) {
+        throw new IllegalArgumentException("PD transfer bandwidth must be in " + BANDWIDTH_RANGE + ", got "
+            + bandwidthGBps);
       }
       if (baseLatencyUs < 0 || baseLatencyUs > 3_600_000_000L) {
         throw new IllegalArgumentException("PD transfer base latency must be in [0, 1 hour], got "

@@ -104,12 +104,25 @@ final class Links<T> {
     finished.forEach(done);
   }
 
-  /** When the next transfer's bytes are through at the current rates; {@link Long#MAX_VALUE} if none move. */
+  /**
+   * When the next transfer's bytes are through at the current rates; {@link Long#MAX_VALUE} if none
+   * move.
+   *
+   * @throws IllegalArgumentException when a transfer's bytes would take longer than {@link
+   *     io.blis.engine.Simulation#MAX_DELAY_US} (one hour) at its rate: a bandwidth no deployment
+   *     has (computed in floating point, so that it is refused rather than overflowing the clock)
+   */
   long nextCompletionUs() {
     long next = Long.MAX_VALUE;
     for (Flow<T> f : active) {
-      long us = (long) Math.ceil(Math.max(0, f.remaining) / f.rate * 1e6);
-      next = Math.min(next, lastUs + Math.max(us, 0));
+      double us = Math.ceil(Math.max(0, f.remaining) / f.rate * 1e6);
+      if (!(us <= io.blis.engine.Simulation.MAX_DELAY_US)) { // NaN too: a rate of 0
+        throw new IllegalArgumentException(String.format(java.util.Locale.ROOT, "prefill/decode KV transfer:"
+            + " %.0f bytes at %.4g GB/s would take %.4g s, beyond the limit of 3600 s (one hour) for one transfer;"
+            + " give a higher --pd-transfer-bandwidth (transfer_bandwidth_gb_s), or check the GPUs' link bandwidths",
+            Math.max(0, f.remaining), f.rate / 1e9, us / 1e6));
+      }
+      next = Math.min(next, lastUs + Math.max((long) us, 0));
     }
     return next;
   }

@@ -98,7 +98,10 @@ public record FlowControl(Detector detector, double queueDepthThreshold, double 
       throw new IllegalArgumentException("flow control: detector, dispatch order and fairness must be given");
     }
     positive("queue depth threshold", queueDepthThreshold);
-    positive("KV-cache utilization threshold", kvCacheUtilThreshold);
+    if (!(kvCacheUtilThreshold > 0 && kvCacheUtilThreshold <= 1)) {
+      throw new IllegalArgumentException("flow control: the KV-cache utilization threshold must be in (0, 1] (a fraction"
+          + " of the KV cache), got " + kvCacheUtilThreshold);
+    }
     if (maxConcurrency < 1) {
       throw new IllegalArgumentException("flow control: max concurrency must be at least 1, got " + maxConcurrency);
     }

@@ -38,7 +38,13 @@ public final class LoraCosts {
     long slot = spec.footprintBytesPerRank() != null
         ? (long) Math.ceil(spec.footprintBytesPerRank() * spec.maxLoraRank() / tp)
         : LoraSizes.slotBytesPerGpu(model, tp, spec.maxLoraRank(), dtypeBytes);
-    this.reservedBytesPerGpu = slot * spec.maxLoras();
+    long reserved;
+    try {
+      reserved = Math.multiplyExact(slot, (long) spec.maxLoras());
+    } catch (ArithmeticException e) {
+      reserved = Long.MAX_VALUE; // more than any GPU has: the KV cache sizing says the slots do not fit
+    }
+    this.reservedBytesPerGpu = reserved;
     this.tensors = LoraSizes.slotTensors(model);
   }
 

@@ -49,6 +49,11 @@ public record LoraSpec(int maxLoras, int maxCpuLoras, int maxLoraRank, int defau
   public static final double DEFAULT_COPY_LATENCY_US = 10;
   /** Most adapters a registry or an instance's host memory may hold. */
   public static final int MAX_ADAPTERS = 1_000_000;
+  /**
+   * Largest {@code footprint_bytes_per_rank}: 1e10 bytes (10 GB) per unit of rank, far above any
+   * model's (a rank-1 adapter of every linear module of a 405B dense model is under 0.1 GB).
+   */
+  public static final double MAX_FOOTPRINT_BYTES_PER_RANK = 1e10;
 
   /**
    * One adapter of the registry.
@@ -92,8 +97,10 @@ public record LoraSpec(int maxLoras, int maxCpuLoras, int maxLoraRank, int defau
     positive(hostToGpuGbPerS, "the host-to-GPU bandwidth (GB/s)");
     nonNegative(diskLatencyUs, "the checkpoint read latency (us)");
     nonNegative(copyLatencyUs, "the copy latency (us)");
-    if (footprintBytesPerRank != null) {
-      positive(footprintBytesPerRank, "footprint_bytes_per_rank");
+    if (footprintBytesPerRank != null && !(footprintBytesPerRank > 0
+        && footprintBytesPerRank <= MAX_FOOTPRINT_BYTES_PER_RANK)) {
+      throw new IllegalArgumentException("footprint_bytes_per_rank must be in (0, 1e10] bytes (10 GB per unit of"
+          + " rank), got " + footprintBytesPerRank);
     }
     adapters = Collections.unmodifiableMap(new LinkedHashMap<>(adapters));
     if (adapters.size() > MAX_ADAPTERS) {

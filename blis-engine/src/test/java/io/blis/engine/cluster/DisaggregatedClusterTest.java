@@ -135,7 +135,7 @@ class DisaggregatedClusterTest {
     assertThatThrownBy(() -> bundle("disaggregation: {decider: sometimes}\n"))
         .hasMessageContaining("line 1").hasMessageContaining("must be never, always or prefix-threshold");
     assertThatThrownBy(() -> bundle("disaggregation: {transfer_bandwidth_gb_s: 0}\n"))
-        .hasMessageContaining("transfer_bandwidth_gb_s must be in (0, 1e6) GB/s");
+        .hasMessageContaining("transfer_bandwidth_gb_s must be in [0.01, 1e6) GB/s");
     assertThatThrownBy(() -> bundle("disaggregation: {transfer_contention: yes please}\n"))
         .hasMessageContaining("transfer_contention must be true or false");
     assertThatThrownBy(() -> bundle("disaggregation: {prefill: 3}\n")).hasMessageContaining("prefill");

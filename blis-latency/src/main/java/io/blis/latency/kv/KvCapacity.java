@@ -4,6 +4,8 @@ import io.blis.api.HardwareSpec;
 import io.blis.api.ModelSpec;
 import io.blis.latency.catalog.ModelSizes;
 import io.blis.latency.layout.Layout;
+import java.util.Locale;
+import java.util.function.IntToDoubleFunction;
 
 /**
  * Automatic KV-cache sizing: how many KV blocks vLLM allocates for a model on a GPU, computed the
@@ -87,15 +89,30 @@ public final class KvCapacity {
    */
   public static long totalBlocks(ModelSpec model, HardwareSpec gpu, Layout layout,
       double gpuMemoryUtilization, int blockSizeTokens, double reservedBytesPerGpu) {
+    return totalBlocks(model, gpu, layout, gpuMemoryUtilization, blockSizeTokens, t -> reservedBytesPerGpu,
+        "the reserved memory");
+  }
+
+  /**
+   * As {@link #totalBlocks(ModelSpec, HardwareSpec, Layout, double, int)} when every GPU also
+   * reserves memory before the KV cache is sized (vLLM's LoRA slots, a drafter's weights): {@code
+   * reservedAtTp} gives the bytes per GPU at a tensor-parallel degree (this layout's, and the
+   * others' for the message when the model does not fit), {@code reservedWhat} names what takes
+   * them in that message ("the LoRA adapter slots", say): when they leave no room for the KV cache
+   * at any degree, the message says so rather than naming a degree at which the model alone fits.
+   */
+  public static long totalBlocks(ModelSpec model, HardwareSpec gpu, Layout layout,
+      double gpuMemoryUtilization, int blockSizeTokens, IntToDoubleFunction reservedAtTp, String reservedWhat) {
     validate(model, layout, gpuMemoryUtilization, blockSizeTokens);
+    double reservedBytesPerGpu = reservedAtTp.applyAsDouble(layout.tp());
     if (!(reservedBytesPerGpu >= 0)) {
       throw new IllegalArgumentException("reserved memory must be >= 0 bytes, got " + reservedBytesPerGpu);
     }
     double free = freeBytesPerGpu(model, gpu, layout, gpuMemoryUtilization) - reservedBytesPerGpu;
     double blockBytes = blockBytesPerGpu(model, layout, blockSizeTokens);
     if (free < blockBytes) {
-      throw new IllegalArgumentException(
-          notFitting(model, gpu, layout, gpuMemoryUtilization, blockBytes - free));
+      throw new IllegalArgumentException(notFitting(model, gpu, layout, gpuMemoryUtilization, blockBytes - free,
+          reservedAtTp, reservedWhat));
     }
     return (long) Math.floor(free / blockBytes);
   }
@@ -153,8 +170,8 @@ public final class KvCapacity {
     layout.check(model);
   }
 
-  private static String notFitting(
-      ModelSpec model, HardwareSpec gpu, Layout layout, double util, double shortBytes) {
+  private static String notFitting(ModelSpec model, HardwareSpec gpu, Layout layout, double util, double shortBytes,
+      IntToDoubleFunction reservedAtTp, String reservedWhat) {
     int tp = layout.tp();
     String need =
         String.format(
@@ -164,12 +181,42 @@ public final class KvCapacity {
       return need + " (layout " + layout + "); spread it over more GPUs (tp, pp, or dp with expert"
           + " parallelism)";
     }
+    int largest = 0; // the largest degree the model splits over, and whether it fits there without the reservation
+    boolean fitsWithout = false;
     for (int t = tp + 1; t <= MAX_TP; t++) {
-      if (ModelSizes.splitsOver(model, t)
-          && freeBytesPerGpu(model, gpu, t, util) >= ModelSizes.kvBytesPerTokenPerGpu(model, t)) {
+      if (!ModelSizes.splitsOver(model, t)) {
+        continue;
+      }
+      largest = t;
+      double room = freeBytesPerGpu(model, gpu, t, util) - ModelSizes.kvBytesPerTokenPerGpu(model, t);
+      fitsWithout |= room >= 0;
+      if (room >= reserved(reservedAtTp, t)) {
         return need + "; the minimum tensor parallelism that fits is " + t;
       }
     }
+    double here = reserved(reservedAtTp, tp);
+    if (here > 0 && (fitsWithout || freeBytesPerGpu(model, gpu, tp, util) >= ModelSizes.kvBytesPerTokenPerGpu(model, tp))) {
+      // the model alone fits somewhere: what is reserved leaves no room for the KV cache anywhere
+      int at = largest > 0 ? largest : tp;
+      return need + String.format(Locale.ROOT, "; %s take %.2f GiB per GPU at tensor parallelism %d", reservedWhat,
+          here / GIB, tp)
+          + (at != tp && Double.isFinite(reserved(reservedAtTp, at))
+              ? String.format(Locale.ROOT, " and still %.2f GiB at %d, where %.2f GiB are left after the weights",
+                  reserved(reservedAtTp, at) / GIB, at, freeBytesPerGpu(model, gpu, at, util) / GIB)
+              : String.format(Locale.ROOT, ", where %.2f GiB are left after the weights",
+                  freeBytesPerGpu(model, gpu, tp, util) / GIB))
+          + ": no tensor parallelism up to " + MAX_TP + " leaves room for the KV cache";
+    }
     return need + "; it does not fit at any tensor parallelism up to " + MAX_TP;
+  }
+
+  /** The bytes reserved per GPU at {@code tp}; infinite where they cannot be laid out so. */
+  private static double reserved(IntToDoubleFunction reservedAtTp, int tp) {
+    try {
+      double r = reservedAtTp.applyAsDouble(tp);
+      return r >= 0 ? r : Double.POSITIVE_INFINITY;
+    } catch (IllegalArgumentException e) {
+      return Double.POSITIVE_INFINITY;
+    }
   }
 }

@@ -146,6 +146,14 @@ record SpecFile(
         throw new IllegalArgumentException("unknown slo_class '" + sloClass + "', expected one of "
             + io.blis.workload.synthetic.ClientSpec.SLO_CLASSES);
       }
+      if (model != null && model.isBlank()) {
+        throw new IllegalArgumentException("client " + id + ": model is empty; name the model its requests are for,"
+            + " or leave model out for the deployment's model");
+      }
+      if (adapter != null && adapter.isBlank()) {
+        throw new IllegalArgumentException("client " + id + ": adapter is empty; name the LoRA adapter its requests"
+            + " use, or leave adapter out for the base model");
+      }
       if (adapter != null && adapters != null) {
         throw new IllegalArgumentException("client " + id + ": adapter and adapters exclude each other:"
             + " adapter names one LoRA adapter for every request, adapters draws one for each request");
