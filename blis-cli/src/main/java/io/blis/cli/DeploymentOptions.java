@@ -286,6 +286,10 @@ final class DeploymentOptions {
           + " give it, --kv-offloading-size-gib or --kv-cpu-blocks, one of them");
       Cli.requireFile("--kv-offload-config", kvOffloadConfig);
       offload = KvOffloadFile.read(kvOffloadConfig, server.blockSize);
+      for (String notice : offload.notices()) { // "warning: ..." or "note: ...", one line each
+        cl.getErr().println(BlisCli.oneLine(notice));
+      }
+      cl.getErr().flush();
       if (!offload.promptOnly()) {
         Cli.printNotes(cl, java.util.List.of(kvOffloadConfig + ": offload_prompt_only: false: full blocks of generated"
             + " tokens are offloaded too (they take CPU-tier slots and tier writes), but no later request reloads them:"

@@ -142,7 +142,7 @@ class ConvertCommandTest {
     Files.writeString(data.resolve("chunk-9-dataset.json"),
         "{\"0\": {\"input_tokens\": \"{100: 1}\", \"output_tokens\": \"{20: 1}\"}}");
     BlisCliTest.assertUsageError("servegen", BlisCliTest.blis("convert", "servegen", "--path", data.toString()),
-        "--path: " + data.resolve("chunk-9-trace.csv") + ":4: the rate (requests/s) must be a number >= 0, got '-1'");
+        "--path: " + data.resolve("chunk-9-trace.csv") + ":4: the rate (requests/s) must be a number in [0, 1000000], got '-1'");
     Files.writeString(data.resolve("chunk-9-trace.csv"), "0,2.5,1.0,Gamma,1.0,0.4\n600,2.5,1.0,Gamma,1.0,0.4\n"
         + "1200,2.5,1.0,Gamma,1.0,0.4\n");
     BlisCliTest.assertUsageError("servegen", BlisCliTest.blis("convert", "servegen", "--path", data.toString(),

@@ -30,12 +30,18 @@ import java.util.Map;
  *       n_read_threads: 16          # default 16
  *       n_write_threads: 16         # default 16
  *       locality: LOCAL             # LOCAL or REMOTE, optional
- *       direct_io: true             # required
+ *       direct_io: true             # required; false is timed as true (below)
  *       device_class: nvme_gen4     # nvme_gen4, nvme_gen3, sata_ssd, cpu_dram or s3
- *       # read_bandwidth: 7000.0    # bytes per microsecond, or instead of a device class with
- *       # write_bandwidth: 5000.0   #   the other two
- *       # base_latency: 80.0        # microseconds
+ *       # read_bandwidth: 7000.0    # bytes per microsecond: all three instead of a device class,
+ *       # write_bandwidth: 5000.0   #   or any of them beside one, replacing that figure of the
+ *       # base_latency: 80.0        #   class alone (microseconds)
  * </pre>
+ *
+ * <p>A device class's figures are its direct-I/O figures, and buffered I/O through the page cache
+ * is not modelled: {@code direct_io: false} with a device class giving a figure has no effect, and
+ * the file's reader says so in one warning line ({@link Config#notices()}). One of {@code
+ * read_bandwidth} and {@code write_bandwidth} beside a device class replaces that direction's
+ * figure alone, as in Go BLIS; a note names the class's figure the other direction keeps.
  *
  * <p>{@code offload_prompt_only: false} offloads full blocks of generated tokens too: they take
  * CPU slots and tier writes, and no later request reloads them, since a simulated request's
@@ -52,16 +58,21 @@ public final class KvOffloadFile {
    * @param cpuBytes the CPU tier's size, bytes summed over the tensor-parallel ranks
    * @param tiers the secondary tiers behind it, in lookup order (empty for none)
    */
-  public record Config(double cpuBytes, List<OffloadTier> tiers, boolean promptOnly, List<String> resolved) {
+  public record Config(double cpuBytes, List<OffloadTier> tiers, boolean promptOnly, List<String> resolved,
+      List<String> notices) {
     /**
      * @param promptOnly vLLM's {@code offload_prompt_only}: false offloads full blocks of generated
      *     tokens too
      * @param resolved the configuration with every default filled in, as lines of a {@code
      *     kv_offload:} block (without {@code per_block_bytes}), for a trace header
+     * @param notices lines for the user about settings of the file that have no effect ({@code
+     *     "warning: FILE, line L, column C: ..."}) or that keep a default ({@code "note: ..."}); none
+     *     for a trace header's block
      */
     public Config {
       tiers = List.copyOf(tiers);
       resolved = List.copyOf(resolved);
+      notices = List.copyOf(notices);
     }
 
     /** Whether {@code other} simulates the same tiers (same sizes, threads and speeds). */
@@ -217,6 +228,7 @@ public final class KvOffloadFile {
         "    self_describing_kv_events: " + (m.containsKey("self_describing_kv_events")
             && m.get("self_describing_kv_events").token() == JsonToken.VALUE_TRUE)));
     List<OffloadTier> tiers = new java.util.ArrayList<>();
+    List<String> notices = new java.util.ArrayList<>();
     YamlNode list = m.get("secondary_tiers");
     if (list != null && !list.isNull()) {
       if (list.list() == null) {
@@ -226,14 +238,15 @@ public final class KvOffloadFile {
         resolved.add("    secondary_tiers:");
       }
       for (int i = 0; i < list.list().size(); i++) {
-        tiers.add(tier(r, list.list().get(i), "secondary_tiers[" + i + "]", header, resolved));
+        tiers.add(tier(r, list.list().get(i), "secondary_tiers[" + i + "]", header, resolved,
+            header ? new java.util.ArrayList<>() : notices));
       }
     }
     if (!tiers.isEmpty() && bytes < 1) {
       throw r.error(m.get("cpu_bytes_to_use"), "cpu_bytes_to_use must be above 0 with secondary_tiers: blocks reach"
           + " them through the CPU tier");
     }
-    return new Config(bytes, tiers, promptOnly, resolved);
+    return new Config(bytes, tiers, promptOnly, resolved, notices);
   }
 
   private static List<String> concat(List<String> a, List<String> b) {
@@ -242,7 +255,8 @@ public final class KvOffloadFile {
     return out;
   }
 
-  private static OffloadTier tier(NodeReader r, YamlNode n, String what, boolean header, List<String> resolved) {
+  private static OffloadTier tier(NodeReader r, YamlNode n, String what, boolean header, List<String> resolved,
+      List<String> notices) {
     Map<String, YamlNode> t = r.mapping(n, what, header ? concat(TIER_KEYS, HEADER_TIER_KEYS) : TIER_KEYS);
     if (!t.containsKey("type")) {
       throw r.error(n, what + ": give type (fs)");
@@ -271,7 +285,7 @@ public final class KvOffloadFile {
     if (!t.containsKey("direct_io")) {
       throw r.error(n, what + ": give direct_io (true or false): direct and buffered I/O are different devices");
     }
-    flag(r, t.get("direct_io"), "direct_io"); // the device classes here have one figure for both
+    boolean directIo = flag(r, t.get("direct_io"), "direct_io");
     double[] device = null;
     if (t.containsKey("device_class")) {
       String name = r.string(t.get("device_class"), "device_class");
@@ -288,6 +302,31 @@ public final class KvOffloadFile {
     double write = t.containsKey("write_bandwidth") ? positive(r, t.get("write_bandwidth"), "write_bandwidth")
         : device[1];
     double base = device == null ? 0 : device[2];
+    if (device != null) {
+      String cls = r.string(t.get("device_class"), "device_class");
+      List<String> fromClass = new java.util.ArrayList<>();
+      for (String k : List.of("read_bandwidth", "write_bandwidth", "base_latency")) {
+        if (!t.containsKey(k)) {
+          fromClass.add(k);
+        }
+      }
+      if (!directIo && !fromClass.isEmpty()) {
+        String figures = fromClass.size() == 1 ? fromClass.get(0)
+            : String.join(", ", fromClass.subList(0, fromClass.size() - 1)) + " and " + fromClass.get(fromClass.size() - 1);
+        notices.add("warning: " + at(r, t.get("direct_io")) + what + ".direct_io: false has no effect: the tier"
+            + " takes its " + figures + " from device_class " + cls + ", whose figures are for direct I/O (buffered"
+            + " I/O through the page cache is not modelled); give read_bandwidth, write_bandwidth and base_latency"
+            + " measured with buffered I/O to time it so");
+      }
+      if (t.containsKey("read_bandwidth") != t.containsKey("write_bandwidth")) {
+        boolean reads = t.containsKey("read_bandwidth");
+        notices.add("note: " + at(r, t.get(reads ? "read_bandwidth" : "write_bandwidth")) + what + "."
+            + (reads ? "read_bandwidth" : "write_bandwidth") + " replaces device_class " + cls + "'s "
+            + (reads ? "reads" : "writes") + " alone: " + (reads ? "writes" : "reads") + " keep its "
+            + TraceV2Writer.number(reads ? write : read) + " bytes per microsecond (as in Go BLIS); give "
+            + (reads ? "write_bandwidth" : "read_bandwidth") + " too to set both");
+      }
+    }
     if (t.containsKey("base_latency")) {
       base = r.number(t.get("base_latency"), "base_latency");
       if (!(base >= 0) || Double.isInfinite(base)) {
@@ -333,6 +372,11 @@ public final class KvOffloadFile {
     resolved.add("          single_transfer_fraction: " + TraceV2Writer.number(single));
     resolved.add("          latency_jitter_stddev: 0");
     return new OffloadTier(readThreads, writeThreads, read, write, base, saturation, single);
+  }
+
+  /** Where {@code n} is, as an error names it: {@code "FILE, line L, column C: "}. */
+  private static String at(NodeReader r, YamlNode n) {
+    return r.source() + ", line " + n.line() + ", column " + n.column() + ": ";
   }
 
   private static double positive(NodeReader r, YamlNode n, String key) {

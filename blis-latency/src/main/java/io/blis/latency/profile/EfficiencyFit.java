@@ -67,6 +67,7 @@ public final class EfficiencyFit {
       any.putIfAbsent(key, g);
     }
     List<double[]> streaming = new ArrayList<>(); // {ideal us at peak bandwidth, time}
+    List<KernelProfile.Gemm> streamingGemms = new ArrayList<>(); // the first row of each, in the same order
     List<Double> flopShares = new ArrayList<>();
     for (Map.Entry<String, List<Double>> e : raw.entrySet()) {
       KernelProfile.Gemm g = any.get(e.getKey());
@@ -76,6 +77,7 @@ public final class EfficiencyFit {
       double flopsUs = 2.0 * t * g.k() * g.n() / peakFlopsPerUs;
       if (g.tokens() <= STREAMING_MAX_TOKENS) {
         streaming.add(new double[] {bytes / hbmBytesPerUs, us});
+        streamingGemms.add(g);
       }
       if (g.tokens() >= COMPUTE_MIN_TOKENS) {
         flopShares.add(flopsUs / us);
@@ -86,10 +88,14 @@ public final class EfficiencyFit {
       }
     }
     List<String> notes = new ArrayList<>();
-    double[] line = distinct(streaming) >= 2 ? leastSquares(streaming) : null;
-    if (line == null || line[1] <= 0) {
-      throw new IllegalArgumentException("kernel profile: the GEMM bandwidth needs timings of at least two GEMM"
-          + " shapes at up to " + STREAMING_MAX_TOKENS + " tokens, got " + streaming.size() + " timing(s)");
+    requireTwoShapes(streamingGemms);
+    if (distinct(streaming) < 2) { // e.g. 4096x8192 and 8192x4096 at one token count: the same bytes
+      throw new IllegalArgumentException("kernel profile: the GEMM bandwidth needs timings of GEMMs of at least two"
+          + " sizes (bytes of weights and activations) at up to " + STREAMING_MAX_TOKENS + " tokens, got one size");
+    }
+    double[] line = leastSquares(streaming);
+    if (!(line[1] > 0)) {
+      throw new IllegalArgumentException(notGrowing(streaming, streamingGemms));
     }
     double fixed = line[0];
     if (fixed < 0) { // a negative fixed time is no time: fit the slope alone
@@ -177,6 +183,7 @@ public final class EfficiencyFit {
       int n = e.getKey();
       List<Double> small = new ArrayList<>();
       List<double[]> large = new ArrayList<>();
+      List<String> largeRows = new ArrayList<>();
       e.getValue().forEach((bytes, times) -> {
         double us = median(times);
         if (bytes <= SMALL_MESSAGE) {
@@ -185,6 +192,11 @@ public final class EfficiencyFit {
           large.add(new double[] {bytes, us});
         }
       });
+      for (KernelProfile.AllReduce a : profile.allReduces()) {
+        if (a.gpus() == n && a.bytes() >= LARGE_MESSAGE) {
+          largeRows.add(a.where());
+        }
+      }
       if (small.isEmpty() || distinct(large) < 2) {
         throw new IllegalArgumentException("kernel profile: the all-reduce over " + n + " GPUs needs timings of"
             + " messages up to 1 MiB and of at least two sizes from 16 MiB, got " + small.size() + " and "
@@ -196,11 +208,83 @@ public final class EfficiencyFit {
             + " GPUs do not grow with the message size from 16 MiB");
       }
       double busBytesPerUs = (1.0 / slope) * 2.0 * (n - 1) / n;
+      if (linkBytesPerUs > 0 && busBytesPerUs / linkBytesPerUs > MAX_LINK_SHARE) {
+        throw new IllegalArgumentException(String.format(Locale.ROOT, "kernel profile: the all-reduces over %d GPUs"
+            + " of 16 MiB and more (%s) give a bus bandwidth of %.1f GB/s, %.2f times the %s link's %.1f GB/s, more"
+            + " than an all-reduce can move (at most %.1f times is taken as the datasheet's slack); check the"
+            + " timings' unit and --gpu", n, rows(largeRows), busBytesPerUs / 1e3, busBytesPerUs / linkBytesPerUs,
+            gpu.name(), linkBytesPerUs / 1e3, MAX_LINK_SHARE));
+      }
       out.add(new GpuEfficiency.AllReduce(n, GpuEfficiency.round(median(small)),
           GpuEfficiency.round(busBytesPerUs / linkBytesPerUs)));
       notes.add("all-reduce over " + n + ": " + small.size() + " sizes <= 1 MiB, " + large.size() + " >= 16 MiB");
     }
     return out;
+  }
+
+  /**
+   * The largest bus bandwidth an all-reduce's timings may give, as a share of the datasheet link: as
+   * for the other shares of a datasheet peak ({@link GpuEfficiency}), up to 1.5 for a datasheet
+   * that understates; beyond it the timings are wrong (an all-reduce cannot outrun its link).
+   */
+  static final double MAX_LINK_SHARE = 1.5;
+
+  /**
+   * Refuses streaming GEMMs of fewer than two shapes ({@code k x n}): the bandwidth is the slope of
+   * time over the weight bytes, which one shape does not give (its token counts only change the
+   * activations).
+   */
+  private static void requireTwoShapes(List<KernelProfile.Gemm> streaming) {
+    Map<String, KernelProfile.Gemm> shapes = new TreeMap<>();
+    for (KernelProfile.Gemm g : streaming) {
+      shapes.putIfAbsent(g.k() + "x" + g.n(), g);
+    }
+    if (shapes.size() < 2) {
+      String got = shapes.isEmpty() ? "none" : "one: " + shapes.keySet().iterator().next() + " (k x n), "
+          + shapes.values().iterator().next().where();
+      throw new IllegalArgumentException("kernel profile: the GEMM bandwidth needs timings of at least two GEMM"
+          + " shapes at up to " + STREAMING_MAX_TOKENS + " tokens, got " + got);
+    }
+  }
+
+  /**
+   * Why the streaming GEMMs give no bandwidth: the two whose time falls (or stays) the most while
+   * the GEMM's bytes grow.
+   */
+  private static String notGrowing(List<double[]> pts, List<KernelProfile.Gemm> gemms) {
+    int from = -1;
+    int to = -1;
+    double drop = Double.NEGATIVE_INFINITY;
+    for (int i = 0; i < pts.size(); i++) {
+      for (int j = 0; j < pts.size(); j++) {
+        if (pts.get(j)[0] > pts.get(i)[0] && pts.get(i)[1] - pts.get(j)[1] > drop) {
+          drop = pts.get(i)[1] - pts.get(j)[1];
+          from = i;
+          to = j;
+        }
+      }
+    }
+    String head = "kernel profile: GEMM times at up to " + STREAMING_MAX_TOKENS + " tokens do not grow with the GEMM's"
+        + " bytes, so no GEMM bandwidth can be fitted";
+    if (from < 0 || drop < 0) {
+      return head + "; check the timings";
+    }
+    KernelProfile.Gemm a = gemms.get(from);
+    KernelProfile.Gemm b = gemms.get(to);
+    return head + String.format(Locale.ROOT, ": %s at %s takes %s us (%s), %s %s at %s, %.2f times the bytes,"
+        + " %s us (%s); check the timings", a.k() + "x" + a.n(), tokens(a.tokens()), fmt(pts.get(from)[1]), a.where(),
+        drop > 0 ? "more than" : "as long as", b.k() + "x" + b.n(), tokens(b.tokens()), pts.get(to)[0] / pts.get(from)[0],
+        fmt(pts.get(to)[1]), b.where());
+  }
+
+  private static String tokens(int n) {
+    return n == 1 ? "1 token" : n + " tokens";
+  }
+
+  /** Up to three rows, then how many more. */
+  private static String rows(List<String> where) {
+    return where.size() <= 3 ? String.join(", ", where)
+        : String.join(", ", where.subList(0, 3)) + " and " + (where.size() - 3) + " more";
   }
 
   private static int distinct(List<double[]> pts) {

@@ -34,14 +34,17 @@ import java.util.stream.Stream;
  */
 public final class KernelProfile {
 
-  /** One GEMM kernel: {@code tokens x k} activations times a {@code k x n} weight slice. */
-  public record Gemm(String shape, int tokens, long k, long n, double us) {}
+  /**
+   * One GEMM kernel: {@code tokens x k} activations times a {@code k x n} weight slice; {@code where}
+   * is the row it was read from ({@code FILE:LINE}).
+   */
+  public record Gemm(String shape, int tokens, long k, long n, double us, String where) {}
 
   /** The element-wise kernels of one layer at {@code tokens} tokens of a model of that hidden size. */
   public record Elementwise(String shape, int tokens, int hidden, double us) {}
 
-  /** One all-reduce of {@code bytes} over {@code gpus} GPUs of one node. */
-  public record AllReduce(int gpus, long bytes, double us) {}
+  /** One all-reduce of {@code bytes} over {@code gpus} GPUs of one node, read from {@code where} ({@code FILE:LINE}). */
+  public record AllReduce(int gpus, long bytes, double us, String where) {}
 
   /** One layer's paged decode attention: {@code batch} sequences of {@code context} tokens. */
   public record DecodeAttention(int batch, int context, int kvHeads, int headDim, double us) {}
@@ -51,6 +54,17 @@ public final class KernelProfile {
   private final List<AllReduce> allReduces = new ArrayList<>();
   private final List<DecodeAttention> attention = new ArrayList<>();
   private final Map<String, Integer> filesRead = new TreeMap<>();
+
+  /**
+   * The longest time a kernel timing may have, microseconds (10 s): the largest GEMM or all-reduce
+   * a profile holds takes milliseconds, so a longer time is a wrong unit or a broken measurement.
+   */
+  static final double MAX_KERNEL_US = 1e7;
+
+  /** The header and rows an empty file lacks, for its message. */
+  private static final String EXPECTED = "a header line naming the columns (the simple format's"
+      + " kind,tokens,k,n,hidden,gpus,bytes,batch,context,kv_heads,head_dim,time_us, or Vidur's mlp.csv or"
+      + " all_reduce.csv columns) and a row per timing (docs/gpu-efficiency.md)";
 
   private static final CsvMapper CSV = new CsvMapper().enable(CsvParser.Feature.TRIM_SPACES)
       .enable(CsvParser.Feature.SKIP_EMPTY_LINES);
@@ -70,7 +84,7 @@ public final class KernelProfile {
    * what its name and header say.
    *
    * @throws IllegalArgumentException naming the file (and line) when a path does not exist, a file
-   *     is malformed, or nothing usable was found
+   *     is empty, binary or malformed, a time is not in (0, 10 s], or nothing usable was found
    */
   public static KernelProfile read(List<Path> from) {
     KernelProfile p = new KernelProfile();
@@ -138,6 +152,10 @@ public final class KernelProfile {
 
   private static List<Map<String, String>> rows(Path f) {
     String text = f.getFileName().toString().endsWith(".gz") ? gunzip(f) : InputTrees.readText(f, "kernel profile");
+    if (text.isBlank()) {
+      throw new IllegalArgumentException(f + ": the file is empty; expected " + EXPECTED);
+    }
+    requireText(f, text);
     CsvSchema schema = CsvSchema.emptySchema().withHeader();
     List<Map<String, String>> out = new ArrayList<>();
     try (MappingIterator<Map<String, String>> it = CSV.readerFor(Map.class).with(schema).readValues(text)) {
@@ -145,12 +163,40 @@ public final class KernelProfile {
         out.add(it.nextValue());
       }
     } catch (IOException | RuntimeException e) {
-      String why = e instanceof com.fasterxml.jackson.core.JacksonException j
-          ? InputTrees.problem(j, "not a CSV file with a header")
-          : "not a CSV file with a header: " + InputTrees.oneLine(String.valueOf(e.getMessage()));
+      String why;
+      if (e instanceof com.fasterxml.jackson.core.JacksonException j) {
+        // a location the reader does not know (line -1) is left out
+        why = j.getLocation() != null && j.getLocation().getLineNr() >= 1
+            ? InputTrees.problem(j, "not a CSV file with a header")
+            : "not a CSV file with a header: " + InputTrees.message(j);
+      } else {
+        why = "not a CSV file with a header: " + InputTrees.oneLine(String.valueOf(e.getMessage()));
+      }
       throw new IllegalArgumentException(f + ": " + why, e);
     }
     return out;
+  }
+
+  /**
+   * Refuses text holding a control character other than tab, line feed, carriage return and form
+   * feed (a NUL, say): a binary file, not a CSV text file.
+   */
+  private static void requireText(Path f, String text) {
+    int line = 1;
+    int column = 1;
+    for (int i = 0; i < text.length(); i++) {
+      char c = text.charAt(i);
+      if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r' && c != '\f') || c == 0x7F) {
+        throw new IllegalArgumentException(String.format(Locale.ROOT, "%s: line %d, column %d: not a CSV text file:"
+            + " it holds the control character U+%04X (is it a binary file?)", f, line, column, (int) c));
+      }
+      if (c == '\n') {
+        line++;
+        column = 1;
+      } else {
+        column++;
+      }
+    }
   }
 
   /** Largest decompressed profile accepted (Vidur's largest file is 1.2 MB). */
@@ -174,7 +220,7 @@ public final class KernelProfile {
       String kind = r.text("kind").toLowerCase(Locale.ROOT);
       switch (kind) {
         case "gemm" -> gemms.add(new Gemm(r.text("k") + "x" + r.text("n"), r.positiveInt("tokens"),
-            r.positiveLong("k"), r.positiveLong("n"), r.time()));
+            r.positiveLong("k"), r.positiveLong("n"), r.time(), r.at()));
         case "elementwise" -> elementwise.add(new Elementwise("hidden " + r.text("hidden"),
             r.positiveInt("tokens"), r.positiveInt("hidden"), r.time()));
         case "allreduce" -> {
@@ -182,7 +228,7 @@ public final class KernelProfile {
           if (gpus < 2) {
             throw new IllegalArgumentException(r.where("gpus") + ": an all-reduce needs at least 2 GPUs, got " + gpus);
           }
-          allReduces.add(new AllReduce(gpus, r.positiveLong("bytes"), r.time()));
+          allReduces.add(new AllReduce(gpus, r.positiveLong("bytes"), r.time(), r.at()));
         }
         case "decode_attention" -> attention.add(new DecodeAttention(r.positiveInt("batch"),
             r.positiveInt("context"), r.positiveInt("kv_heads"), r.positiveInt("head_dim"), r.time()));
@@ -218,7 +264,7 @@ public final class KernelProfile {
       for (int g = 0; g < GEMM_OPS.size(); g++) {
         String op = GEMM_OPS.get(g);
         gemms.add(new Gemm(model + " tp" + tp + " " + op, tokens, shapes[g][0], shapes[g][1],
-            r.millis("time_stats." + op + ".median")));
+            r.millis("time_stats." + op + ".median"), r.at()));
       }
       double ew = 0;
       for (String op : ELEMENTWISE_OPS) {
@@ -240,7 +286,8 @@ public final class KernelProfile {
         continue;
       }
       if (gpus >= 2) {
-        allReduces.add(new AllReduce(gpus, r.positiveLong("size"), r.millis("time_stats.all_reduce.median")));
+        allReduces.add(new AllReduce(gpus, r.positiveLong("size"), r.millis("time_stats.all_reduce.median"),
+            r.at()));
       }
     }
   }
@@ -277,6 +324,11 @@ public final class KernelProfile {
       return file + ":" + line + ": column '" + column + "'";
     }
 
+    /** The row, {@code FILE:LINE}. */
+    String at() {
+      return file + ":" + line;
+    }
+
     boolean has(String column) {
       return values.containsKey(column);
     }
@@ -306,12 +358,21 @@ public final class KernelProfile {
       return (long) v;
     }
 
-    double number(String column) {
+    /**
+     * The column's time, in microseconds: a number {@code > 0} of the column's unit ({@code unitUs}
+     * microseconds, {@code unitWords} in messages), at most {@link #MAX_KERNEL_US}.
+     */
+    double time(String column, double unitUs, String unitWords) {
       double v = parsed(column, "a number");
       if (!(Double.isFinite(v) && v > 0)) {
         throw new IllegalArgumentException(where(column) + ": expected a time > 0, got '" + InputTrees.oneLine(text(column)) + "'");
       }
-      return v;
+      if (v * unitUs > MAX_KERNEL_US) {
+        throw new IllegalArgumentException(where(column) + ": expected a time in (0, "
+            + String.format(Locale.ROOT, "%.0f", MAX_KERNEL_US / unitUs) + "] " + unitWords + " (10 s: no kernel of"
+            + " a profile takes longer; is the unit right?), got '" + InputTrees.oneLine(text(column)) + "'");
+      }
+      return v * unitUs;
     }
 
     /** The column's text as a number; an error saying {@code expected} when it is none. */
@@ -326,12 +387,12 @@ public final class KernelProfile {
 
     /** A time given in milliseconds (Vidur's unit), as microseconds. */
     double millis(String column) {
-      return number(column) * 1e3;
+      return time(column, 1e3, "milliseconds");
     }
 
     /** The simple format's {@code time_us}. */
     double time() {
-      return number("time_us");
+      return time("time_us", 1, "microseconds");
     }
   }
 }

@@ -828,6 +828,7 @@ final class GoSpecs {
         }
       }
     }
+    centreWithinTokens(pp, type, p);
     return locate(path, () -> switch (type) {
       case "gaussian" -> new LengthSpec(need(pp, type, p, "mean"), need(pp, type, p, "std_dev"),
           Math.max(1, whole(pp, type, p, "min", null)), Math.max(1, whole(pp, type, p, "max", null)));
@@ -841,6 +842,34 @@ final class GoSpecs {
       case "constant" -> new LengthDistribution.Constant(Math.max(1, constantTokens(pp, type, p)));
       default -> empirical(pp, p);
     });
+  }
+
+  /**
+   * Refuses a distribution whose lengths centre beyond {@link RequestSpec#MAX_TOKENS}: a gaussian's
+   * or exponential's mean, a lognormal's median {@code exp(mu)}, a Pareto part's smallest value
+   * {@code xm}. Like a gaussian's {@code max} and a constant's {@code value}, which are refused
+   * beyond the token limit rather than cut to it: otherwise most lengths would be cut to the limit
+   * (a distribution's {@code max} defaults to it), requests of millions of tokens no model takes.
+   */
+  private void centreWithinTokens(String path, String type, Map<String, Double> p) {
+    if (type.equals("empirical")) {
+      return; // its keys are token counts, bounded one by one
+    }
+    double limit = RequestSpec.MAX_TOKENS;
+    String why = " (the most tokens a request may have, as for a gaussian's max)";
+    for (String key : List.of("mean", "xm")) {
+      Double v = p.get(key);
+      if (v != null && v > limit) {
+        throw error(path + "." + key, key + " must be at most " + RequestSpec.MAX_TOKENS + " tokens" + why
+            + ", got " + v);
+      }
+    }
+    Double mu = p.get("mu");
+    if (mu != null && mu > StrictMath.log(limit)) {
+      throw error(path + ".mu", String.format(java.util.Locale.ROOT, "mu must be at most ln(%d) = %.4f, a median"
+          + " length exp(mu) of at most %d tokens%s, got %s", RequestSpec.MAX_TOKENS, StrictMath.log(limit),
+          RequestSpec.MAX_TOKENS, why, mu));
+    }
   }
 
   /** A constant distribution's value, refused beyond the token limit rather than cut to it. */

@@ -2,7 +2,9 @@ package io.blis.workload.spec;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.blis.workload.StrictYaml;
+import io.blis.workload.RequestSpec;
 import io.blis.workload.TextFiles;
+import io.blis.workload.synthetic.ArrivalProcess;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -35,8 +37,11 @@ import java.util.TreeMap;
  * of their chunks' rates then, for {@code windowS} seconds from 0, with the chunks' mean reasoning
  * ratio distribution (in percent) and fitted lengths.
  *
- * <p>Every malformed file is refused in one line naming the file (and line); a chunk without a
- * dataset, an inactive chunk or a period without active chunks is left out, as in Go BLIS.
+ * <p>Every malformed file is refused in one line naming the file (and line); so is a value out of
+ * bounds (a rate above {@link #MAX_RATE_RPS}, a cv above {@link #MAX_CV}, an arrival pattern other
+ * than Gamma, Weibull or Poisson's, a length above {@link RequestSpec#MAX_TOKENS}), an empty trace or
+ * one without rows, and a dataset without its trace. An inactive chunk or a period without active
+ * chunks is left out, as in Go BLIS.
  */
 public final class ServeGenData {
 
@@ -48,6 +53,18 @@ public final class ServeGenData {
   public static final long CONVERT_SEED = 42;
   /** The periods, in order. */
   public static final List<String> PERIODS = List.of("midnight", "morning", "afternoon");
+
+  /**
+   * The highest rate a trace row may give, requests per second: the highest rate {@code capacity}
+   * and {@code sweep} search (1,000,000); ServeGen's chunks send a few per second.
+   */
+  public static final double MAX_RATE_RPS = 1e6;
+
+  /** The burstiest arrivals a trace row may give: the largest gamma cv simulated. */
+  public static final double MAX_CV = ArrivalProcess.Gamma.MAX_GAMMA_CV;
+
+  /** What a trace row holds, for messages. */
+  private static final String ROW = "start_s, rate, cv, pattern[, shape, scale_s]";
 
   private static final long[] PERIOD_START_S = {0, 28_800, 50_400};
   private static final int TRACE_WINDOW_S = 600;
@@ -66,7 +83,7 @@ public final class ServeGenData {
       return rate > 0;
     }
 
-    /** gamma, weibull or "" (Poisson). */
+    /** gamma, weibull or "" (Poisson); {@link #rows} admits no other pattern. */
     String process() {
       String p = pattern.toLowerCase(Locale.ROOT);
       return p.equals("gamma") || p.equals("weibull") ? p : "";
@@ -113,6 +130,7 @@ public final class ServeGenData {
     if (traces.isEmpty()) {
       throw new IllegalArgumentException("no chunk-*-trace.csv files in " + dir);
     }
+    requireTraceBesideEachDataset(dir);
     boolean reasoning = isReasoning(traces.get(0));
     if (reasoning && period != null) {
       throw new IllegalArgumentException(dir + " holds reasoning data, which has one window and no periods:"
@@ -404,11 +422,11 @@ public final class ServeGenData {
       if (s == null || s.isBlank() || s.strip().equals("{}")) {
         continue;
       }
-      Map<Double, Double> pdf = pdf(s, dataset + ": window " + w.getKey() + ": reason_ratio");
+      Map<Double, Double> pdf = pdf(s, dataset + ": window " + TextFiles.quote(w.getKey()) + ": reason_ratio");
       TreeMap<Integer, Double> pct = new TreeMap<>();
       for (Map.Entry<Double, Double> e : pdf.entrySet()) {
         if (e.getKey() < 0 || e.getKey() > 1) {
-          throw new IllegalArgumentException(dataset + ": window " + w.getKey() + ": reason_ratio key "
+          throw new IllegalArgumentException(dataset + ": window " + TextFiles.quote(w.getKey()) + ": reason_ratio key "
               + e.getKey() + " is outside [0, 1]");
         }
         pct.merge((int) (e.getKey() * 100), e.getValue(), Double::sum);
@@ -482,6 +500,25 @@ public final class ServeGenData {
     return out;
   }
 
+  /** Refuses a {@code chunk-N-dataset.json} without its {@code chunk-N-trace.csv}: a chunk's trace is missing. */
+  private static void requireTraceBesideEachDataset(Path dir) {
+    List<Path> datasets = new ArrayList<>();
+    try (DirectoryStream<Path> s = Files.newDirectoryStream(dir, "chunk-*-dataset.json")) {
+      s.forEach(datasets::add);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("cannot list " + dir + ": " + TextFiles.reason(e));
+    }
+    datasets.sort((a, b) -> a.getFileName().toString().compareTo(b.getFileName().toString()));
+    for (Path d : datasets) {
+      String name = d.getFileName().toString();
+      Path trace = d.resolveSibling(name.substring(0, name.length() - "dataset.json".length()) + "trace.csv");
+      if (!Files.isRegularFile(trace)) {
+        throw new IllegalArgumentException(d + " has no trace beside it: expected " + trace + " (the chunk's rates"
+            + " per 10-minute window: " + ROW + ")");
+      }
+    }
+  }
+
   private static Path datasetOf(Path trace) {
     String name = trace.getFileName().toString();
     return trace.resolveSibling(name.substring(0, name.length() - "trace.csv".length()) + "dataset.json");
@@ -504,7 +541,11 @@ public final class ServeGenData {
    */
   private static List<Row> rows(Path trace) {
     List<Row> rows = new ArrayList<>();
-    String[] lines = TextFiles.readConfig(trace).split("\r?\n", -1);
+    String text = TextFiles.readConfig(trace);
+    if (text.isBlank()) {
+      throw new IllegalArgumentException(trace + ": the trace is empty; expected a row per 10-minute window: " + ROW);
+    }
+    String[] lines = text.split("\r?\n", -1);
     for (int i = 0; i < lines.length; i++) {
       String line = lines[i].strip();
       if (line.isEmpty()) {
@@ -518,12 +559,13 @@ public final class ServeGenData {
       }
       if (start == null || start < 0) {
         throw new IllegalArgumentException(where + ": the start time (seconds) must be a number >= 0, got '"
-            + f[0].strip() + "'");
+            + TextFiles.quote(f[0].strip()) + "'");
       }
       Double rate = f.length > 1 ? parse(f[1]) : null;
-      if (rate == null || rate < 0) {
-        throw new IllegalArgumentException(where + ": the rate (requests/s) must be a number >= 0, got '"
-            + (f.length > 1 ? f[1].strip() : "") + "' (expected start_s, rate, cv, pattern[, shape, scale_s])");
+      if (rate == null || rate < 0 || rate > MAX_RATE_RPS) {
+        throw new IllegalArgumentException(where + ": the rate (requests/s) must be a number in [0, "
+            + String.format(Locale.ROOT, "%.0f", MAX_RATE_RPS) + "], got '" + TextFiles.quote(f.length > 1 ? f[1].strip()
+            : "") + "' (expected " + ROW + ")");
       }
       if (rate == 0) {
         rows.add(new Row((long) start.doubleValue(), start, 0, 0, "", 0, 0));
@@ -534,8 +576,14 @@ public final class ServeGenData {
             + " scale_s], got " + f.length + " fields");
       }
       Double cv = parse(f[2]);
-      if (cv == null || cv < 0) {
-        throw new IllegalArgumentException(where + ": the cv must be a number >= 0, got '" + f[2].strip() + "'");
+      if (cv == null || cv < 0 || cv > MAX_CV) {
+        throw new IllegalArgumentException(where + ": the cv must be a number in [0, " + String.format(Locale.ROOT,
+            "%.0f", MAX_CV) + "] (the burstiest arrivals simulated), got '" + TextFiles.quote(f[2].strip()) + "'");
+      }
+      String pattern = f[3].strip();
+      if (!PATTERNS.contains(pattern.toLowerCase(Locale.ROOT))) {
+        throw new IllegalArgumentException(where + ": unknown arrival pattern '" + TextFiles.quote(pattern)
+            + "' (expected Gamma, Weibull, or none (empty), Poisson or Exponential for Poisson arrivals)");
       }
       double shape = 0;
       double scale = 0;
@@ -547,10 +595,17 @@ public final class ServeGenData {
           scale = sc;
         }
       }
-      rows.add(new Row((long) Math.floor(start), start, rate, cv, f[3].strip(), shape, scale));
+      rows.add(new Row((long) Math.floor(start), start, rate, cv, pattern, shape, scale));
+    }
+    if (rows.isEmpty()) {
+      throw new IllegalArgumentException(trace + ": the trace has no rows; expected a row per 10-minute window: "
+          + ROW);
     }
     return rows;
   }
+
+  /** The arrival patterns of a trace row, lower case: ServeGen's fitted processes, and Poisson's names. */
+  private static final List<String> PATTERNS = List.of("gamma", "weibull", "", "poisson", "exponential");
 
   private static Double parse(String s) {
     try {
@@ -569,7 +624,7 @@ public final class ServeGenData {
     } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
       com.fasterxml.jackson.core.JsonLocation at = e.getLocation();
       throw new IllegalArgumentException(dataset + (at == null ? "" : ":" + at.getLineNr() + ":" + at.getColumnNr())
-          + ": not valid JSON: " + e.getOriginalMessage());
+          + ": not valid JSON: " + StrictYaml.problem(e));
     } catch (IOException e) {
       throw new IllegalArgumentException(dataset + ": cannot read: " + TextFiles.reason(e));
     }
@@ -588,10 +643,10 @@ public final class ServeGenData {
       Map.Entry<String, JsonNode> e = it.next();
       Double start = parse(e.getKey());
       if (start == null || start < 0) {
-        throw new IllegalArgumentException(dataset + ": window key '" + e.getKey() + "' is not a start time in"
+        throw new IllegalArgumentException(dataset + ": window key '" + TextFiles.quote(e.getKey()) + "' is not a start time in"
             + " seconds");
       }
-      String where = dataset + ": window " + e.getKey();
+      String where = dataset + ": window " + TextFiles.quote(e.getKey());
       if (!e.getValue().isObject()) {
         throw new IllegalArgumentException(where + ": expected {\"input_tokens\": \"{...}\", \"output_tokens\":"
             + " \"{...}\"}");
@@ -601,8 +656,8 @@ public final class ServeGenData {
       if (empty(in) || empty(outText)) {
         continue; // a window without requests
       }
-      out.put((long) Math.floor(start), new Lengths(tokens(pdf(in, where + ": input_tokens")),
-          tokens(pdf(outText, where + ": output_tokens"))));
+      out.put((long) Math.floor(start), new Lengths(tokens(pdf(in, where + ": input_tokens"), where + ": input_tokens"),
+          tokens(pdf(outText, where + ": output_tokens"), where + ": output_tokens")));
     }
     return out;
   }
@@ -616,9 +671,16 @@ public final class ServeGenData {
     return v == null || v.isNull() ? null : v.isTextual() ? v.asText() : v.toString();
   }
 
-  private static Map<Integer, Double> tokens(Map<Double, Double> pdf) {
+  /** A length distribution's token counts, each in [0, {@link RequestSpec#MAX_TOKENS}]. */
+  private static Map<Integer, Double> tokens(Map<Double, Double> pdf, String where) {
     TreeMap<Integer, Double> out = new TreeMap<>();
-    pdf.forEach((k, p) -> out.merge((int) k.doubleValue(), p, Double::sum));
+    pdf.forEach((k, p) -> {
+      if (k < 0 || k > RequestSpec.MAX_TOKENS) {
+        throw new IllegalArgumentException(where + ": a length must be a number of tokens in [0, "
+            + RequestSpec.MAX_TOKENS + "] (the most a request may have), got " + num(k));
+      }
+      out.merge((int) k.doubleValue(), p, Double::sum);
+    });
     return out;
   }
 
@@ -630,7 +692,7 @@ public final class ServeGenData {
     String t = s.strip();
     if (!t.startsWith("{") || !t.endsWith("}")) {
       throw new IllegalArgumentException(where + ": expected a dict {VALUE: PROBABILITY, ...}, got '"
-          + (t.length() > 40 ? t.substring(0, 40) + "..." : t) + "'");
+          + TextFiles.quote(t.length() > 40 ? t.substring(0, 40) + "..." : t) + "'");
     }
     TreeMap<Double, Double> out = new TreeMap<>();
     for (String pair : t.substring(1, t.length() - 1).split(",")) {
@@ -642,7 +704,7 @@ public final class ServeGenData {
       Double p = colon < 0 ? null : parse(pair.substring(colon + 1));
       if (k == null || p == null || p < 0) {
         throw new IllegalArgumentException(where + ": expected VALUE: PROBABILITY (a probability >= 0), got '"
-            + pair.strip() + "'");
+            + TextFiles.quote(pair.strip()) + "'");
       }
       out.merge(k, p, Double::sum);
     }

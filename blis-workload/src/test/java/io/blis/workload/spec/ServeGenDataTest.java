@@ -261,7 +261,8 @@ class ServeGenDataTest {
     Files.writeString(dir.resolve("chunk-1-dataset.json"), "{\"0\": {\"input_tokens\": \"{100: 1}\","
         + " \"output_tokens\": \"{10: 1}\"}}");
     assertThatThrownBy(() -> ServeGenData.toYaml(dir, 600, 180, 42, null, List.of(), null, null))
-        .hasMessage(dir.resolve("chunk-1-trace.csv") + ":3: the cv must be a number >= 0, got 'x'");
+        .hasMessage(dir.resolve("chunk-1-trace.csv") + ":3: the cv must be a number in [0, 100] (the burstiest arrivals"
+            + " simulated), got 'x'");
     Files.writeString(dir.resolve("chunk-1-trace.csv"), "0,1.5,0.9,Gamma\n600,2.0\n");
     assertThatThrownBy(() -> ServeGenData.toYaml(dir, 600, 180, 42, null, List.of(), null, null))
         .hasMessage(dir.resolve("chunk-1-trace.csv") + ":2: an active window needs start_s, rate, cv, pattern[,"
