@@ -282,6 +282,8 @@ final class ObserveCommand implements Callable<Integer> {
         + " or Go BLIS's --server-url http://127.0.0.1:8000)");
     require(servedModel == null || !servedModel.isBlank(), "--served-model must name the model the server answers to,"
         + " got a blank name");
+    require(!cl.getParseResult().hasMatchedOption("--model") || !server.model.isBlank(), "--model must name a"
+        + " model (a bundled name or alias, a config.json, or the name the requests send), got a blank name");
     require(traceHeader == null || traceData != null, "--trace-header FILE goes with --trace-data FILE (Go BLIS's"
         + " TraceV2 is two files: the header YAML and the data CSV)");
     require(traceData == null || traceHeader != null, "--trace-data FILE goes with --trace-header FILE (Go BLIS's"
@@ -334,6 +336,14 @@ final class ObserveCommand implements Callable<Integer> {
         "--metrics-interval-s must be at least 0.05, got " + metricsIntervalS);
     require(maxConcurrency >= 0, "--max-concurrency must be >= 0 (0 = no cap), got " + maxConcurrency);
     require(minTokens >= 0, "--min-tokens must be >= 0 (0: none), got " + minTokens);
+    boolean synthetic = trace == null && workload.workloadSpec == null && workload.workloadPreset == null
+        && workload.inferencePerf == null && workload.tracesFile == null;
+    if (minTokens > 0 && !unconstrainedOutput && synthetic) {
+      // the requests ask for --output-tokens on average: a server refuses min_tokens above max_tokens
+      require(minTokens <= workload.outputTokens, String.format(Locale.ROOT, "--min-tokens %d is above"
+          + " --output-tokens %s: a request's min_tokens must be at most its max_tokens (the server refuses it);"
+          + " give --min-tokens at most %s", minTokens, number(workload.outputTokens), number(workload.outputTokens)));
+    }
     require(progressIntervalS == null || (Double.isFinite(progressIntervalS) && progressIntervalS >= 0),
         "--progress-interval-s must be >= 0, got " + progressIntervalS);
     require(kvOffloadingSizeGib == null || (Double.isFinite(kvOffloadingSizeGib) && kvOffloadingSizeGib >= 0),
@@ -365,6 +375,7 @@ final class ObserveCommand implements Callable<Integer> {
       for (String note : info.notes()) {
         err.println("blis observe: note: " + note);
       }
+      info.warnings().forEach(err::println);
       if (!deployment.simulatable() && out != null) {
         err.println("blis observe: note: '" + deployment.model() + "' is not a bundled model: give --model"
             + " CONFIG_JSON (its HuggingFace config.json) so that validate and calibrate can simulate the run");
@@ -429,6 +440,8 @@ final class ObserveCommand implements Callable<Integer> {
           traceRecorder.write(new TraceV2Writer.Header(3, createdAt, "real", warmupRequests, tokenSeed,
               goWorkloadSpec(), serverType, servedModel, rttMs, observedKv), traceHeader, traceData, itlPath());
         }
+        observer.checks().warnings().forEach(err::println);
+        err.flush();
         RunReport report = out != null ? RunDirectory.finish(out, run) : RunReport.of(traceRecorder.observations());
         printSummary(cl.getOut(), report, out);
         if (detectorOptions.enabled()) {
@@ -517,6 +530,11 @@ final class ObserveCommand implements Callable<Integer> {
       }
     }
     require(parent == null || Files.isWritable(parent), "cannot write " + file + ": its folder is not writable");
+  }
+
+  /** {@code v} as a flag's value is written: 512, not 512.0. */
+  private static String number(double v) {
+    return v == Math.rint(v) && Math.abs(v) < 1e15 ? Long.toString((long) v) : Double.toString(v);
   }
 
   /** Go's time.ParseDuration ("60s", "1m30s", "500ms", "0"), in microseconds; negative is refused. */

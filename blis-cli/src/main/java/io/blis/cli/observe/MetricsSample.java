@@ -28,7 +28,27 @@ public record MetricsSample(long timeUs, double running, double waiting, double 
       + "prompt_tokens_total,generation_tokens_total,prefix_cache_queries_total,"
       + "prefix_cache_hits_total,request_success_total";
 
-  /** The sample of one scrape. */
+  /** The metrics a sample reads. */
+  static final java.util.List<String> NAMES = java.util.List.of("vllm:num_requests_running",
+      "vllm:num_requests_waiting", "vllm:kv_cache_usage_perc", "vllm:gpu_cache_usage_perc",
+      "vllm:num_preemptions_total", "vllm:prompt_tokens_total", "vllm:generation_tokens_total",
+      "vllm:prefix_cache_queries_total", "vllm:prefix_cache_hits_total", "vllm:request_success_total");
+
+  /** Values of the metrics a sample reads that are not finite (NaN, +Inf, -Inf), and so left out. */
+  static long nonFinite(PrometheusText.Scrape s) {
+    return s.samples().stream().filter(x -> NAMES.contains(x.name()) && !Double.isFinite(x.value())).count();
+  }
+
+  /** The first of {@link #nonFinite}'s values, as "name value", or "". */
+  static String firstNonFinite(PrometheusText.Scrape s) {
+    return s.samples().stream().filter(x -> NAMES.contains(x.name()) && !Double.isFinite(x.value()))
+        .findFirst().map(x -> x.name() + " " + x.value()).orElse("");
+  }
+
+  /**
+   * The sample of one scrape: each metric the sum (or mean) of its finite series; a value that is
+   * not finite counts as absent, so that a metric with no finite value is NaN (an empty cell).
+   */
   static MetricsSample of(long timeUs, PrometheusText.Scrape s) {
     double kv = s.mean("vllm:kv_cache_usage_perc");
     if (Double.isNaN(kv)) {
@@ -47,7 +67,7 @@ public record MetricsSample(long timeUs, double running, double waiting, double 
         && Double.isNaN(preemptions) && Double.isNaN(promptTokens) && Double.isNaN(generationTokens));
   }
 
-  /** One line of {@code metrics.csv} (an absent metric is an empty field). */
+  /** One line of {@code metrics.csv} (an absent metric, or one not finite, is an empty field). */
   String csvRow() {
     return String.format(Locale.ROOT, "%.3f", timeUs / 1e6) + "," + f(running) + "," + f(waiting) + ","
         + f(kvCacheUsage) + "," + f(preemptions) + "," + f(promptTokens) + "," + f(generationTokens)
@@ -55,7 +75,7 @@ public record MetricsSample(long timeUs, double running, double waiting, double 
   }
 
   private static String f(double v) {
-    if (Double.isNaN(v)) {
+    if (!Double.isFinite(v)) {
       return "";
     }
     return v == Math.rint(v) && Math.abs(v) < 1e15 ? Long.toString((long) v)
@@ -72,6 +92,9 @@ public record MetricsSample(long timeUs, double running, double waiting, double 
     for (int i = 0; i < 10; i++) {
       try {
         v[i] = f[i].isEmpty() ? Double.NaN : Double.parseDouble(f[i]);
+        if (!Double.isFinite(v[i])) {
+          v[i] = Double.NaN; // an older run's "Infinity": not a value
+        }
       } catch (NumberFormatException e) {
         throw new IllegalArgumentException(where + ": field " + (i + 1) + " '" + f[i] + "' is not a number");
       }

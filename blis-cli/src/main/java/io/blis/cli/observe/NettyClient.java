@@ -76,7 +76,31 @@ final class NettyClient implements AutoCloseable {
      * status line arrived).
      */
     void onFailure(Throwable cause, boolean answered);
+
+    /**
+     * The most bytes of body this answer may have; past it the exchange fails with {@link
+     * TooLarge} and its connection is closed.
+     */
+    default long maxBodyBytes() {
+      return Long.MAX_VALUE;
+    }
   }
+
+  /** A server's answer (or a line of it) larger than the client reads. */
+  static final class TooLarge extends IOException {
+    TooLarge(String message) {
+      super(message);
+    }
+  }
+
+  /**
+   * Interim (1xx) responses skipped before an answer at most; past it the exchange fails. A server
+   * may send a few (100 Continue, 102 Processing, 103 Early Hints); a flood of them is not an answer.
+   */
+  static final int MAX_INTERIM_RESPONSES = 16;
+
+  /** The longest line of an answer handed over; a longer one fails the exchange ({@link TooLarge}). */
+  static final int MAX_LINE_BYTES = 64 << 20;
 
   /** One exchange in flight; {@link #cancel()} drops its connection. */
   interface Exchange {
@@ -106,8 +130,12 @@ final class NettyClient implements AutoCloseable {
     this.connectTimeoutMillis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, connectTimeoutUs / 1000));
   }
 
-  /** Sends a request and reads its answer whole: status and body. */
-  CompletableFuture<Answer> fetch(HttpMethod method, URI uri, byte[] body, Map<String, String> headers) {
+  /**
+   * Sends a request and reads its answer whole: status and body. A body over {@code maxBodyBytes}
+   * fails the answer with {@link TooLarge}.
+   */
+  CompletableFuture<Answer> fetch(HttpMethod method, URI uri, byte[] body, Map<String, String> headers,
+      long maxBodyBytes) {
     CompletableFuture<Answer> result = new CompletableFuture<>();
     List<String> lines = new ArrayList<>();
     int[] status = {0};
@@ -130,6 +158,11 @@ final class NettyClient implements AutoCloseable {
       @Override
       public void onFailure(Throwable cause, boolean answered) {
         result.completeExceptionally(cause);
+      }
+
+      @Override
+      public long maxBodyBytes() {
+        return maxBodyBytes;
       }
     });
     // a caller that gives up (a timeout, a cancel) drops the connection
@@ -168,7 +201,7 @@ final class NettyClient implements AutoCloseable {
             if (uri.getScheme().equals("https")) {
               ch.pipeline().addLast(sslContext().newHandler(ch.alloc(), uri.getHost(), port(uri)));
             }
-            ch.pipeline().addLast(new HttpClientCodec());
+            ch.pipeline().addLast(new HttpClientCodec()).addLast(STRAY, new Stray());
           }
         });
     ChannelFuture connecting = b.connect(uri.getHost(), port(uri));
@@ -241,6 +274,27 @@ final class NettyClient implements AutoCloseable {
     group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
   }
 
+  private static final String STRAY = "stray";
+
+  /**
+   * The last handler of every connection: what no exchange takes (bytes on an idle pooled
+   * connection, an error after an exchange ended) closes the connection, as a connection out of
+   * step with its requests is no use, and never reaches Netty's own end of the pipeline, which
+   * would log it on stderr.
+   */
+  private static final class Stray extends ChannelInboundHandlerAdapter {
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+      ReferenceCountUtil.release(msg);
+      ctx.close();
+    }
+
+    @Override
+    public void exceptionCaught(ChannelHandlerContext ctx, Throwable cause) {
+      ctx.close();
+    }
+  }
+
   /** One exchange: its handler in the connection's pipeline while the answer is read. */
   private final class Handler extends ChannelInboundHandlerAdapter implements Exchange {
     private final URI uri;
@@ -252,6 +306,10 @@ final class NettyClient implements AutoCloseable {
     private boolean done;
     private boolean answered;
     private boolean keepAlive;
+    /** Interim (1xx) responses skipped so far; whether the rest of one is being skipped. */
+    private int interim;
+    private boolean inInterim;
+    private long bodyBytes;
 
     Handler(URI uri, Lines lines) {
       this.uri = uri;
@@ -271,7 +329,7 @@ final class NettyClient implements AutoCloseable {
           connect(uri, this, request);
           return;
         }
-        ch.pipeline().addLast("exchange", this);
+        ch.pipeline().addBefore(STRAY, "exchange", this);
         ch.writeAndFlush(request).addListener(f -> {
           if (f.isSuccess()) {
             lines.onWritten();
@@ -297,13 +355,41 @@ final class NettyClient implements AutoCloseable {
           ctx.close();
           return;
         }
+        if (msg instanceof HttpResponse r && r.status().code() >= 100 && r.status().code() < 200) {
+          // an interim response (100 Continue, 103 Early Hints): the answer follows it
+          int code = r.status().code();
+          if (code == 101) {
+            fail(new IOException("the server switched protocols (HTTP 101), which this client did not ask for"), false);
+            ctx.close();
+          } else if (++interim > MAX_INTERIM_RESPONSES) {
+            fail(new IOException("the server sent more than " + MAX_INTERIM_RESPONSES + " interim (1xx) responses"
+                + " (HTTP " + code + ") and no answer"), false);
+            ctx.close();
+          } else {
+            inInterim = !(msg instanceof LastHttpContent);
+          }
+          return;
+        }
+        if (inInterim) {
+          inInterim = !(msg instanceof LastHttpContent);
+          return; // an interim response has no body: its end only
+        }
         if (msg instanceof HttpResponse r) {
           answered = true;
           keepAlive = HttpUtil.isKeepAlive(r);
           lines.onStatus(r.status().code());
         }
         if (msg instanceof HttpContent c) {
-          split(c.content());
+          bodyBytes += c.content().readableBytes();
+          if (bodyBytes > lines.maxBodyBytes()) {
+            fail(new TooLarge("the answer is larger than " + lines.maxBodyBytes() + " bytes"), answered);
+            ctx.close();
+            return;
+          }
+          if (!split(c.content())) {
+            ctx.close();
+            return;
+          }
           if (msg instanceof LastHttpContent) {
             if (partial.size() > 0) {
               lines.onLine(partial.toString(StandardCharsets.UTF_8));
@@ -324,17 +410,25 @@ final class NettyClient implements AutoCloseable {
       }
     }
 
-    /** Hands over every complete line in {@code content}; keeps the rest for the next chunk. */
-    private void split(ByteBuf content) {
+    /**
+     * Hands over every complete line in {@code content}; keeps the rest for the next chunk. Returns
+     * false, the exchange failed, when a line is longer than {@link #MAX_LINE_BYTES}.
+     */
+    private boolean split(ByteBuf content) {
       int from = content.readerIndex();
       int end = content.writerIndex();
       while (from < end) {
         int nl = content.indexOf(from, end, (byte) '\n');
+        if ((long) partial.size() + ((nl < 0 ? end : nl) - from) > MAX_LINE_BYTES) {
+          partial.reset();
+          fail(new TooLarge("a line of the answer is longer than " + MAX_LINE_BYTES + " bytes"), answered);
+          return false;
+        }
         if (nl < 0) {
           byte[] rest = new byte[end - from];
           content.getBytes(from, rest);
           partial.writeBytes(rest);
-          return;
+          return true;
         }
         byte[] part = new byte[nl - from];
         content.getBytes(from, part);
@@ -345,6 +439,7 @@ final class NettyClient implements AutoCloseable {
         lines.onLine(new String(line, 0, len, StandardCharsets.UTF_8));
         from = nl + 1;
       }
+      return true;
     }
 
     @Override

@@ -23,8 +23,10 @@ import java.util.Locale;
  *     token, as vLLM does by default)
  * @param promptTokensSent prompt tokens the client meant to send (ids sent, or words plus the
  *     measured template tokens for text prompts)
- * @param promptTokensUsage the server's {@code usage.prompt_tokens}, -1 when not given
- * @param completionTokensUsage the server's {@code usage.completion_tokens}, -1 when not given
+ * @param promptTokensUsage the server's {@code usage.prompt_tokens}, -1 when not given or not a
+ *     count that can be right (see {@link SseRecorder})
+ * @param completionTokensUsage the server's {@code usage.completion_tokens}, -1 when not given or
+ *     not a count that can be right (below the chunks received, for one)
  * @param maxTokens output tokens asked for
  * @param httpStatus HTTP status, 0 when no response arrived
  * @param status {@link #OK} or the class of the failure ({@link #TIMEOUT}, {@link #HTTP_ERROR},
@@ -34,7 +36,8 @@ import java.util.Locale;
  * @param tokenTimesUs arrival of every chunk carrying text, microseconds since the send (empty
  *     unless token times were asked for)
  * @param finishReason the server's last {@code finish_reason} ({@code length}, {@code stop},
- *     {@code abort}, ...), "" when it gave none
+ *     {@code abort}, ...; {@code unknown} for one outside {@link ServerChecks#FINISH_REASONS}), ""
+ *     when it gave none
  */
 public record Observation(long seq, long id, int stage, long sessionId, int round, long scheduledUs,
     long sendUs, long firstTokenUs, long lastTokenUs, long endUs, int chunks, int promptTokensSent,

@@ -13,6 +13,14 @@ package io.blis.cli.observe;
  * @param maxLatenessUs the latest send against its time, microseconds
  * @param metricsScrapes scrapes of the server's metrics that succeeded
  * @param metricsFailures scrapes that failed
+ * @param serverValues the server's values not recorded as given, by {@link ServerChecks.Kind#key()}
+ *     (only kinds that happened)
  */
 public record ObservedRun(long durationUs, long sent, long ok, long failed, long notSent,
-    boolean stopped, long lateSends, long maxLatenessUs, int metricsScrapes, int metricsFailures) {}
+    boolean stopped, long lateSends, long maxLatenessUs, int metricsScrapes, int metricsFailures,
+    java.util.Map<String, Long> serverValues) {
+
+  public ObservedRun {
+    serverValues = java.util.Map.copyOf(serverValues);
+  }
+}

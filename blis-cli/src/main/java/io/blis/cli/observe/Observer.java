@@ -55,9 +55,24 @@ public final class Observer implements AutoCloseable {
   private static final int PROBE_WORDS_SHORT = 16;
   private static final int PROBE_WORDS_LONG = 80;
 
+  /** The most bytes read of the server's answers before the run: the model list, a probe, /version. */
+  static final long MAX_MODELS_BYTES = 4L << 20;
+  static final long MAX_PROBE_BYTES = 1L << 20;
+  static final long MAX_VERSION_BYTES = 64L << 10;
+  /** The most bytes read of one metrics scrape (vLLM's, with every histogram of 8 engines, is well below). */
+  static final long MAX_METRICS_BYTES = 32L << 20;
+  /** The longest version string recorded; a longer one is recorded as unknown. */
+  static final int MAX_VERSION_CHARS = 200;
+  /** The longest model id and {@code vllm:cache_config_info} label value recorded. */
+  static final int MAX_NAME_CHARS = 1024;
+  static final int MAX_LABEL_CHARS = 200;
+  /** Labels of {@code vllm:cache_config_info} recorded at most. */
+  static final int MAX_CACHE_LABELS = 64;
+
   private final ObserveConfig config;
   private final NettyClient http;
   private final ScheduledThreadPoolExecutor timer;
+  private final ServerChecks checks = new ServerChecks();
   private ServerInfo info;
   private volatile boolean stopping;
   private volatile Thread runner;
@@ -94,19 +109,54 @@ public final class Observer implements AutoCloseable {
    */
   public List<String> servedModels() {
     URI modelsUri = ObserveConfig.withSlash(config.endpoint()).resolve("models");
-    NettyClient.Answer r = get(modelsUri);
+    NettyClient.Answer r = get(modelsUri, MAX_MODELS_BYTES);
     if (r.status() != 200) {
       throw new IllegalArgumentException("GET " + modelsUri + " answered HTTP " + r.status()
           + ": the served models are unknown");
     }
-    List<String> models = new ArrayList<>();
-    for (JsonNode m : parseJson(r.body()).path("data")) {
-      String id = m.path("id").asText("");
-      if (!id.isEmpty()) {
-        models.add(id);
+    return ModelList.of(modelsUri, parseJson(r.body()), "").models();
+  }
+
+  /**
+   * The answer of {@code GET /v1/models}, checked: the ids that are strings (of at most {@value
+   * #MAX_NAME_CHARS} characters, without control characters), the served model's {@code
+   * max_model_len} when it is a positive integer (-1 otherwise), and a warning line for each field
+   * that is not what the OpenAI list says; {@code data} that is not a list is the caller's.
+   */
+  private record ModelList(List<String> models, int maxModelLen, List<String> warnings) {
+    static ModelList of(URI uri, JsonNode root, String servedModel) {
+      List<String> models = new ArrayList<>();
+      List<String> warnings = new ArrayList<>();
+      int maxModelLen = -1;
+      int badIds = 0;
+      String firstBad = null;
+      JsonNode data = root.path("data");
+      for (JsonNode m : data.isArray() ? data : JSON.createArrayNode()) {
+        JsonNode id = m.path("id");
+        if (!id.isTextual() || id.asText().isEmpty() || id.asText().length() > MAX_NAME_CHARS
+            || !InputTrees.oneLine(id.asText()).equals(id.asText())) {
+          badIds++;
+          firstBad = firstBad != null ? firstBad : InputTrees.quote(m.toString());
+          continue;
+        }
+        models.add(id.asText());
+        JsonNode len = m.get("max_model_len");
+        if (id.asText().equals(servedModel) && len != null && !len.isNull()) {
+          if (len.isIntegralNumber() && len.canConvertToInt() && len.asInt() >= 1) {
+            maxModelLen = len.asInt();
+          } else {
+            warnings.add("warning: GET " + uri + ": max_model_len of '" + servedModel + "' must be a positive"
+                + " integer, got " + InputTrees.quote(len.toString()) + ": ignored (max_model_len is unknown)");
+          }
+        }
       }
+      if (badIds > 0) {
+        warnings.add("warning: GET " + uri + ": " + badIds + " entr" + (badIds == 1 ? "y" : "ies") + " of 'data'"
+            + " without an 'id' string (of at most " + MAX_NAME_CHARS + " characters, no control characters),"
+            + " the first " + firstBad + ": ignored");
+      }
+      return new ModelList(models, maxModelLen, warnings);
     }
-    return models;
   }
 
   /** At most five of {@code models}, and how many more: never a list of millions in one line. */
@@ -126,28 +176,28 @@ public final class Observer implements AutoCloseable {
    */
   public ServerInfo probe() {
     List<String> notes = new ArrayList<>();
+    List<String> warnings = new ArrayList<>();
     List<String> models = new ArrayList<>();
     int maxModelLen = -1;
     URI modelsUri = ObserveConfig.withSlash(config.endpoint()).resolve("models");
-    NettyClient.Answer r = get(modelsUri);
+    NettyClient.Answer r = get(modelsUri, MAX_MODELS_BYTES);
     if (r.status() == 200) {
-      JsonNode data = parseJson(r.body()).path("data");
-      if (!data.isArray()) {
+      JsonNode root = parseJson(r.body());
+      JsonNode data = root.path("data");
+      if (root.isObject() && root.has("data") && !data.isArray()) {
+        warnings.add("warning: GET " + modelsUri + ": 'data' must be a list of models, got "
+            + InputTrees.quote(data.toString()) + ": ignored (the served models and max_model_len are unknown)");
+      } else if (!data.isArray()) {
         notes.add("GET " + modelsUri + " answered HTTP 200 but not an OpenAI model list (expected {\"data\": [{\"id\":"
             + " ...}]}, got '" + InputTrees.quote(r.body().strip()) + "'): is this an OpenAI-compatible endpoint?"
             + " The served models and max_model_len are unknown");
       } else if (data.isEmpty()) {
         notes.add("GET " + modelsUri + " lists no model: the served model and max_model_len are unknown");
       }
-      for (JsonNode m : data) {
-        String id = m.path("id").asText("");
-        if (!id.isEmpty()) {
-          models.add(id);
-          if (id.equals(config.servedModel()) && m.path("max_model_len").isIntegralNumber()) {
-            maxModelLen = m.get("max_model_len").asInt();
-          }
-        }
-      }
+      ModelList list = ModelList.of(modelsUri, root, config.servedModel());
+      models.addAll(list.models());
+      maxModelLen = list.maxModelLen();
+      warnings.addAll(list.warnings());
       if (!models.isEmpty() && !models.contains(config.servedModel())) {
         throw new IllegalArgumentException("--served-model: the server at " + config.endpoint() + " serves "
             + someOf(models) + ", not '" + config.servedModel() + "'");
@@ -158,12 +208,22 @@ public final class Observer implements AutoCloseable {
     String version = null;
     URI versionUri = ObserveConfig.rootOf(config.endpoint()).resolve("version");
     try {
-      NettyClient.Answer v = get(versionUri);
-      if (v.status() == 200 && parseJson(v.body()).path("version").isTextual()) {
-        version = parseJson(v.body()).get("version").asText();
-      } else {
+      NettyClient.Answer v = get(versionUri, MAX_VERSION_BYTES);
+      JsonNode given = v.status() == 200 ? parseJson(v.body()).path("version") : JSON.missingNode();
+      if (given.isMissingNode() || given.isNull()) {
         notes.add("GET " + versionUri + " gave no version (HTTP " + v.status() + ")");
+      } else if (!given.isTextual() || given.asText().isBlank() || given.asText().length() > MAX_VERSION_CHARS
+          || !InputTrees.oneLine(given.asText()).equals(given.asText())) {
+        warnings.add("warning: GET " + versionUri + ": 'version' must be a string of 1 to " + MAX_VERSION_CHARS
+            + " characters without control characters, got " + (given.isTextual() ? "one of "
+            + given.asText().length() + " characters" : InputTrees.quote(given.toString()))
+            + ": the version is recorded as unknown");
+      } else {
+        version = given.asText();
       }
+    } catch (TooLargeAnswer e) {
+      warnings.add("warning: GET " + versionUri + ": the answer is larger than " + MAX_VERSION_BYTES
+          + " bytes: the version is recorded as unknown");
     } catch (IllegalArgumentException e) {
       notes.add("GET " + versionUri + " failed: " + e.getMessage());
     }
@@ -171,13 +231,13 @@ public final class Observer implements AutoCloseable {
     boolean metrics = false;
     if (config.metricsUri() != null) {
       try {
-        NettyClient.Answer m = get(config.metricsUri());
+        NettyClient.Answer m = get(config.metricsUri(), MAX_METRICS_BYTES);
         if (m.status() != 200) {
           notes.add("no metrics: GET " + config.metricsUri() + " answered HTTP " + m.status());
         } else {
           PrometheusText.Scrape s = PrometheusText.parse(m.body());
           metrics = MetricsSample.of(0, s).anyVllm();
-          cacheConfig = s.firstLabels("vllm:cache_config_info");
+          cacheConfig = cacheConfig(s.firstLabels("vllm:cache_config_info"), warnings);
           if (!metrics) {
             notes.add("no vLLM metrics at " + config.metricsUri() + " (no vllm:num_requests_running and the like)");
           }
@@ -189,14 +249,14 @@ public final class Observer implements AutoCloseable {
     int overhead = 0;
     double perWord = 1.0;
     if (config.promptFormat() == ObserveConfig.PromptFormat.TEXT) {
-      int shortTokens = probePromptTokens(PROBE_WORDS_SHORT);
-      int longTokens = probePromptTokens(PROBE_WORDS_LONG);
+      int shortTokens = probePromptTokens(PROBE_WORDS_SHORT, maxModelLen);
+      int longTokens = probePromptTokens(PROBE_WORDS_LONG, maxModelLen);
       if (shortTokens < 0 || longTokens < 0) {
         notes.add("the server gives no usage.prompt_tokens: text prompts are sent one word per token"
             + " and their lengths are not checked");
       } else {
         perWord = (longTokens - shortTokens) / (double) (PROBE_WORDS_LONG - PROBE_WORDS_SHORT);
-        if (perWord <= 0) {
+        if (perWord <= 0 || perWord > MAX_TOKENS_PER_WORD) {
           throw new IllegalArgumentException("the server counted " + shortTokens + " prompt tokens for "
               + PROBE_WORDS_SHORT + " words and " + longTokens + " for " + PROBE_WORDS_LONG
               + ": text prompts cannot be sized");
@@ -204,24 +264,58 @@ public final class Observer implements AutoCloseable {
         overhead = (int) Math.max(0, Math.round(shortTokens - PROBE_WORDS_SHORT * perWord));
       }
     }
-    info = new ServerInfo(models, maxModelLen, version, cacheConfig, metrics, overhead, perWord, notes);
+    info = new ServerInfo(models, maxModelLen, version, cacheConfig, metrics, overhead, perWord, notes, warnings);
     return info;
   }
 
-  /** {@code usage.prompt_tokens} of a text prompt of {@code words} words, -1 when not given. */
-  private int probePromptTokens(int words) {
+  /** More tokens per common English word than this is no tokenizer's: the server's counts are wrong. */
+  static final double MAX_TOKENS_PER_WORD = 8;
+
+  /**
+   * The labels of {@code vllm:cache_config_info} that are recorded: at most {@value
+   * #MAX_CACHE_LABELS}, each value at most {@value #MAX_LABEL_CHARS} characters without control
+   * characters; the others are left out with one warning line.
+   */
+  private Map<String, String> cacheConfig(Map<String, String> labels, List<String> warnings) {
+    Map<String, String> kept = new java.util.TreeMap<>();
+    int dropped = 0;
+    String first = null;
+    for (Map.Entry<String, String> l : new java.util.TreeMap<>(labels).entrySet()) {
+      String v = l.getValue();
+      if (kept.size() < MAX_CACHE_LABELS && l.getKey().length() <= MAX_LABEL_CHARS && v.length() <= MAX_LABEL_CHARS
+          && InputTrees.oneLine(v).equals(v)) {
+        kept.put(l.getKey(), v);
+      } else {
+        dropped++;
+        first = first != null ? first : InputTrees.quote(l.getKey());
+      }
+    }
+    if (dropped > 0) {
+      warnings.add("warning: GET " + config.metricsUri() + ": " + dropped + " label(s) of vllm:cache_config_info"
+          + " left out (at most " + MAX_CACHE_LABELS + " are recorded, each value at most " + MAX_LABEL_CHARS
+          + " characters without control characters), the first " + first);
+    }
+    return kept;
+  }
+
+  /**
+   * {@code usage.prompt_tokens} of a text prompt of {@code words} words, -1 when not given or not
+   * a count (an integer in [0, the server's max_model_len when it gave one]).
+   */
+  private int probePromptTokens(int words, int maxModelLen) {
     int[] ids = new int[words];
     for (int i = 0; i < words; i++) {
       ids[i] = 3 + 7919 * (i + 1);
     }
     byte[] body = new PromptEncoder(config, 0, 1.0).body(ids, words, 1, false);
-    NettyClient.Answer r = exchange(HttpMethod.POST, config.requestUri(), body);
+    NettyClient.Answer r = exchange(HttpMethod.POST, config.requestUri(), body, MAX_PROBE_BYTES);
     if (r.status() != 200) {
       throw new IllegalArgumentException("POST " + config.requestUri() + " (a " + words
           + "-word probe of the prompt length) answered HTTP " + r.status() + ": " + clip(r.body()));
     }
     JsonNode u = parseJson(r.body()).path("usage").path("prompt_tokens");
-    return u.isIntegralNumber() ? u.asInt() : -1;
+    long max = maxModelLen > 0 ? maxModelLen : Integer.MAX_VALUE;
+    return u.isIntegralNumber() && u.canConvertToLong() && u.asLong() >= 0 && u.asLong() <= max ? u.asInt() : -1;
   }
 
   /**
@@ -230,27 +324,38 @@ public final class Observer implements AutoCloseable {
    * @throws IllegalArgumentException when it cannot be read or does not answer 200
    */
   public PrometheusText.Scrape scrape(URI uri) {
-    NettyClient.Answer m = get(uri);
+    NettyClient.Answer m = get(uri, MAX_METRICS_BYTES);
     if (m.status() != 200) {
       throw new IllegalArgumentException("GET " + uri + " answered HTTP " + m.status());
     }
     return PrometheusText.parse(m.body());
   }
 
-  private NettyClient.Answer get(URI uri) {
-    return exchange(HttpMethod.GET, uri, null);
+  private NettyClient.Answer get(URI uri, long maxBytes) {
+    return exchange(HttpMethod.GET, uri, null, maxBytes);
+  }
+
+  /** An answer before the run larger than the client reads of it. */
+  static final class TooLargeAnswer extends IllegalArgumentException {
+    TooLargeAnswer(String message, Throwable cause) {
+      super(message, cause);
+    }
   }
 
   /**
    * One exchange before the run, waited for as long as the connect timeout plus the request
-   * timeout (at most 30 s of it); a server that does not answer in that time is an error.
+   * timeout (at most 30 s of it); a server that does not answer in that time is an error, and so
+   * is an answer of more than {@code maxBytes} bytes ({@link TooLargeAnswer}).
    */
-  private NettyClient.Answer exchange(HttpMethod method, URI uri, byte[] body) {
-    CompletableFuture<NettyClient.Answer> answer = http.fetch(method, uri, body, headers(body != null));
+  private NettyClient.Answer exchange(HttpMethod method, URI uri, byte[] body, long maxBytes) {
+    CompletableFuture<NettyClient.Answer> answer = http.fetch(method, uri, body, headers(body != null), maxBytes);
     try {
       return answer.get(config.connectTimeoutUs() + Math.min(config.timeoutUs(), 30_000_000L), TimeUnit.MICROSECONDS);
     } catch (ExecutionException e) {
       Throwable c = e.getCause();
+      if (c instanceof NettyClient.TooLarge) {
+        throw new TooLargeAnswer("--endpoint: " + method + " " + uri + ": " + c.getMessage(), c);
+      }
       String why = c instanceof ConnectException ? "cannot connect (" + message(c) + ")"
           : c instanceof IOException ? "connection failed (" + message(c) + ")"
           : message(c);
@@ -353,7 +458,7 @@ public final class Observer implements AutoCloseable {
       return;
     }
     sent.incrementAndGet();
-    http.fetch(HttpMethod.POST, config.requestUri(), body, headers(true))
+    http.fetch(HttpMethod.POST, config.requestUri(), body, headers(true), MAX_PROBE_BYTES)
         .orTimeout(config.timeoutUs(), TimeUnit.MICROSECONDS)
         .whenComplete((r, err) -> {
           boolean ok = err == null && r.status() == 200;
@@ -457,7 +562,10 @@ public final class Observer implements AutoCloseable {
           Scraped m;
           while ((m = scrapes.poll()) != null) {
             scrapesOk++;
-            listener.onMetrics(MetricsSample.of(m.timeUs(), PrometheusText.parse(m.text())));
+            PrometheusText.Scrape parsed = PrometheusText.parse(m.text());
+            checks.add(ServerChecks.Kind.METRIC_VALUE, MetricsSample.nonFinite(parsed), "at " + String.format(
+                Locale.ROOT, "%.3f", m.timeUs() / 1e6) + " s, " + MetricsSample.firstNonFinite(parsed));
+            listener.onMetrics(MetricsSample.of(m.timeUs(), parsed));
           }
           if (stopping || Thread.currentThread().isInterrupted()) {
             stopping = true;
@@ -506,8 +614,10 @@ public final class Observer implements AutoCloseable {
       if (failure != null) {
         throw failure;
       }
+      Map<String, Long> serverValues = new java.util.TreeMap<>();
+      checks.counts().forEach((k, n) -> serverValues.put(k.key(), n));
       return new ObservedRun(lastEndUs, sent, ok, failed, pending.size(),
-          stopping, late, maxLate, scrapesOk, scrapeFailures.get());
+          stopping, late, maxLate, scrapesOk, scrapeFailures.get(), serverValues);
     }
 
     private boolean capped() {
@@ -544,7 +654,7 @@ public final class Observer implements AutoCloseable {
       byte[] body = encoder.body(spec);
       Thread loop = Thread.currentThread();
       SseRecorder recorder = new SseRecorder(key, order, spec, p.scheduledUs(), encoder.promptTokensSent(spec),
-          config.tokenTimes(), config.streaming(), clock, o -> {
+          config.tokenTimes(), config.streaming(), clock, encoder.maxTokensSent(spec), info.maxModelLen(), checks, o -> {
             ended.add(new Ended(key, o));
             LockSupport.unpark(loop);
           });
@@ -603,7 +713,7 @@ public final class Observer implements AutoCloseable {
 
     private void scrape() {
       long at = clock.getAsLong();
-      http.fetch(HttpMethod.GET, config.metricsUri(), null, headers(false))
+      http.fetch(HttpMethod.GET, config.metricsUri(), null, headers(false), MAX_METRICS_BYTES)
           .orTimeout(Math.max(config.metricsIntervalUs(), 1_000_000L), TimeUnit.MICROSECONDS)
           .whenComplete((r, err) -> {
             if (err != null || r.status() != 200) {
@@ -630,6 +740,14 @@ public final class Observer implements AutoCloseable {
       return RequestOutcome.COMPLETED;
     }
     return o.status().equals(Observation.TIMEOUT) ? RequestOutcome.TIMED_OUT : RequestOutcome.REJECTED;
+  }
+
+  /**
+   * What the server's answers and scrapes said that was not recorded as given, counted over the
+   * runs of this observer (one warning line per kind: {@link ServerChecks#warnings()}).
+   */
+  public ServerChecks checks() {
+    return checks;
   }
 
   /**

@@ -18,30 +18,33 @@ public final class PrometheusText {
   /** The samples of a scrape and how many lines could not be read. */
   public record Scrape(List<Sample> samples, int malformedLines) {
 
-    /** The sum over every series of metric {@code name}, NaN when there is none. */
+    /**
+     * The sum over every series of metric {@code name} whose value is finite (NaN, +Inf and -Inf
+     * count as absent), NaN when there is none or the sum is not finite.
+     */
     double sum(String name) {
       double s = 0;
       boolean any = false;
       for (Sample x : samples) {
-        if (x.name().equals(name) && !Double.isNaN(x.value())) {
+        if (x.name().equals(name) && Double.isFinite(x.value())) {
           s += x.value();
           any = true;
         }
       }
-      return any ? s : Double.NaN;
+      return any && Double.isFinite(s) ? s : Double.NaN;
     }
 
-    /** The mean over every series of metric {@code name}, NaN when there is none. */
+    /** The mean over every finite series of metric {@code name}, as {@link #sum}. */
     double mean(String name) {
       double s = 0;
       int n = 0;
       for (Sample x : samples) {
-        if (x.name().equals(name) && !Double.isNaN(x.value())) {
+        if (x.name().equals(name) && Double.isFinite(x.value())) {
           s += x.value();
           n++;
         }
       }
-      return n == 0 ? Double.NaN : s / n;
+      return n == 0 || !Double.isFinite(s) ? Double.NaN : s / n;
     }
 
     /** The labels of the first series of {@code name}, or an empty map. */

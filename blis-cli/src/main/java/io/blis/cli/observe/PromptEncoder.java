@@ -93,16 +93,21 @@ final class PromptEncoder {
         : (int) Math.round(words(r.inputTokens()) * tokensPerWord) + overheadTokens;
   }
 
-  /** The request body for {@code r}. */
-  byte[] body(RequestSpec r) {
-    int maxTokens = r.outputTokens();
+  /** The {@code max_tokens} {@link #body(RequestSpec)} sends for {@code r}, 0 when it sends none. */
+  int maxTokensSent(RequestSpec r) {
     if (config.unconstrainedOutput()) {
       // the server decides: chat without max_tokens; a completion (whose API default is 16 tokens)
       // asks for the rest of the context, the most a vLLM server accepts (Go BLIS asks for the
       // largest int, which vLLM refuses with HTTP 400), or says nothing when the context is unknown
-      maxTokens = config.api() == ObserveConfig.Api.CHAT || maxModelLen <= 0 ? 0
+      return config.api() == ObserveConfig.Api.CHAT || maxModelLen <= 0 ? 0
           : Math.max(1, maxModelLen - promptTokensSent(r));
     }
+    return r.outputTokens();
+  }
+
+  /** The request body for {@code r}. */
+  byte[] body(RequestSpec r) {
+    int maxTokens = maxTokensSent(r);
     // a request naming a LoRA adapter asks for it by name, as vLLM serves adapters (--lora-modules)
     return body(r.promptTokens(), config.promptFormat() == ObserveConfig.PromptFormat.TOKEN_IDS
         ? r.inputTokens() : words(r.inputTokens()), maxTokens, config.streaming(),

@@ -195,6 +195,10 @@ public final class RunDirectory implements ObservationListener, AutoCloseable {
         .forEach(c -> cache.put(c.getKey(), c.getValue()));
     ArrayNode notes = server.putArray("notes");
     info.notes().forEach(notes::add);
+    if (!info.warnings().isEmpty()) {
+      ArrayNode warnings = server.putArray("warnings");
+      info.warnings().forEach(warnings::add);
+    }
     ObjectNode w = e.putObject("workload");
     w.put("name", workloadName);
     w.put("description", workloadDescription);

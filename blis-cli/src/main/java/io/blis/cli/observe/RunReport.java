@@ -230,9 +230,9 @@ public final class RunReport {
     put(t, "requests_per_s", s.throughputRps());
     if (!Double.isNaN(s.throughputRps()) && s.countSuccess() > 0) {
       double spanS = s.countSuccess() / s.throughputRps();
-      t.put("input_tokens_per_s", round(inputTokens / spanS, 3));
-      t.put("output_tokens_per_s", round(outputTokens / spanS, 3));
-      t.put("total_tokens_per_s", round((inputTokens + outputTokens) / spanS, 3));
+      put(t, "input_tokens_per_s", inputTokens / spanS);
+      put(t, "output_tokens_per_s", outputTokens / spanS);
+      put(t, "total_tokens_per_s", (inputTokens + outputTokens) / spanS);
     }
     put(n.putObject("derived"), "decode_ms_per_token_est", s.decodeMsPerToken());
     ObjectNode failures = n.putObject("failures");
@@ -320,6 +320,9 @@ public final class RunReport {
       n.put("not_sent", run.notSent());
       n.put("metrics_scrapes", run.metricsScrapes());
       n.put("metrics_scrape_failures", run.metricsFailures());
+      // the server's values not recorded as given (usage counts, finish reasons, metric values)
+      ObjectNode values = n.putObject("server_values_not_recorded");
+      run.serverValues().forEach(values::put);
     }
     return n;
   }
@@ -336,7 +339,7 @@ public final class RunReport {
     put(n, "generation_tokens", last.generationTokens() - first.generationTokens());
     double queries = last.prefixCacheQueries() - first.prefixCacheQueries();
     double hits = last.prefixCacheHits() - first.prefixCacheHits();
-    if (queries > 0) {
+    if (queries > 0 && hits >= 0 && hits <= queries) { // else not a rate (a counter reset, a server's bad counts)
       put(n, "prefix_cache_hit_rate", hits / queries);
     }
     double peakRunning = Double.NaN;

@@ -48,6 +48,9 @@ public record ServerDeployment(String model, Path modelConfig, String gpu, Strin
   public static final int DEFAULT_BLOCK_SIZE = 16;
   public static final double DEFAULT_GPU_MEMORY_UTILIZATION = 0.9;
   public static final String DEFAULT_GPU = "H100";
+  /** The largest block size and GPU block count taken from a server's metrics (beyond: not a real server's). */
+  static final double MAX_BLOCK_SIZE = 1 << 20;
+  static final double MAX_GPU_BLOCKS = 1L << 40;
 
   public ServerDeployment {
     sources = Map.copyOf(sources);
@@ -165,10 +168,11 @@ public record ServerDeployment(String model, Path modelConfig, String gpu, Strin
     double gmu = declaredOrServer(d.gpuMemoryUtilization(), "--gpu-memory-utilization",
         info.cacheConfigDouble("gpu_memory_utilization"), v -> v > 0 && v <= 1,
         DEFAULT_GPU_MEMORY_UTILIZATION, "default", "gpu_memory_utilization", src);
+    // the server's labels count only as whole numbers in range: never a value cast into garbage
     int block = (int) declaredOrServer(d.blockSize(), "--block-size", info.cacheConfigDouble("block_size"),
-        v -> v >= 1, DEFAULT_BLOCK_SIZE, "default", "block_size", src);
+        v -> v >= 1 && v <= MAX_BLOCK_SIZE && v == Math.rint(v), DEFAULT_BLOCK_SIZE, "default", "block_size", src);
     long blocks = (long) declaredOrServer(d.kvBlocksGpu(), "--total-kv-blocks",
-        info.cacheConfigDouble("num_gpu_blocks"), v -> v >= 1, -1,
+        info.cacheConfigDouble("num_gpu_blocks"), v -> v >= 1 && v <= MAX_GPU_BLOCKS && v == Math.rint(v), -1,
         "unknown (a simulation computes them from the GPU's memory)", "kv_blocks_gpu", src);
     long cpu = d.cpuOffloadBytes() == null ? 0 : d.cpuOffloadBytes();
     src.put("cpu_offload", d.cpuOffloadBytes() == null ? "none (not given)" : "--kv-offloading-size-gib");

@@ -17,25 +17,35 @@ import java.util.Map;
  * @param tokensPerWord tokens the server counted per word of a text prompt (1 when exact), 1 for
  *     token ids
  * @param notes what could not be learned and why, one sentence each
+ * @param warnings what the server answered that is not recorded as it gave it (a field of the
+ *     wrong type or out of range, a version too long), one line each starting {@code "warning: "}
  */
 public record ServerInfo(List<String> models, int maxModelLen, String version,
     Map<String, String> cacheConfig, boolean metrics, int textOverheadTokens, double tokensPerWord,
-    List<String> notes) {
+    List<String> notes, List<String> warnings) {
 
   public ServerInfo {
     models = List.copyOf(models);
     cacheConfig = Map.copyOf(cacheConfig);
     notes = List.copyOf(notes);
+    warnings = List.copyOf(warnings);
   }
 
-  /** A number label of {@code vllm:cache_config_info}, or NaN when absent or not a number. */
+  /** Without warnings. */
+  public ServerInfo(List<String> models, int maxModelLen, String version, Map<String, String> cacheConfig,
+      boolean metrics, int textOverheadTokens, double tokensPerWord, List<String> notes) {
+    this(models, maxModelLen, version, cacheConfig, metrics, textOverheadTokens, tokensPerWord, notes, List.of());
+  }
+
+  /** A number label of {@code vllm:cache_config_info}, or NaN when absent, not a number or not finite. */
   public double cacheConfigDouble(String label) {
     String v = cacheConfig.get(label);
     if (v == null) {
       return Double.NaN;
     }
     try {
-      return Double.parseDouble(v.strip());
+      double d = Double.parseDouble(v.strip());
+      return Double.isFinite(d) ? d : Double.NaN;
     } catch (NumberFormatException e) {
       return Double.NaN;
     }

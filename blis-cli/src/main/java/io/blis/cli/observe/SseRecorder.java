@@ -24,6 +24,14 @@ import java.util.function.LongSupplier;
  * latency. A request that never
  * got written (no connection; timed out or stopped while connecting) takes its send time when it
  * ends.
+ *
+ * <p>The server's values are checked before they are recorded ({@link ServerChecks}): a usage
+ * count that is not an integer, is negative, exceeds the server's context ({@code max_model_len}
+ * when it gave one, else the largest int) or counts fewer output tokens than the text chunks that
+ * arrived (each carries at least one) is recorded as not given (-1), so that the chunks stand for
+ * the output; a {@code finish_reason} outside {@link ServerChecks#FINISH_REASONS} is recorded as
+ * {@code unknown}; an answer longer than the {@code max_tokens} asked is recorded as seen. Each is
+ * counted.
  */
 final class SseRecorder implements NettyClient.Lines {
 
@@ -41,6 +49,9 @@ final class SseRecorder implements NettyClient.Lines {
   private final boolean streaming;
   private final LongSupplier clockUs;
   private final Consumer<Observation> done;
+  private final int maxTokensSent;
+  private final int maxModelLen;
+  private final ServerChecks checks;
 
   private NettyClient.Exchange exchange;
   private boolean sent;
@@ -51,8 +62,9 @@ final class SseRecorder implements NettyClient.Lines {
   private long firstTokenUs = -1;
   private long lastTokenUs = -1;
   private int chunks;
-  private int promptUsage = -1;
-  private int completionUsage = -1;
+  /** The server's usage counts as given, checked when the answer ends; null when not given. */
+  private JsonNode promptUsage;
+  private JsonNode completionUsage;
   private boolean sawDone;
   private String failureStatus;
   private String failure;
@@ -72,10 +84,14 @@ final class SseRecorder implements NettyClient.Lines {
    * @param keepTokenTimes whether to keep every chunk's arrival time
    * @param streaming whether the answer streams; if not, it is one JSON body, read whole
    * @param clockUs the run's clock, microseconds
+   * @param maxTokensSent the {@code max_tokens} the request asked for, 0 when it asked none
+   * @param maxModelLen the server's context length as it gave it, -1 when it did not
+   * @param checks counts the server's values that are not recorded as given
    * @param done receives the one observation
    */
   SseRecorder(long key, SendOrder order, RequestSpec request, long scheduledUs, int promptTokensSent,
-      boolean keepTokenTimes, boolean streaming, LongSupplier clockUs, Consumer<Observation> done) {
+      boolean keepTokenTimes, boolean streaming, LongSupplier clockUs, int maxTokensSent, int maxModelLen,
+      ServerChecks checks, Consumer<Observation> done) {
     this.key = key;
     this.order = order;
     this.request = request;
@@ -84,6 +100,9 @@ final class SseRecorder implements NettyClient.Lines {
     this.keepTokenTimes = keepTokenTimes;
     this.streaming = streaming;
     this.clockUs = clockUs;
+    this.maxTokensSent = maxTokensSent;
+    this.maxModelLen = maxModelLen;
+    this.checks = checks;
     this.done = done;
   }
 
@@ -189,18 +208,30 @@ final class SseRecorder implements NettyClient.Lines {
     failure = reason;
   }
 
-  /** The last non-empty {@code finish_reason} of a chunk's (or a body's) choices. */
+  /**
+   * The last non-empty {@code finish_reason} of a chunk's (or a body's) choices: one of {@link
+   * ServerChecks#FINISH_REASONS}, else {@code unknown} (counted when the answer ends).
+   */
   private void finishReason(JsonNode n) {
     JsonNode choices = n.get("choices");
     if (choices != null && choices.isArray()) {
       for (JsonNode c : choices) {
         JsonNode f = c.get("finish_reason");
-        if (f != null && f.isTextual() && !f.asText().isEmpty()) {
-          finishReason = f.asText();
+        if (f != null && !f.isNull() && !(f.isTextual() && f.asText().isEmpty())) {
+          if (f.isTextual() && ServerChecks.FINISH_REASONS.contains(f.asText())) {
+            finishReason = f.asText();
+            unknownFinishReason = null;
+          } else {
+            finishReason = ServerChecks.UNKNOWN_FINISH_REASON;
+            unknownFinishReason = f.isTextual() ? "'" + clip(f.asText(), 60) + "'" : clip(f.toString(), 60);
+          }
         }
       }
     }
   }
+
+  /** The server's finish reason as it gave it when it is not a known one (quoted, clipped), else null. */
+  private String unknownFinishReason;
 
   /**
    * Whether a chunk carries output text (a completion's {@code text}, a chat delta's {@code
@@ -221,16 +252,46 @@ final class SseRecorder implements NettyClient.Lines {
     return false;
   }
 
+  /** Keeps the counts of a {@code usage} object (the last given wins); they are checked at the end. */
   private void usage(JsonNode u) {
     if (u != null && u.isObject()) {
-      if (u.path("prompt_tokens").isIntegralNumber()) {
-        promptUsage = u.get("prompt_tokens").asInt();
+      JsonNode p = u.get("prompt_tokens");
+      if (p != null && !p.isNull()) {
+        promptUsage = p;
       }
-      if (u.path("completion_tokens").isIntegralNumber()) {
-        completionUsage = u.get("completion_tokens").asInt();
+      JsonNode c = u.get("completion_tokens");
+      if (c != null && !c.isNull()) {
+        completionUsage = c;
       }
     }
   }
+
+  /**
+   * A usage count checked: the integer when it lies in [0, {@code max}] and, for the output, is at
+   * least the text chunks received; -1 when not given; -1 and counted when it cannot be right.
+   */
+  private int checkedUsage(String field, JsonNode v, long max, String bound, int atLeast) {
+    if (v == null) {
+      return -1;
+    }
+    String why;
+    if (!v.isIntegralNumber()) {
+      why = "not an integer";
+    } else if (v.bigIntegerValue().signum() < 0) {
+      why = "negative";
+    } else if (!v.canConvertToLong() || v.asLong() > max) {
+      why = "above " + bound;
+    } else if (v.asLong() < atLeast) {
+      why = "fewer than the " + atLeast + " text chunks received";
+    } else {
+      return (int) v.asLong();
+    }
+    badUsage = badUsage != null ? badUsage : field + " " + clip(v.toString(), 40) + ", " + why;
+    return -1;
+  }
+
+  /** The first usage count of this answer that could not be right, or null. */
+  private String badUsage;
 
   @Override
   public synchronized void onFailure(Throwable t, boolean answered) {
@@ -344,14 +405,34 @@ final class SseRecorder implements NettyClient.Lines {
     markSent();
     long end = clockUs.getAsLong();
     long[] times = keepTokenTimes ? Arrays.copyOf(tokenTimes, chunks) : new long[0];
+    long context = maxModelLen > 0 ? maxModelLen : Integer.MAX_VALUE;
+    int prompt = checkedUsage("prompt_tokens", promptUsage, context,
+        maxModelLen > 0 ? "the server's max_model_len " + maxModelLen : "the largest int", 0);
+    int completion = checkedUsage("completion_tokens", completionUsage, context,
+        maxModelLen > 0 ? "the server's max_model_len " + maxModelLen : "the largest int", streaming ? chunks : 0);
+    if (badUsage != null) {
+      checks.add(ServerChecks.Kind.USAGE, 1, badUsage);
+    }
+    int output = completion >= 0 ? completion : streaming ? chunks : 0;
+    if (maxTokensSent > 0 && output > maxTokensSent) {
+      checks.add(ServerChecks.Kind.LONGER_THAN_ASKED, 1, output + " tokens for max_tokens " + maxTokensSent);
+    }
+    if (unknownFinishReason != null) {
+      checks.add(ServerChecks.Kind.FINISH_REASON, 1, unknownFinishReason);
+    }
     done.accept(new Observation(seq, request.id(), request.stage(), request.sessionId(), request.round(),
-        scheduledUs, sendUs, firstTokenUs, lastTokenUs, end, chunks, promptTokensSent, promptUsage,
-        completionUsage, request.outputTokens(), httpStatus, status, reason, times, finishReason));
+        scheduledUs, sendUs, firstTokenUs, lastTokenUs, end, chunks, promptTokensSent, prompt,
+        completion, request.outputTokens(), httpStatus, status, reason, times, finishReason));
     return true;
   }
 
   private static String clip(String s) {
+    return clip(s, MAX_REASON);
+  }
+
+  /** {@code s} on one line, at most {@code max} characters (then "..."). */
+  private static String clip(String s, int max) {
     String one = s.replaceAll("\\s+", " ");
-    return one.length() <= MAX_REASON ? one : one.substring(0, MAX_REASON) + "...";
+    return io.blis.latency.coeff.InputTrees.oneLine(one.length() <= max ? one : one.substring(0, max) + "...");
   }
 }

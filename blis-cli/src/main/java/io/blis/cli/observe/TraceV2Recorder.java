@@ -22,9 +22,11 @@ import java.util.Map;
  * num_chunks} counts the events that carried output text (one per token from vLLM; 1 for an answer
  * that did not stream); {@code input_tokens} is the prompt after its group's shared prefix ({@code
  * prefix_length}); {@code server_input_tokens} and {@code output_tokens} are the server's usage
- * counts; {@code status} is {@code ok}, {@code timeout} or {@code error}, with this client's class
- * of the failure and its reason in {@code error_message}; {@code finish_reason} is the server's.
- * An ITL row is one chunk of a successful streamed request: {@code request_id}, {@code
+ * counts as {@link SseRecorder} checked them (one that cannot be right is not given: 0 input
+ * tokens, the chunks received as output); {@code status} is {@code ok}, {@code timeout} or {@code
+ * error}, with this client's class of the failure and its reason in {@code error_message}; {@code
+ * finish_reason} is the server's ({@code unknown} for one outside {@link
+ * ServerChecks#FINISH_REASONS}). An ITL row is one chunk of a successful streamed request: {@code request_id}, {@code
  * chunk_index} from 0, {@code timestamp_us} in epoch microseconds.
  */
 public final class TraceV2Recorder implements ObservationListener {

@@ -101,7 +101,7 @@ public final class OpenAiProtocol {
     try {
       root = JSON.readTree(body);
     } catch (JacksonException e) {
-      throw new IllegalArgumentException("request body, " + InputTrees.problem(e, "not valid JSON"));
+      throw new IllegalArgumentException("request body, " + notJson(e));
     } catch (java.io.IOException e) {
       throw new IllegalArgumentException("request body cannot be read: " + e.getMessage());
     }
@@ -670,6 +670,36 @@ public final class OpenAiProtocol {
       }
       return head + "\"text\":\"" + text + tail;
     }
+  }
+
+  /** Jackson's "Non-standard token 'NaN'" (NaN, Infinity, -Infinity, +Infinity). */
+  private static final java.util.regex.Pattern NON_NUMERIC = java.util.regex.Pattern.compile("^Non-standard token '([^']*)'");
+  /** Jackson's hints naming its own switches, which mean nothing to a client. */
+  private static final java.util.regex.Pattern PARSER_HINT = java.util.regex.Pattern.compile(
+      ":? ?enable `[A-Za-z_.]+` to allow| ?\\(not recognized as one since Feature '[A-Za-z_]+' not enabled for parser\\)");
+
+  /**
+   * Where and why a request body is not JSON, in one line of the JSON's terms: a NaN or an
+   * Infinity (which JSON has no number for) names its field; the parser's switches are left out.
+   */
+  static String notJson(JacksonException e) {
+    String message = e.getOriginalMessage() == null ? "" : e.getOriginalMessage();
+    java.util.regex.Matcher m = NON_NUMERIC.matcher(message);
+    if (m.find()) {
+      com.fasterxml.jackson.core.JsonLocation at = e.getLocation();
+      String field = null;
+      if (e.getProcessor() instanceof com.fasterxml.jackson.core.JsonParser p) {
+        for (com.fasterxml.jackson.core.JsonStreamContext c = p.getParsingContext(); c != null && field == null;
+            c = c.getParent()) {
+          field = c.getCurrentName();
+        }
+      }
+      return (at == null ? "" : "line " + at.getLineNr() + ", column " + at.getColumnNr() + ": ")
+          + "not valid JSON: " + (field == null ? "" : "'" + InputTrees.quote(field) + "' is ")
+          + InputTrees.quote(m.group(1)) + ", which is not a JSON number (JSON has no NaN or Infinity):"
+          + " give a finite number";
+    }
+    return PARSER_HINT.matcher(InputTrees.problem(e, "not valid JSON")).replaceAll("");
   }
 
   private static String quoted(String s) {

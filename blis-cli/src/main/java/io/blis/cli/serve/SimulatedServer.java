@@ -418,6 +418,8 @@ public final class SimulatedServer implements AutoCloseable {
     private boolean headRead;
     /** Answered with an error and closing: what still arrives is dropped. */
     private boolean rejected;
+    /** Whether any byte arrived on the connection yet (its first bytes are checked for TLS). */
+    private boolean anyByte;
     private io.netty.util.concurrent.Future<?> timer;
     private ChannelHandlerContext guard;
 
@@ -495,6 +497,16 @@ public final class SimulatedServer implements AutoCloseable {
           io.netty.util.ReferenceCountUtil.release(msg);
           return;
         }
+        if (!anyByte && msg instanceof io.netty.buffer.ByteBuf b && b.isReadable()) {
+          anyByte = true;
+          if (tlsHandshake(b)) {
+            // a TLS client (https:// to this port) waits for the server's hello and sends no line
+            // end: answered at once rather than after the request-read timeout
+            io.netty.util.ReferenceCountUtil.release(msg);
+            reject(400, "this server speaks plain HTTP, not TLS: use http://, not https://");
+            return;
+          }
+        }
         if (!reading) {
           reading = true;
           arm();
@@ -531,7 +543,10 @@ public final class SimulatedServer implements AutoCloseable {
         }
         if (msg instanceof io.netty.handler.codec.http.HttpObject o && o.decoderResult().isFailure()) {
           io.netty.util.ReferenceCountUtil.release(msg);
-          decoderFailure(o instanceof io.netty.handler.codec.http.HttpRequest, o.decoderResult().cause());
+          // the decoder's stand-in for a request whose request line it could not read
+          boolean requestLine = o instanceof io.netty.handler.codec.http.FullHttpRequest r
+              && "/bad-request".equals(r.uri());
+          decoderFailure(o instanceof io.netty.handler.codec.http.HttpRequest, requestLine, o.decoderResult().cause());
           return;
         }
         if (msg instanceof io.netty.handler.codec.http.HttpRequest req) {
@@ -557,13 +572,17 @@ public final class SimulatedServer implements AutoCloseable {
         ctx.fireChannelRead(msg);
       }
 
-      private void decoderFailure(boolean head, Throwable cause) {
+      private void decoderFailure(boolean head, boolean requestLine, Throwable cause) {
         ServeConfig.Limits limits = config.limits();
         if (head && cause instanceof io.netty.handler.codec.http.TooLongHttpLineException) {
           reject(414, "the request line is longer than " + limits.maxRequestLineBytes()
               + " bytes (--max-request-line-bytes)");
         } else if (cause instanceof io.netty.handler.codec.http.TooLongHttpHeaderException) {
           reject(431, "the request headers are larger than " + limits.maxHeaderBytes() + " bytes (--max-header-bytes)");
+        } else if (requestLine) {
+          // the decoder's reason ("text is empty (possibly HTTP/0.9)") is its own, not the client's
+          reject(400, "malformed HTTP request: malformed request line; expected METHOD PATH HTTP/1.x, such as"
+              + " GET /health HTTP/1.1");
         } else {
           String why = cause == null || cause.getMessage() == null ? String.valueOf(cause) : cause.getMessage();
           reject(400, "malformed HTTP request: " + oneLine(why));
@@ -646,6 +665,15 @@ public final class SimulatedServer implements AutoCloseable {
 
   private static String seconds(Duration d) {
     return java.math.BigDecimal.valueOf(d.toNanos(), 9).stripTrailingZeros().toPlainString();
+  }
+
+  /**
+   * Whether {@code b} starts as a TLS record of the handshake: content type 22 (0x16), then a
+   * protocol version whose major byte is 3 (SSL 3.0 to TLS 1.3), which no HTTP request line does.
+   */
+  static boolean tlsHandshake(io.netty.buffer.ByteBuf b) {
+    int at = b.readerIndex();
+    return b.getUnsignedByte(at) == 0x16 && (b.readableBytes() < 2 || b.getUnsignedByte(at + 1) == 0x03);
   }
 
   /** {@code s} with control characters as spaces, at most 200 characters. */

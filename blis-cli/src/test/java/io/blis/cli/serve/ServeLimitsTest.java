@@ -188,7 +188,6 @@ class ServeLimitsTest {
   @ValueSource(strings = {
       "\u0000\u0001\u0002\u00ff\u00fe garbage \u0007\r\n\r\n",
       "hello\r\n\r\n",
-      "\u0016\u0003\u0001\u0002\u0000\u0001\u0000\u00fc\u0003\u0003\u00aa\u00bb\r\n\r\n", // a TLS ClientHello's start
       "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n", // HTTP/2's preface
       "GET / HTTP/1.1 extra\r\nHost: x\r\n\r\n",
       "GET /health\r\nHost: x\r\n\r\n",
