@@ -163,7 +163,7 @@ public final class BlisCli implements Runnable {
 
   public static void main(String[] args) {
     if (args.length == 0 || !GRACEFUL.contains(args[0])) {
-      // a stopped command abandons its outputs: leave no FILE.tmp behind
+      // a stopped command abandons its outputs: leave no temporary file behind
       io.blis.engine.result.OutputFiles.discardUnfinishedOnExit();
     }
     PrintWriter out = new PrintWriter(System.out, true);

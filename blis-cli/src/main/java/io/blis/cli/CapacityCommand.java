@@ -138,9 +138,18 @@ final class CapacityCommand implements Callable<Integer>, RefusedOptions {
       Cli.requireWritable("--out", out);
     }
     long seed = workload.effectiveSeed(cl);
+    if (targetRate != null) {
+      // the search may try up to that many: refused now, not after the points before it ran
+      deployment.requireInstancesFit(seed, maxInstances, "--max-instances " + maxInstances);
+    }
+    RateWorkload rates = rateWorkload(cl);
+    String size = WorkSize.capacityPoints(minRequests); // once every input is checked
+    if (size != null) {
+      Cli.printNotes(cl, List.of(size));
+    }
     CapacityReport report;
     try (TerminalProgress progress = TerminalProgress.of("blis capacity", cl.getErr())) {
-      report = search(seed, slos, settings, withProgress(rateWorkload(cl), progress));
+      report = search(seed, slos, settings, withProgress(rates, progress));
     } // the progress line is cleared before the answer
     cl.getOut().print(report.table());
     if (out != null) {

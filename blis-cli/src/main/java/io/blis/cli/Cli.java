@@ -149,12 +149,23 @@ final class Cli {
     }
   }
 
-  /** Copies the text of {@code file} (UTF-8) to {@code out}, a buffer at a time. */
-  static void copyTo(String flag, Path file, java.io.Writer out) {
-    try (java.io.Reader r = java.nio.file.Files.newBufferedReader(file, java.nio.charset.StandardCharsets.UTF_8)) {
-      r.transferTo(out);
+  /**
+   * As {@link #writeStreamed(String, Path, OutputFiles.Text)}, then copies what this write wrote
+   * (UTF-8) to {@code out}, a buffer at a time, once the file is in place: read from the file this
+   * writer wrote, even when another writer of the same path has renamed its own over it since. A
+   * file written in place ({@link OutputFiles#inPlace}: a device, a FIFO) cannot be read back and is
+   * not copied; nor is anything when {@code out} is null.
+   */
+  static void writeStreamed(String flag, Path file, OutputFiles.Text text, java.io.Writer out) {
+    boolean[] reading = {false};
+    try {
+      OutputFiles.write(file, text, out == null ? null : in -> {
+        reading[0] = true;
+        new java.io.InputStreamReader(in, java.nio.charset.StandardCharsets.UTF_8).transferTo(out);
+      });
     } catch (IOException e) {
-      throw new UncheckedIOException(flag + ": cannot read back " + file + ": " + e.getMessage(), e);
+      throw new UncheckedIOException(flag + ": cannot " + (reading[0] ? "read back " : "write ") + file + ": "
+          + io.blis.workload.TextFiles.reason(e), e);
     }
   }
 

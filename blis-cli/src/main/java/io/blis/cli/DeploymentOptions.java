@@ -222,11 +222,9 @@ final class DeploymentOptions {
   @Option(names = "--max-backlog", paramLabel = "N",
       description = "Stop with an error when more than N requests are in the simulation at once (arrived, not yet"
           + " finished), as when requests arrive faster than the deployment serves them; each holds its prompt,"
-          + " about 4 bytes a token (default: ${DEFAULT-VALUE}).")
-  long maxBacklog = DEFAULT_MAX_BACKLOG;
-
-  /** Default of --max-backlog: 1,000,000 requests (about 2.5 GB of heap at 512-token prompts). */
-  static final long DEFAULT_MAX_BACKLOG = 1_000_000;
+          + " about 4 bytes a token (default: as many as fit in 75%% of the Java heap beside the instances, 2,500"
+          + " bytes each, from 1,000 to 1,000,000: 644,000 with -Xmx2g, 1,000,000 from 4 GiB).")
+  Long maxBacklog;
 
   @Option(names = "--otel-out", paramLabel = "FILE",
       description = "Write the run as vLLM's OpenTelemetry journey and step traces (OTLP JSON lines; gzip when FILE ends in .gz).")
@@ -333,7 +331,7 @@ final class DeploymentOptions {
     require(cl, horizonS == null || (horizonS >= 0 && horizonS <= MAX_HORIZON_S),
         "--horizon-s must be between 0 and " + MAX_HORIZON_S + " (365 days, the simulated-time limit), got "
             + horizonS);
-    require(cl, maxBacklog >= 1, "--max-backlog must be at least 1 request, got " + maxBacklog);
+    require(cl, maxBacklog == null || maxBacklog >= 1, "--max-backlog must be at least 1 request, got " + maxBacklog);
     if (resultsPath != null) {
       Cli.requireWritable("--results-path", resultsPath);
     }
@@ -464,6 +462,57 @@ final class DeploymentOptions {
     return new PostHocSaturation(postHocDetector, saturationThresholdMs == null ? 5000 : saturationThresholdMs, next);
   }
 
+  /**
+   * --max-backlog as given, else derived from this JVM's heap and the instances {@code b} builds
+   * ({@link HeapBudget#defaultMaxBacklog}).
+   */
+  private long maxBacklog(Simulation.Builder b) {
+    return maxBacklog != null ? maxBacklog
+        : HeapBudget.defaultMaxBacklog(Runtime.getRuntime().maxMemory(), b.instanceFootprint().bytes());
+  }
+
+  /**
+   * Refuses, naming {@code what}, a deployment of {@code instances} instances (of the single pool;
+   * null for the flags' deployment) whose instances alone would not fit in this JVM's heap ({@link
+   * HeapBudget#requireInstancesFit}): checked before any is built. For capacity's --max-instances.
+   */
+  void requireInstancesFit(long seed, Integer instances, String what) {
+    HeapBudget.requireInstancesFit(what, builder(seed, coefficients, instances, false).instanceFootprint());
+  }
+
+  /** As {@link #requireInstancesFit(long, Integer, String)} for the flags' deployment, naming its flags. */
+  void requireInstancesFit(long seed) {
+    requireInstancesFit(seed, null, instanceFlags());
+  }
+
+  /** Whether --trace-level decisions records every admission and routing decision. */
+  boolean decisionTrace() {
+    return cluster.traceLevel.equals("decisions");
+  }
+
+  /** The instances of the deployment's pools as the flags and the policy bundle give them. */
+  long instances(long seed) {
+    return clusterBuilder(seed, coefficients).deployments().stream().mapToLong(Cluster.PoolDeployment::instances).sum();
+  }
+
+  /** The flags that set how many instances the deployment has and how large, for messages. */
+  private String instanceFlags() {
+    java.util.List<String> flags = new java.util.ArrayList<>();
+    if (given("--num-instances")) {
+      flags.add("--num-instances " + numInstances);
+    }
+    if (given("--total-kv-blocks")) {
+      flags.add("--total-kv-blocks " + server.totalKvBlocks);
+    }
+    if (given("--max-replicas")) {
+      flags.add("--max-replicas " + autoscale.maxReplicas);
+    }
+    if (cluster.policyConfig != null) {
+      flags.add("--policy-config " + cluster.policyConfig);
+    }
+    return flags.isEmpty() ? "the deployment" : String.join(" with ", flags);
+  }
+
   /** The LoRA settings in effect: the flags', else the policy bundle's {@code lora:} section; null for none. */
   io.blis.engine.lora.LoraSpec loraSpec() {
     return lora.spec() != null ? lora.spec() : cluster.bundle().lora();
@@ -476,7 +525,7 @@ final class DeploymentOptions {
 
   private SimulationResult simulate(RequestSource source, long seed, String coefficients, boolean traced) {
     Simulation.Builder b = builder(seed, coefficients);
-    b.source(source).recordRequests(perRequest || keepRecords).streamingMetrics(streamingMetrics).maxBacklog(maxBacklog)
+    b.source(source).recordRequests(perRequest || keepRecords).streamingMetrics(streamingMetrics).maxBacklog(maxBacklog(b))
         .breakdownInterTokenSamples(outputFormat.equals("go-blis"));
     saturation = null;
     if (otelOut == null || !traced) {
@@ -488,7 +537,7 @@ final class DeploymentOptions {
       saturation = saturation(post, traced);
       return r;
     }
-    // written to FILE.tmp and moved into place when the run is complete
+    // written to a temporary file beside FILE and moved into place when the run is complete
     Path tmp = io.blis.engine.result.OutputFiles.temporary(Cli.parentsCreated("--otel-out", otelOut));
     SimulationResult result;
     try (OtlpTraceWriter w = new OtlpTraceWriter(tmp, otelOut.getFileName().toString().endsWith(".gz"),
@@ -550,6 +599,14 @@ final class DeploymentOptions {
    * a capacity search varies.
    */
   Simulation.Builder builder(long seed, String coefficients, Integer instances) {
+    return builder(seed, coefficients, instances, instances == null);
+  }
+
+  /**
+   * As {@link #builder(long, String, Integer)}; with {@code checkHeap}, refuses instances that would
+   * not fit in the heap, naming the flags that set them ({@link HeapBudget#requireInstancesFit}).
+   */
+  private Simulation.Builder builder(long seed, String coefficients, Integer instances, boolean checkHeap) {
     PolicyBundle bundle = cluster.bundle();
     Cluster.Builder cb = clusterBuilder(seed, coefficients == null ? this.coefficients : coefficients);
     if (instances != null) {
@@ -563,6 +620,9 @@ final class DeploymentOptions {
         throw e;
       }
       throw new IllegalArgumentException("--policy-config " + cluster.policyConfig + ": " + e.getMessage(), e);
+    }
+    if (checkHeap) {
+      HeapBudget.requireInstancesFit(instanceFlags(), b.instanceFootprint());
     }
     cluster.applyAnalysis(b);
     if (horizonUs != null && horizonUs != Long.MAX_VALUE) {
@@ -670,11 +730,12 @@ final class DeploymentOptions {
       // streamed: a result with a million per-request records or routing decisions is never one
       // string; with --results-path the file is written (atomically) first, then copied to stdout
       if (resultsPath != null && !io.blis.engine.result.OutputFiles.isStdout(resultsPath)) {
-        Cli.writeStreamed("--results-path", resultsPath, w -> result.writeJson(w, tail.toString()));
-        if (io.blis.engine.result.OutputFiles.inPlace(resultsPath)) {
+        boolean inPlace = io.blis.engine.result.OutputFiles.inPlace(resultsPath);
+        // read back from what this run wrote, not from the path, which another run may have replaced since
+        Cli.writeStreamed("--results-path", resultsPath, w -> result.writeJson(w, tail.toString()),
+            inPlace ? null : cl.getOut());
+        if (inPlace) {
           result.writeJson(cl.getOut(), tail.toString()); // a device or FIFO cannot be read back
-        } else {
-          Cli.copyTo("--results-path", resultsPath, cl.getOut());
         }
       } else {
         result.writeJson(cl.getOut(), tail.toString()); // "-": standard output, once

@@ -65,17 +65,18 @@ final class RunCommand implements Callable<Integer> {
     RequestSource source = export == null ? traced(workloadSource()) : export.watching(traced(workloadSource()));
     SimulationResult result;
     try (source) {
+      noteWorkSize();
       result = deployment.simulate(source, effectiveSeed());
       // requests the deployment's settings refused: a warning line, or no result when all were
       RefusedRequests.check(spec.commandLine(), result, deployment.loraSpec() != null);
     } catch (RuntimeException e) {
-      if (traceOut != null) {
-        OutputFiles.discard(OutputFiles.temporary(traceOut));
+      if (traceTmp != null) {
+        OutputFiles.discard(traceTmp);
       }
       throw e;
     }
-    if (traceOut != null) {
-      Cli.commit("--trace-out", OutputFiles.temporary(traceOut), traceOut);
+    if (traceTmp != null) {
+      Cli.commit("--trace-out", traceTmp, traceOut);
     }
     if (export != null) {
       export.write(result, effectiveSeed(), deployment.offloadHeaderYaml(effectiveSeed()));
@@ -104,6 +105,21 @@ final class RunCommand implements Callable<Integer> {
   void check() {
     validate();
     deployment.builder(effectiveSeed(), null, null); // the policies and the scaler with their parameters
+  }
+
+  /**
+   * Notes the size of a decision trace of many requests ({@link WorkSize#decisionTrace}) before the
+   * simulation starts, once every input is checked (a refusal stays the only line).
+   */
+  private void noteWorkSize() {
+    if (!deployment.decisionTrace() || workload.flagRequests() < 1) {
+      return;
+    }
+    String note = WorkSize.decisionTrace(workload.flagRequests(), deployment.instances(effectiveSeed()));
+    if (note != null) {
+      deployment.requireInstancesFit(effectiveSeed()); // what the simulation would refuse, refused before the note
+      Cli.printNotes(spec.commandLine(), List.of(note));
+    }
   }
 
   /** Whether the flags scale the pool (after {@link #check}). */
@@ -149,9 +165,13 @@ final class RunCommand implements Callable<Integer> {
     return workload.source(spec.commandLine());
   }
 
+  /** Where --trace-out streams before it is moved into place (each run its own); null before. */
+  private Path traceTmp;
+
   /**
-   * With --trace-out, wraps {@code source} so every request it hands out is written, to FILE.tmp
-   * (gzip when FILE ends in .gz), moved to FILE when the run is complete.
+   * With --trace-out, wraps {@code source} so every request it hands out is written, to a
+   * temporary file beside FILE ({@link #traceTmp}; gzip when FILE ends in .gz), moved to FILE when
+   * the run is complete.
    */
   private RequestSource traced(RequestSource source) {
     if (traceOut == null) {
@@ -160,6 +180,7 @@ final class RunCommand implements Callable<Integer> {
     TraceHeader header = TraceHeader.of(effectiveSeed(), traceTokenIds,
         "blis run: " + workload.description(spec.commandLine()));
     Path tmp = OutputFiles.temporary(Cli.parentsCreated("--trace-out", traceOut));
+    traceTmp = tmp;
     try {
       return new TracingSource(source,
           TraceWriter.create(OutputFiles.open(tmp), header, traceOut.getFileName().toString().endsWith(".gz"),

@@ -355,7 +355,7 @@ final class SaturationTrace {
     return n;
   }
 
-  /** Writes the report to {@code file} ({@code FILE.tmp} first, moved into place when complete). */
+  /** Writes the report to {@code file} (a temporary file beside it first, moved into place when complete). */
   void writeReport(Events events, Map<String, String> finals, Path file) {
     Cli.writeStreamed("--saturation-report", file, w -> {
       write(events, finals, w);

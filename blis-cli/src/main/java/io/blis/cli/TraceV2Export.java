@@ -83,7 +83,7 @@ final class TraceV2Export {
           m.timeoutUs() > 0 ? r.arrivalUs() + m.timeoutUs() : 0, 0, r.arrivalUs(), r.arrivalUs(), first, last,
           r.outcome() == RequestOutcome.COMPLETED ? r.outputTokens() : 0, status, "", "", m.adapter()));
     }
-    // each written to FILE.tmp and moved into place when complete, as every output file
+    // each written to a temporary file beside it and moved into place when complete, as every output file
     Path dataTmp = io.blis.engine.result.OutputFiles.temporary(data());
     Path headerTmp = io.blis.engine.result.OutputFiles.temporary(header());
     TraceV2Writer.writeData(dataTmp, rows);

@@ -385,6 +385,15 @@ final class WorkloadOptions {
     return seed;
   }
 
+  /**
+   * The number of requests the workload sends when the flags say it (--num-requests of the
+   * synthetic workloads and the presets); -1 when a file says it (a workload spec, a trace, an
+   * inference-perf profile). After {@link #validate}.
+   */
+  long flagRequests() {
+    return workloadSpec == null && tracesFile == null && inferencePerf == null ? numRequests : -1;
+  }
+
   /** A fresh source of the selected workload. */
   RequestSource source(CommandLine cl) {
     if (workloadSpec != null) {

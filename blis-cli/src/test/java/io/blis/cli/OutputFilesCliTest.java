@@ -11,8 +11,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Outputs cannot be half-written: results, traces, coefficient files and reports go to {@code
- * FILE.tmp} and are moved into place when complete, so a run that fails leaves the old file (and
+ * Outputs cannot be half-written: results, traces, coefficient files and reports go to a temporary
+ * file beside {@code FILE} ({@code .FILE.PID-N-HOST.blis-tmp}) and are moved into place when complete, so a run that fails leaves the old file (and
  * no temporary), and one that succeeds leaves the whole new file.
  */
 class OutputFilesCliTest {
@@ -31,7 +31,7 @@ class OutputFilesCliTest {
 
   private static void assertNoTemporaries(Path dir) throws Exception {
     try (var s = Files.list(dir)) {
-      assertThat(s.map(p -> p.getFileName().toString())).noneMatch(n -> n.endsWith(".tmp"));
+      assertThat(s.map(p -> p.getFileName().toString())).noneMatch(n -> n.endsWith(".tmp") || n.endsWith(".blis-tmp"));
     }
   }
 

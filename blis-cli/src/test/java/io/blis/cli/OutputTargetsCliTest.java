@@ -156,13 +156,14 @@ class OutputTargetsCliTest {
 
   @Test
   void discardNeverDeletesWhatIsNotItsOwnTemporary(@TempDir Path dir) throws Exception {
-    Path fifo = dir.resolve("x.tmp");
+    // named as temporaries are (.NAME.PID-N-HOST.blis-tmp), yet not regular files
+    Path fifo = dir.resolve(OutputFiles.temporaryName("x", ProcessHandle.current().pid(), 1));
     assumeThat(make("mkfifo", fifo.toString())).isTrue();
     OutputFiles.discard(fifo);
     assertThat(isSpecial(fifo)).isTrue();
     Path real = dir.resolve("kept.json");
     Files.writeString(real, "x");
-    Path link = dir.resolve("link.tmp");
+    Path link = dir.resolve(OutputFiles.temporaryName("link", ProcessHandle.current().pid(), 2));
     Files.createSymbolicLink(link, real);
     OutputFiles.discard(link);
     assertThat(Files.isSymbolicLink(link)).isTrue();
@@ -170,25 +171,30 @@ class OutputTargetsCliTest {
   }
 
   /**
-   * A run stopped by SIGTERM (or Ctrl-C) while its trace streams into {@code FILE.tmp} leaves no
-   * temporary file: the unfinished ones are discarded as the JVM exits. (They stayed before.)
+   * A run stopped by SIGTERM (or Ctrl-C) while its trace streams into its temporary file ({@code
+   * .t.csv.PID-N-HOST.blis-tmp}) leaves no temporary file: the unfinished ones are discarded as the
+   * JVM exits. (They stayed before.)
    */
   @Test
   @org.junit.jupiter.api.Timeout(120)
   void aRunStoppedBySigtermLeavesNoTemporaryFile(@TempDir Path dir) throws Exception {
     Path trace = dir.resolve("t.csv");
-    Path tmp = dir.resolve("t.csv.tmp");
     String javaBin = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     Process p = new ProcessBuilder(javaBin, "-cp", System.getProperty("java.class.path"), BlisCli.class.getName(),
         "run", "--num-requests", "5000000", "--rate", "100", "--num-instances", "8", "--trace-out", trace.toString(),
         "--results-path", dir.resolve("r.json").toString())
         .redirectErrorStream(true).redirectOutput(dir.resolve("log.txt").toFile()).start();
     try {
-      for (int i = 0; i < 1200 && p.isAlive() && !(Files.exists(tmp) && Files.size(tmp) > 0); i++) {
+      Path tmp = null;
+      for (int i = 0; i < 1200 && p.isAlive() && tmp == null; i++) {
         Thread.sleep(50);
+        try (var files = Files.list(dir)) {
+          tmp = files.filter(f -> f.getFileName().toString().matches("\\.t\\.csv\\." + p.pid() + "-\\d+-[0-9a-f]+\\.blis-tmp"))
+              .filter(f -> f.toFile().length() > 0).findFirst().orElse(null);
+        }
       }
       assertThat(p.isAlive()).as(Files.readString(dir.resolve("log.txt"))).isTrue();
-      assertThat(tmp).as("the trace streams into its temporary").exists();
+      assertThat(tmp).as("the trace streams into its temporary").isNotNull();
       p.destroy(); // SIGTERM
       assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
       assertThat(p.exitValue()).isEqualTo(143);

@@ -571,6 +571,19 @@ public final class Simulation {
     }
 
     /**
+     * The heap the instances this builder describes will take before any request ({@link
+     * InstanceFootprint}), computed without building them: pools grown to their autoscalers' most
+     * replicas count at that size.
+     */
+    public InstanceFootprint instanceFootprint() {
+      if (!pools.isEmpty()) {
+        return InstanceFootprint.of(pools);
+      }
+      return new InstanceFootprint(instances, instances * InstanceFootprint.of(totalKvBlocks, cpuKvBlocks), totalKvBlocks,
+          totalKvBlocks);
+    }
+
+    /**
      * Builds the simulation.
      *
      * @throws IllegalArgumentException if the latency model or the source is missing

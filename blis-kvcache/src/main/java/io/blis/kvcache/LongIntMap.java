@@ -18,15 +18,21 @@ final class LongIntMap {
   private int size;
 
   LongIntMap(int maxEntries) {
-    int cap = Integer.highestOneBit(Math.max(4, maxEntries) * 2 - 1) << 1;
-    if (cap < 0 || cap > (1 << 29)) {
-      cap = 1 << 29;
-    }
+    int cap = capacityFor(maxEntries);
     slots = new long[2 * cap];
     for (int i = 1; i < slots.length; i += 2) {
       slots[i] = MISSING;
     }
     mask = cap - 1;
+  }
+
+  /** The slots of a map for {@code maxEntries}: a power of two, at least twice as many, at most 2^29. */
+  static int capacityFor(int maxEntries) {
+    int cap = Integer.highestOneBit(Math.max(4, maxEntries) * 2 - 1) << 1;
+    if (cap < 0 || cap > (1 << 29)) {
+      cap = 1 << 29;
+    }
+    return cap;
   }
 
   int size() {

@@ -30,20 +30,11 @@ final class PointRun {
 
   /** The record of one configuration (without the fingerprint and key, which the caller adds). */
   static ObjectNode run(SweepGrid grid, SweepConfig c) {
-    ObjectNode out = NODES.objectNode();
-    CapacitySearch.DeploymentFactory factory = grid.deployment().factory(c);
-    String gpuName;
-    try {
-      factory.builder(0, null); // resolves the model, GPU, TP split, memory fit and policies
-      gpuName = GpuCatalog.resolve(grid.deployment().resolve(c.gpu())).name();
-    } catch (IllegalArgumentException e) {
-      out.put("status", "skipped");
-      out.put("reason", e.getMessage());
+    ObjectNode out = header(grid, c);
+    if (!out.path("status").asText().equals("ok")) {
       return out;
     }
-    out.put("status", "ok");
-    out.put("gpu_name", gpuName);
-    CapacitySearch search = new CapacitySearch(factory, grid.workload(), grid.slo(), grid.settings());
+    CapacitySearch search = new CapacitySearch(grid.deployment().factory(c), grid.workload(), grid.slo(), grid.settings());
     if (grid.question() == SweepGrid.Question.RATES) {
       ArrayNode rates = out.putArray("rates");
       for (double r : grid.rates()) {
@@ -70,6 +61,38 @@ final class PointRun {
       search(out, "saturation", search.saturationRate(null));
     }
     return out;
+  }
+
+  /**
+   * The start of a configuration's record, before anything is simulated: {@code status: skipped}
+   * with its {@code reason} when the configuration cannot be deployed (the model, GPU, TP split,
+   * memory fit and policies are resolved), else {@code status: ok} and its {@code gpu_name}.
+   */
+  static ObjectNode header(SweepGrid grid, SweepConfig c) {
+    ObjectNode out = NODES.objectNode();
+    CapacitySearch.DeploymentFactory factory = grid.deployment().factory(c);
+    String gpuName;
+    try {
+      factory.builder(0, null); // resolves the model, GPU, TP split, memory fit and policies
+      gpuName = GpuCatalog.resolve(grid.deployment().resolve(c.gpu())).name();
+    } catch (IllegalArgumentException e) {
+      out.put("status", "skipped");
+      out.put("reason", e.getMessage());
+      return out;
+    }
+    out.put("status", "ok");
+    out.put("gpu_name", gpuName);
+    return out;
+  }
+
+  /**
+   * The POINT of the {@code i}-th rate of question rates for a configuration that {@link #header}
+   * found deployable: the same, whether the rates run one after another ({@link #run}) or each on
+   * its own (a sweep that checkpoints each rate).
+   */
+  static ObjectNode ratePoint(SweepGrid grid, SweepConfig c, int i) {
+    CapacitySearch search = new CapacitySearch(grid.deployment().factory(c), grid.workload(), grid.slo(), grid.settings());
+    return point(search.evaluate(grid.rates().get(i), 0, null), grid.slo());
   }
 
   /** A search's answer under {@code key}: its rate, whether it is a lower bound, and its load points. */

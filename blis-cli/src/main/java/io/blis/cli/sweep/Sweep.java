@@ -58,6 +58,13 @@ import java.util.function.Consumer;
  * targets, rates, workload, shared deployment, search settings). A configuration with a line of
  * the same key and fingerprint is not run again. A last line without its newline (the sweep was
  * killed while writing it) is cut off; lines of another fingerprint are kept but not used.
+ *
+ * <p><b>Rates one by one.</b> With question rates and more than one rate, each rate of a
+ * configuration is its own unit of work: run on any thread and appended as a rate line ({@code
+ * rate_of} KEY, {@code rate_index}, {@code point}) as soon as it is done; when the last rate of a
+ * configuration is done, its record (the points in rate order, as one run of its rates gives) is
+ * appended too. So a configuration of many rates is checkpointed rate by rate, and a sweep killed
+ * in the middle of it reruns only the rates not recorded.
  */
 public final class Sweep {
 
@@ -151,7 +158,8 @@ public final class Sweep {
    * points.jsonl}), read exactly as {@link #run} reads its file, so that the same records give the
    * same bytes.
    *
-   * @param records one record per configuration of {@code grid}, in any order
+   * @param records one record per configuration of {@code grid}, in any order (rate lines of a {@code
+   *     points.jsonl}, each one rate of a configuration, are passed over)
    * @throws IllegalArgumentException for a line that is not a record, a record of another
    *     fingerprint or of no configuration of the grid, and a configuration recorded twice or not
    *     at all
@@ -165,6 +173,9 @@ public final class Sweep {
         rec = READER.readTree(records.get(i));
       } catch (JsonProcessingException e) {
         throw new IllegalArgumentException("record " + (i + 1) + ": not JSON (" + e.getOriginalMessage() + ")");
+      }
+      if (isRateLine(rec)) {
+        continue; // one rate of a configuration whose record has them all
       }
       if (rec == null || !rec.isObject() || !rec.path("key").isTextual() || !rec.path("fingerprint").isTextual()
           || !rec.path("status").isTextual()) {
@@ -229,7 +240,8 @@ public final class Sweep {
     Path points = dir.resolve(POINTS);
     String fingerprint = grid.fingerprint();
     try (DirectoryLock lock = DirectoryLock.acquire(dir)) {
-      Map<String, JsonNode> recorded = read(points, fingerprint, true);
+      Map<String, Map<Integer, JsonNode>> rateLines = new java.util.HashMap<>();
+      Map<String, JsonNode> recorded = read(points, fingerprint, true, rateLines);
       List<SweepConfig> pending = new ArrayList<>();
       for (SweepConfig c : grid.configs()) {
         if (!recorded.containsKey(c.key())) {
@@ -237,12 +249,17 @@ public final class Sweep {
         }
       }
       int reused = grid.configs().size() - pending.size();
-      if (reused > 0) {
-        progress.accept(String.format(Locale.ROOT, "%d of %d configurations already in %s; running %d", reused,
-            grid.configs().size(), points, pending.size()));
+      int reusedRates = 0;
+      for (SweepConfig c : pending) {
+        reusedRates += rateLines.getOrDefault(c.key(), Map.of()).size();
       }
-      runAll(pending, points);
-      Map<String, JsonNode> all = read(points, fingerprint, false);
+      if (reused > 0 || reusedRates > 0) {
+        progress.accept(String.format(Locale.ROOT, "%d of %d configurations already in %s%s; running %d", reused,
+            grid.configs().size(), points, reusedRates == 0 ? ""
+                : String.format(Locale.ROOT, ", and %d rates of the others", reusedRates), pending.size()));
+      }
+      runAll(pending, rateLines, points);
+      Map<String, JsonNode> all = read(points, fingerprint, false, new java.util.HashMap<>());
       List<JsonNode> ordered = new ArrayList<>();
       for (SweepConfig c : grid.configs()) {
         JsonNode r = all.get(c.key());
@@ -321,43 +338,160 @@ public final class Sweep {
     }
   }
 
-  private void runAll(List<SweepConfig> pending, Path points) throws IOException {
+  /** Whether each rate of a configuration is a unit of work of its own (question rates, several rates). */
+  private boolean rateByRate() {
+    return grid.question() == SweepGrid.Question.RATES && grid.rates().size() > 1;
+  }
+
+  /**
+   * Runs the pending configurations, appending each to {@code points} as it finishes; with {@link
+   * #rateByRate}, each rate not among {@code rateLines} (by configuration key, by rate index) too.
+   */
+  private void runAll(List<SweepConfig> pending, Map<String, Map<Integer, JsonNode>> rateLines, Path points)
+      throws IOException {
     if (pending.isEmpty()) {
       return;
     }
-    AtomicInteger done = new AtomicInteger();
     // progress names each configuration as the report does: #its index in the grid
     Map<String, Integer> gridIndex = new java.util.HashMap<>();
     for (int i = 0; i < grid.configs().size(); i++) {
       gridIndex.putIfAbsent(grid.configs().get(i).key(), i);
     }
+    try (OutputStream out = Files.newOutputStream(points, StandardOpenOption.CREATE, StandardOpenOption.APPEND)) {
+      List<Unit> units = new ArrayList<>();
+      for (SweepConfig c : pending) {
+        if (!rateByRate()) {
+          units.add(new Unit(c, null, -1));
+          continue;
+        }
+        ObjectNode rec = JsonNodeFactory.withExactBigDecimals(true).objectNode();
+        rec.put("fingerprint", grid.fingerprint());
+        rec.put("key", c.key());
+        rec.setAll(PointRun.header(grid, c));
+        if (!rec.path("status").asText().equals("ok")) {
+          units.add(new Unit(c, null, -1)); // skipped: answered at once, as a whole
+          continue;
+        }
+        ConfigInProgress job = new ConfigInProgress(rec, grid.rates().size(), rateLines.getOrDefault(c.key(), Map.of()));
+        if (job.left.get() == 0) { // every rate recorded, not the configuration: killed in between
+          append(out, points, job.record());
+          continue;
+        }
+        for (int i = 0; i < grid.rates().size(); i++) {
+          if (job.points[i] == null) {
+            units.add(new Unit(c, job, i));
+          }
+        }
+      }
+      AtomicInteger done = new AtomicInteger();
+      List<Runnable> work = new ArrayList<>();
+      for (Unit u : units) {
+        work.add(() -> {
+          String what = run(u, out, points);
+          progress.accept(String.format(Locale.ROOT, "[%d/%d] #%d %s", done.incrementAndGet(), units.size(),
+              gridIndex.get(u.config().key()), what));
+        });
+      }
+      runUnits(work, units.stream().map(u -> u.config().key()).toList(), points);
+    }
+  }
+
+  /** Appends one record as a line of {@code points}, flushed; lines of several threads never mix. */
+  private static void append(OutputStream out, Path points, ObjectNode rec) {
+    byte[] line = (line(rec) + "\n").getBytes(StandardCharsets.UTF_8);
+    synchronized (out) {
+      try {
+        out.write(line);
+        out.flush();
+      } catch (IOException e) {
+        throw new UncheckedIOException(points + ": cannot append: " + e.getMessage(), e);
+      }
+    }
+  }
+
+  /** A configuration of question rates whose rates run one by one: its points so far, in rate order. */
+  private static final class ConfigInProgress {
+    final ObjectNode header;
+    final JsonNode[] points;
+    final AtomicInteger left;
+    final java.util.concurrent.atomic.DoubleAdder elapsed = new java.util.concurrent.atomic.DoubleAdder();
+
+    ConfigInProgress(ObjectNode header, int rates, Map<Integer, JsonNode> recorded) {
+      this.header = header;
+      this.points = new JsonNode[rates];
+      int have = 0;
+      for (Map.Entry<Integer, JsonNode> e : recorded.entrySet()) {
+        if (e.getKey() >= 0 && e.getKey() < rates) {
+          points[e.getKey()] = e.getValue();
+          have++;
+        }
+      }
+      this.left = new AtomicInteger(rates - have);
+    }
+
+    /** The configuration's record, as {@link #evaluate} gives it, once every rate is done. */
+    synchronized ObjectNode record() {
+      ObjectNode rec = header.deepCopy();
+      com.fasterxml.jackson.databind.node.ArrayNode rates = rec.putArray("rates");
+      for (JsonNode p : points) {
+        rates.add(p);
+      }
+      rec.put("elapsed_s", PointRun.round(elapsed.sum())); // of this run's rates; not used by the tables
+      return rec;
+    }
+
+    synchronized void set(int rate, JsonNode point) {
+      points[rate] = point;
+    }
+  }
+
+  /**
+   * A unit of work: a whole configuration ({@code job} null), or the {@code rate}-th rate of a
+   * configuration whose rates run one by one.
+   */
+  private record Unit(SweepConfig config, ConfigInProgress job, int rate) {}
+
+  /** Runs {@code u}, appends what it found, and returns it as its progress line tells it (after "#INDEX "). */
+  private String run(Unit u, OutputStream out, Path points) {
+    SweepConfig c = u.config();
+    long t0 = System.nanoTime();
+    if (u.job() == null) {
+      ObjectNode rec = evaluate(grid, c);
+      double s = (System.nanoTime() - t0) / 1e9;
+      rec.put("elapsed_s", PointRun.round(s)); // not used by the tables
+      append(out, points, rec);
+      return String.format(Locale.ROOT, "%s: %s (%.1f s)", c.key(), describe(rec), s);
+    }
+    ObjectNode point = PointRun.ratePoint(grid, c, u.rate());
+    double s = (System.nanoTime() - t0) / 1e9;
+    ObjectNode line = JsonNodeFactory.withExactBigDecimals(true).objectNode();
+    line.put("fingerprint", grid.fingerprint());
+    line.put("rate_of", c.key());
+    line.put("rate_index", u.rate());
+    line.set("point", point);
+    line.put("elapsed_s", PointRun.round(s)); // not used by the tables
+    append(out, points, line);
+    u.job().elapsed.add(s);
+    u.job().set(u.rate(), point);
+    if (u.job().left.decrementAndGet() == 0) {
+      append(out, points, u.job().record()); // the last of its rates: the configuration's record
+    }
+    return String.format(Locale.ROOT, "%s @ %s req/s: %s (%.1f s)", c.key(), point.path("rate_rps").asText(),
+        describeRate(point), s);
+  }
+
+  /** Runs the units on the pool of threads; the first failure stops the others and is thrown. */
+  private void runUnits(List<Runnable> units, List<String> unitKeys, Path points) {
     AtomicInteger threadNo = new AtomicInteger();
-    ExecutorService pool = Executors.newFixedThreadPool(Math.min(threads, pending.size()), r -> {
+    ExecutorService pool = Executors.newFixedThreadPool(Math.max(1, Math.min(threads, units.size())), r -> {
       Thread t = new Thread(r, "blis-sweep-" + threadNo.incrementAndGet());
       t.setDaemon(true);
       return t;
     });
-    try (OutputStream out = Files.newOutputStream(points, StandardOpenOption.CREATE, StandardOpenOption.APPEND)) {
+    try {
       List<Future<?>> futures = new ArrayList<>();
-      for (SweepConfig c : pending) {
-        futures.add(pool.submit(() -> {
-          long t0 = System.nanoTime();
-          ObjectNode rec = evaluate(grid, c);
-          double s = (System.nanoTime() - t0) / 1e9;
-          rec.put("elapsed_s", PointRun.round(s)); // not used by the tables
-          byte[] line = (line(rec) + "\n").getBytes(StandardCharsets.UTF_8);
-          synchronized (out) {
-            try {
-              out.write(line);
-              out.flush();
-            } catch (IOException e) {
-              throw new UncheckedIOException(points + ": cannot append: " + e.getMessage(), e);
-            }
-          }
-          progress.accept(String.format(Locale.ROOT, "[%d/%d] #%d %s: %s (%.1f s)", done.incrementAndGet(),
-              pending.size(), gridIndex.get(c.key()), c.key(), describe(rec), s));
-          return null;
-        }));
+      for (Runnable u : units) {
+        futures.add(pool.submit(u));
       }
       for (int i = 0; i < futures.size(); i++) {
         try {
@@ -368,9 +502,9 @@ public final class Sweep {
           awaitQuietly(pool);
           Throwable cause = e.getCause();
           if (cause instanceof IllegalArgumentException || cause instanceof UncheckedIOException) {
-            throw new IllegalArgumentException(pending.get(i).key() + ": " + cause.getMessage(), cause);
+            throw new IllegalArgumentException(unitKeys.get(i) + ": " + cause.getMessage(), cause);
           }
-          throw new IllegalStateException(pending.get(i).key() + ": " + cause, cause);
+          throw new IllegalStateException(unitKeys.get(i) + ": " + cause, cause);
         } catch (InterruptedException e) {
           Thread.currentThread().interrupt();
           futures.forEach(f -> f.cancel(false));
@@ -388,6 +522,12 @@ public final class Sweep {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+  }
+
+  /** One rate's point as a progress line tells it. */
+  private static String describeRate(JsonNode p) {
+    return (p.path("steady").asBoolean() ? "steady" : "not steady")
+        + (p.path("meets_slo").isBoolean() ? (p.path("meets_slo").asBoolean() ? ", meets SLO" : ", misses SLO") : "");
   }
 
   private static String describe(JsonNode rec) {
@@ -422,8 +562,11 @@ public final class Sweep {
    *
    * @param repair cut off a last line without its newline (a killed write) and report lines of
    *     other fingerprints
+   * @param rateLines receives the rate lines with the fingerprint ({@link #rateByRate}): their
+   *     points by configuration key and rate index (the first of an index wins)
    */
-  private Map<String, JsonNode> read(Path points, String fingerprint, boolean repair) throws IOException {
+  private Map<String, JsonNode> read(Path points, String fingerprint, boolean repair,
+      Map<String, Map<Integer, JsonNode>> rateLines) throws IOException {
     Map<String, JsonNode> out = new LinkedHashMap<>();
     if (!Files.exists(points)) {
       return out;
@@ -458,6 +601,15 @@ public final class Sweep {
         throw new IllegalArgumentException(points + ":" + lineNo + ": not a sweep record (" + e.getOriginalMessage()
             + "); remove the line or use another --out directory");
       }
+      if (isRateLine(rec)) {
+        if (!rec.get("fingerprint").asText().equals(fingerprint)) {
+          other++;
+        } else {
+          rateLines.computeIfAbsent(rec.get("rate_of").asText(), k -> new java.util.HashMap<>())
+              .putIfAbsent(rec.get("rate_index").asInt(), rec.get("point"));
+        }
+        continue;
+      }
       if (rec == null || !rec.isObject() || !rec.path("key").isTextual() || !rec.path("fingerprint").isTextual()
           || !rec.path("status").isTextual()) {
         throw new IllegalArgumentException(points + ":" + lineNo + ": not a sweep record (needs key, fingerprint and"
@@ -474,6 +626,16 @@ public final class Sweep {
           + " but not used", points, other));
     }
     return out;
+  }
+
+  /**
+   * Whether {@code rec} is a rate line of {@code points.jsonl} (one rate of a configuration, {@link
+   * #rateByRate}): {@code fingerprint}, {@code rate_of} KEY, {@code rate_index} and {@code point}.
+   */
+  private static boolean isRateLine(JsonNode rec) {
+    return rec != null && rec.isObject() && rec.path("rate_of").isTextual() && rec.path("fingerprint").isTextual()
+        && rec.path("rate_index").canConvertToInt() && rec.path("rate_index").isIntegralNumber()
+        && rec.path("point").isObject();
   }
 
   /** A JSON node on one line, decimals written plainly. */

@@ -19,15 +19,26 @@ import java.nio.file.StandardOpenOption;
 
 /**
  * Writes output files so that they are never half-written and never destroy what a path points
- * at. A plain file (new or existing) is written to {@code FILE.tmp} in the same directory, which
+ * at. A plain file (new or existing) is written to a temporary file in the same directory, which
  * is then moved over {@code FILE} in one atomic rename: a run that is killed or fails while
- * writing leaves the previous {@code FILE} (or none) and at most a stray {@code FILE.tmp}; a
- * reader never sees part of a file. A symbolic link is followed (through every hop) and its
- * target replaced that way, so the link stays a link. A path that is not a plain file (a device
- * such as {@code /dev/null}, a FIFO, a descriptor under {@code /proc} or {@code /dev/fd}) is
- * written in place as a stream, never renamed over; {@code -} means standard output. Streamed
- * outputs (traces) write to {@link #temporary} themselves (opened with {@link #open}) and {@link
- * #commit} it when complete, or {@link #discard} it on failure.
+ * writing leaves the previous {@code FILE} (or none) and at most a stray temporary; a reader never
+ * sees part of a file. A symbolic link is followed (through every hop) and its target replaced
+ * that way, so the link stays a link. A path that is not a plain file (a device such as {@code
+ * /dev/null}, a FIFO, a descriptor under {@code /proc} or {@code /dev/fd}) is written in place as
+ * a stream, never renamed over; {@code -} means standard output. Streamed outputs (traces) write
+ * to {@link #temporary} themselves (opened with {@link #open}) and {@link #commit} it when
+ * complete, or {@link #discard} it on failure.
+ *
+ * <p><b>Temporary files.</b> Each write has a temporary of its own, {@code
+ * .FILE.PID-N-HOST.blis-tmp} beside {@code FILE}: hidden (a leading dot), named after the writing
+ * process's id, a counter of that process and a tag of the machine and PID namespace it runs in
+ * (a container has its own), so two writers of one file, in two processes or two threads of one,
+ * never share a temporary (each completes; the last rename wins). A temporary that a killed
+ * process (SIGKILL) left behind is deleted by the next writer of any file in that directory, from
+ * any process: the first time a process writes into a directory, it deletes the {@code *.blis-tmp}
+ * files there of its own machine and namespace whose process is no longer running ({@link
+ * #sweepStale}). A temporary of a running process, or of a process it cannot see (another
+ * container, another machine sharing the directory), is left alone.
  */
 public final class OutputFiles {
 
@@ -87,12 +98,172 @@ public final class OutputFiles {
   }
 
   /**
-   * Where {@code file} is written before it is complete: {@code FILE.tmp} beside the file a link
-   * points to, or the target itself when it is written in place ({@link #inPlace}).
+   * Where {@code file} is written before it is complete: a new temporary file's name beside the
+   * file a link points to ({@link #temporaryFor}), or the target itself when it is written in place
+   * ({@link #inPlace}). Each call gives another name; call it once per write and keep what it gave.
+   * The first call for a directory deletes the stale temporaries of dead processes there ({@link
+   * #sweepStale}).
    */
   public static Path temporary(Path file) {
     Path t = target(file);
-    return targetInPlace(t) ? t : t.resolveSibling(t.getFileName() + ".tmp");
+    return targetInPlace(t) ? t : temporaryFor(t);
+  }
+
+  /** Suffix of every temporary file an output is written to. */
+  public static final String TEMP_SUFFIX = ".blis-tmp";
+
+  /**
+   * {@code .NAME.PID-N-HOST.blis-tmp}: the name written, the writer's process id, its counter, its
+   * machine and PID namespace.
+   */
+  private static final java.util.regex.Pattern TEMP_NAME = java.util.regex.Pattern.compile(
+      "\\..*\\.(\\d{1,19})-\\d{1,19}-([0-9a-f]{1,16})" + java.util.regex.Pattern.quote(TEMP_SUFFIX));
+
+  /** The longest part of the target's name a temporary's name repeats, in UTF-8 bytes. */
+  private static final int NAME_BYTES = 160;
+
+  private static final long PID = ProcessHandle.current().pid();
+
+  /** The tag of this machine's boot and this process's PID namespace: whose process ids we see. */
+  static final String HOST = hostTag();
+
+  private static String hostTag() {
+    try {
+      String boot = Files.readString(Path.of("/proc/sys/kernel/random/boot_id")).strip();
+      String ns = Files.readSymbolicLink(Path.of("/proc/self/ns/pid")).toString();
+      return Integer.toHexString((boot + " " + ns).hashCode());
+    } catch (IOException | RuntimeException e) {
+      return "0"; // not Linux: the process ids a temporary names are taken as this machine's
+    }
+  }
+
+  private static final java.util.concurrent.atomic.AtomicLong COUNTER = new java.util.concurrent.atomic.AtomicLong();
+
+  /** Directories this process has swept of stale temporaries (absolute, normalized). */
+  private static final java.util.Set<Path> SWEPT = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+  /**
+   * A new temporary file's name for the plain file {@code t} (already resolved through links):
+   * {@code .NAME.PID-N-HOST.blis-tmp} in {@code t}'s directory, NAME cut to its first 160 bytes
+   * (UTF-8) so that the name stays within file systems' limits, PID this process's id, N this
+   * process's count of temporaries so far, HOST {@link #HOST}. Sweeps the directory of stale
+   * temporaries first, once per directory and process.
+   */
+  static Path temporaryFor(Path t) {
+    Path dir = t.toAbsolutePath().normalize().getParent();
+    if (dir != null && SWEPT.add(dir)) {
+      sweepStale(dir);
+    }
+    return t.resolveSibling(temporaryName(t.getFileName().toString(), PID, COUNTER.incrementAndGet()));
+  }
+
+  /**
+   * The name of the {@code n}-th temporary file process {@code pid} of this machine and PID
+   * namespace writes {@code fileName} to: {@code .NAME.PID-N-HOST.blis-tmp}.
+   */
+  public static String temporaryName(String fileName, long pid, long n) {
+    return "." + cut(fileName) + "." + pid + "-" + n + "-" + HOST + TEMP_SUFFIX;
+  }
+
+  /**
+   * Creates a new, empty scratch file in {@code dir} for {@code name} (readable and writable by
+   * this user only, where the file system has POSIX permissions), named as an output's temporary
+   * ({@code .NAME.PID-N-HOST.blis-tmp}, N random so that the name cannot be guessed in a shared
+   * directory such as /tmp): so the sweep of a later process deletes it if this one is killed
+   * before it deletes the file itself. Sweeps {@code dir} of stale temporaries first, once per
+   * process.
+   */
+  static Path createScratch(Path dir, String name) throws IOException {
+    Path d = dir.toAbsolutePath().normalize();
+    if (SWEPT.add(d)) {
+      sweepStale(d);
+    }
+    java.security.SecureRandom random = new java.security.SecureRandom();
+    for (int attempt = 0; ; attempt++) {
+      Path p = d.resolve(temporaryName(name, PID, random.nextLong() & Long.MAX_VALUE));
+      try {
+        if (d.getFileSystem().supportedFileAttributeViews().contains("posix")) {
+          return Files.createFile(p, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+              java.nio.file.attribute.PosixFilePermissions.fromString("rw-------")));
+        }
+        return Files.createFile(p);
+      } catch (java.nio.file.FileAlreadyExistsException e) {
+        if (attempt >= 100) {
+          throw e;
+        }
+      }
+    }
+  }
+
+  private static String cut(String name) {
+    if (name.getBytes(StandardCharsets.UTF_8).length <= NAME_BYTES) {
+      return name;
+    }
+    StringBuilder b = new StringBuilder();
+    int bytes = 0;
+    for (int i = 0; i < name.length(); ) {
+      int cp = name.codePointAt(i);
+      int n = new String(Character.toChars(cp)).getBytes(StandardCharsets.UTF_8).length;
+      if (bytes + n > NAME_BYTES) {
+        break;
+      }
+      b.appendCodePoint(cp);
+      bytes += n;
+      i += Character.charCount(cp);
+    }
+    return b.toString();
+  }
+
+  /**
+   * The process id a temporary file's name carries, or -1 when {@code name} is not the name of one
+   * ({@code .NAME.PID-N-HOST.blis-tmp}).
+   */
+  static long writerOf(String name) {
+    java.util.regex.Matcher m = TEMP_NAME.matcher(name);
+    if (!m.matches()) {
+      return -1;
+    }
+    try {
+      return Long.parseLong(m.group(1));
+    } catch (NumberFormatException e) {
+      return -1;
+    }
+  }
+
+  /** Whether a temporary file's name is of this machine and PID namespace ({@link #HOST}). */
+  private static boolean ofThisHost(String name) {
+    java.util.regex.Matcher m = TEMP_NAME.matcher(name);
+    return m.matches() && m.group(2).equals(HOST);
+  }
+
+  /**
+   * Deletes the temporary files in {@code dir} ({@code .NAME.PID-N-HOST.blis-tmp}, regular files,
+   * not links) of this machine and PID namespace whose process is no longer running: what a writer
+   * killed by SIGKILL left. Never fails (what cannot be listed or deleted stays); returns how many
+   * it deleted. A process id another process has taken since keeps its file until that one ends
+   * too.
+   */
+  public static int sweepStale(Path dir) {
+    int deleted = 0;
+    try (java.nio.file.DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*" + TEMP_SUFFIX)) {
+      for (Path p : ds) {
+        long pid = writerOf(p.getFileName().toString());
+        if (pid < 0 || pid == PID || !ofThisHost(p.getFileName().toString()) || ProcessHandle.of(pid).isPresent()
+            || !Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
+          continue;
+        }
+        try {
+          if (Files.deleteIfExists(p)) {
+            deleted++;
+          }
+        } catch (IOException ignored) {
+          // not ours to insist on: another writer's sweep, or a directory we may not change
+        }
+      }
+    } catch (IOException | RuntimeException ignored) {
+      // no directory yet, or one we cannot read: nothing to sweep
+    }
+    return deleted;
   }
 
   /**
@@ -130,11 +301,11 @@ public final class OutputFiles {
 
   /**
    * Discards the temporary files still unfinished when the JVM exits (SIGTERM, SIGINT, {@code
-   * System.exit}), so that a stopped command leaves no {@code FILE.tmp}; only a SIGKILL leaves one,
-   * which the next write replaces. For a process whose outputs are abandoned when it is stopped
-   * (the command line's run, replay, convert, ...), not one that finishes its outputs in a shutdown
-   * hook of its own (a graceful stop), since the hooks run at once. Registers one hook, however
-   * often called.
+   * System.exit}), so that a stopped command leaves no temporary; only a SIGKILL leaves one, which
+   * the next writer into that directory deletes ({@link #sweepStale}). For a process whose outputs
+   * are abandoned when it is stopped (the command line's run, replay, convert, ...), not one that
+   * finishes its outputs in a shutdown hook of its own (a graceful stop), since the hooks run at
+   * once. Registers one hook, however often called.
    */
   public static synchronized void discardUnfinishedOnExit() {
     if (!hooked) {
@@ -168,22 +339,49 @@ public final class OutputFiles {
    * never whole in memory. An {@link UncheckedIOException} {@code text} throws is unwrapped.
    */
   public static void write(Path file, Text text) throws IOException {
+    write(file, text, null);
+  }
+
+  /** Reads back what a write wrote. */
+  public interface ReadBack {
+    void readFrom(java.io.InputStream in) throws IOException;
+  }
+
+  /**
+   * As {@link #write(Path, Text)}, then, once the file is in place, hands {@code readBack} (unless
+   * null) what this write wrote, as a stream opened before the rename: what this writer wrote,
+   * even when another writer's rename has replaced the file since. Not for a file written in place
+   * (which cannot be read back): there {@code readBack} is not called.
+   */
+  public static void write(Path file, Text text, ReadBack readBack) throws IOException {
     Path t = target(file);
     boolean inPlace = targetInPlace(t);
     if (!inPlace) {
       createParents(t);
     }
-    Path tmp = inPlace ? t : t.resolveSibling(t.getFileName() + ".tmp");
+    Path tmp = inPlace ? t : temporaryFor(t);
+    java.io.InputStream back = null;
     try {
       try (Writer w = new BufferedWriter(new OutputStreamWriter(open(tmp), StandardCharsets.UTF_8), 1 << 16)) {
         text.writeTo(w);
       } catch (UncheckedIOException e) {
         throw e.getCause();
       }
+      if (readBack != null && !inPlace) {
+        back = Files.newInputStream(tmp);
+      }
       commit(tmp, file);
     } catch (IOException | RuntimeException | Error e) {
+      if (back != null) {
+        back.close();
+      }
       discard(tmp);
       throw e;
+    }
+    if (back != null) {
+      try (java.io.InputStream in = back) {
+        readBack.readFrom(in);
+      }
     }
   }
 
@@ -218,17 +416,19 @@ public final class OutputFiles {
 
   /**
    * Deletes an unfinished temporary file, if there is one; never fails. Only a regular file named
-   * {@code *.tmp} is deleted: never a device, FIFO, link or a file written in place.
+   * as a temporary ({@code .NAME.PID-N-HOST.blis-tmp}) is deleted: never a device, FIFO, link or a
+   * file written in place.
    */
   public static void discard(Path tmp) {
     UNFINISHED.remove(tmp.toAbsolutePath());
     try {
-      if (tmp.getFileName() != null && tmp.getFileName().toString().endsWith(".tmp")
+      if (tmp.getFileName() != null && writerOf(tmp.getFileName().toString()) >= 0
           && Files.isRegularFile(tmp, LinkOption.NOFOLLOW_LINKS)) {
         Files.deleteIfExists(tmp);
       }
     } catch (IOException ignored) {
-      // a stray FILE.tmp is harmless; the error that made us discard it is what matters
+      // a stray temporary is harmless (the next writer's sweep deletes it); the error that made us
+      // discard it is what matters
     }
   }
 }

@@ -24,7 +24,8 @@ import java.util.PriorityQueue;
  * a temporary file in a compact binary form (sorted first, when the list has an order) and read
  * back each time the list is iterated, merged with the others in order. So a decision trace or the
  * per-request records of millions of requests cost disk, not heap. The files are deleted when the
- * list is no longer reachable, or when the JVM exits.
+ * list is no longer reachable, or when the JVM exits; those of a process killed by SIGKILL, by the
+ * next BLIS process that spills ({@link OutputFiles#sweepStale}).
  *
  * <p>Iterate it (as the result writers do); {@code get(i)} walks from the start. Read-only once
  * {@link #seal sealed}; appending after reading is not supported.
@@ -113,7 +114,10 @@ public final class SpilledList<T> extends AbstractSequentialList<T> {
   private void spill() {
     sortBuffer();
     try {
-      Path file = Files.createTempFile("blis-" + what.replace(' ', '-') + "-", ".bin");
+      // named so that, should this process be killed (SIGKILL) before it deletes the file, the next
+      // BLIS process to spill or write into the directory deletes it (OutputFiles.sweepStale)
+      Path file = OutputFiles.createScratch(Path.of(System.getProperty("java.io.tmpdir")),
+          "blis-" + what.replace(' ', '-') + ".bin");
       file.toFile().deleteOnExit();
       runs.files.add(file);
       try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(file), 1 << 16))) {

@@ -18,7 +18,8 @@ class OutputFilesTest {
     assertThat(f).hasContent("first");
     OutputFiles.write(f, "second, longer\n");
     assertThat(Files.readString(f)).isEqualTo("second, longer\n");
-    assertThat(OutputFiles.temporary(f)).isEqualTo(dir.resolve("sub/dir/out.json.tmp")).doesNotExist();
+    assertThat(OutputFiles.temporary(f).getParent()).isEqualTo(dir.resolve("sub/dir"));
+    assertThat(OutputFiles.temporary(f).getFileName().toString()).startsWith(".out.json.").endsWith(".blis-tmp");
     try (var s = Files.list(f.getParent())) {
       assertThat(s.map(p -> p.getFileName().toString())).containsExactly("out.json");
     }
@@ -28,10 +29,16 @@ class OutputFilesTest {
   void aFailedWriteLeavesTheOldFileAndNoTemporary(@TempDir Path dir) throws Exception {
     Path f = dir.resolve("out.json");
     Files.writeString(f, "old");
-    // the temporary's place is taken by a non-empty directory: the write fails before the move
-    Files.createDirectories(OutputFiles.temporary(f).resolve("x"));
-    assertThatThrownBy(() -> OutputFiles.write(f, "new")).isInstanceOf(IOException.class);
+    // the text fails half-way: the write fails before the move
+    assertThatThrownBy(() -> OutputFiles.write(f, w -> {
+      w.write("ne");
+      w.flush();
+      throw new IOException("disk gone");
+    })).isInstanceOf(IOException.class).hasMessage("disk gone");
     assertThat(f).hasContent("old");
+    try (var s = Files.list(dir)) {
+      assertThat(s.map(p -> p.getFileName().toString())).containsExactly("out.json");
+    }
   }
 
   @Test
