@@ -151,8 +151,8 @@ public final class OutputFiles {
    */
   static Path temporaryFor(Path t) {
     Path dir = t.toAbsolutePath().normalize().getParent();
-    if (dir != null && SWEPT.add(dir)) {
-      sweepStale(dir);
+    if (dir != null) {
+      sweepOnce(dir);
     }
     return t.resolveSibling(temporaryName(t.getFileName().toString(), PID, COUNTER.incrementAndGet()));
   }
@@ -175,9 +175,7 @@ public final class OutputFiles {
    */
   static Path createScratch(Path dir, String name) throws IOException {
     Path d = dir.toAbsolutePath().normalize();
-    if (SWEPT.add(d)) {
-      sweepStale(d);
-    }
+    sweepOnce(d);
     java.security.SecureRandom random = new java.security.SecureRandom();
     for (int attempt = 0; ; attempt++) {
       Path p = d.resolve(temporaryName(name, PID, random.nextLong() & Long.MAX_VALUE));
@@ -192,6 +190,13 @@ public final class OutputFiles {
           throw e;
         }
       }
+    }
+  }
+
+  /** Sweeps {@code dir} (absolute, normalized) of stale temporaries, the first time this process writes there. */
+  private static void sweepOnce(Path dir) {
+    if (SWEPT.add(dir)) {
+      sweepStale(dir);
     }
   }
 
@@ -220,20 +225,16 @@ public final class OutputFiles {
    */
   static long writerOf(String name) {
     java.util.regex.Matcher m = TEMP_NAME.matcher(name);
-    if (!m.matches()) {
-      return -1;
-    }
+    return m.matches() ? pidOf(m) : -1;
+  }
+
+  /** The process id of a matched temporary's name, or -1 when it does not fit a long. */
+  private static long pidOf(java.util.regex.Matcher m) {
     try {
       return Long.parseLong(m.group(1));
     } catch (NumberFormatException e) {
       return -1;
     }
-  }
-
-  /** Whether a temporary file's name is of this machine and PID namespace ({@link #HOST}). */
-  private static boolean ofThisHost(String name) {
-    java.util.regex.Matcher m = TEMP_NAME.matcher(name);
-    return m.matches() && m.group(2).equals(HOST);
   }
 
   /**
@@ -247,8 +248,12 @@ public final class OutputFiles {
     int deleted = 0;
     try (java.nio.file.DirectoryStream<Path> ds = Files.newDirectoryStream(dir, "*" + TEMP_SUFFIX)) {
       for (Path p : ds) {
-        long pid = writerOf(p.getFileName().toString());
-        if (pid < 0 || pid == PID || !ofThisHost(p.getFileName().toString()) || ProcessHandle.of(pid).isPresent()
+        java.util.regex.Matcher m = TEMP_NAME.matcher(p.getFileName().toString());
+        if (!m.matches() || !m.group(2).equals(HOST)) {
+          continue; // not a temporary, or one of another machine or PID namespace
+        }
+        long pid = pidOf(m);
+        if (pid < 0 || pid == PID || ProcessHandle.of(pid).isPresent()
             || !Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
           continue;
         }
